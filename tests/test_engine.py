@@ -1,0 +1,185 @@
+"""The engine as a plain library (no Dagster): the shared queue and its tail stealing, token
+budgets that hold for Korean, page paths that cannot leave the wiki, decoding with clear reasons,
+and the journal that lets a run resume without asking a model twice."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine.budget import cut_to_budget, estimate_tokens
+from wiki_assets.engine.corpus import DocumentError, SourceDocument, decode, scan
+from wiki_assets.engine.ingest import JOURNAL_FILE, Job, WorkQueue, fingerprint
+from wiki_assets.engine.journal import Journal
+from wiki_assets.engine.wiki import UnsafePath, Wiki, page_for
+from wiki_assets.simulator import SimModel, SimServer, fleet
+
+
+def jobs(count: int) -> list[Job]:
+    return [Job(SourceDocument(f"d{i}.md", "_root", 1, "h"), f"d{i}.md") for i in range(count)]
+
+
+def test_workers_claim_in_chunks_and_steal_the_tail() -> None:
+    queue = WorkQueue(iter(jobs(10)))
+    first = queue.next_job(worker=1, claim_size=8)  # worker 1 holds d1..d7 unstarted
+    assert first is not None and first.page == "d0.md"
+    second = queue.next_job(worker=2, claim_size=8)
+    assert second is not None and second.page == "d8.md"
+    assert queue.next_job(worker=2, claim_size=8).page == "d9.md"  # type: ignore[union-attr]
+    # The source is dry: worker 2 takes the back half of worker 1's unstarted claim.
+    stolen = queue.next_job(worker=2, claim_size=8)
+    assert stolen is not None and stolen.page == "d4.md"
+    assert queue.stolen == 4
+    remaining = []
+    while (job := queue.next_job(worker=1, claim_size=8)) is not None:
+        remaining.append(job.page)
+    # Worker 1 finishes its own front half, then steals back from worker 2's unstarted d5..d7.
+    assert remaining == ["d1.md", "d2.md", "d3.md", "d6.md", "d7.md"]
+    assert queue.next_job(worker=2, claim_size=8).page == "d5.md"  # type: ignore[union-attr]
+    assert queue.next_job(worker=2, claim_size=8) is None
+
+
+def test_korean_is_budgeted_by_tokens_not_characters() -> None:
+    korean = "가나다라마바사아자차카타파하" * 250  # 3,500 characters, ~6,000 SmolLM2 tokens
+    assert estimate_tokens(korean) > 6000
+    cut, was_cut = cut_to_budget(korean, 3500)
+    assert was_cut and estimate_tokens(cut) <= 3500
+    english = "plain words " * 100
+    assert cut_to_budget(english, 3500) == (english, False)
+
+
+def test_page_paths_mirror_sources_and_never_leave_the_root(tmp_path: Path) -> None:
+    assert page_for("eng/runbook.md") == "eng/runbook.md"
+    assert page_for("eng/notes.txt") == "eng/notes.txt.md"
+    wiki = Wiki(tmp_path / "wiki")
+    for hostile in ("../outside.md", "/etc/passwd", "a/../../b.md", ".wiki_assets/journal.sqlite"):
+        with pytest.raises(UnsafePath):
+            wiki.write(hostile, "x")
+    assert list(tmp_path.iterdir()) == [tmp_path / "wiki"]
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ("\ufeffhello".encode(), "hello"),
+        ("héllo".encode("utf-16"), "héllo"),
+        ("안녕하세요".encode(), "안녕하세요"),
+    ],
+)
+def test_decoding_accepts_text_encodings(data: bytes, expected: str) -> None:
+    assert decode(data) == expected
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [(b"caf\xe9 latin-1", "not UTF-8"), (b"GIF89a\x00\x01", "binary file")],
+)
+def test_decoding_rejects_with_a_reason(data: bytes, reason: str) -> None:
+    with pytest.raises(DocumentError, match=reason):
+        decode(data)
+
+
+def test_scan_groups_collections_and_skips_hidden_and_symlinks(tmp_path: Path) -> None:
+    root = tmp_path / "synced"
+    (root / "eng" / "deep").mkdir(parents=True)
+    (root / "eng" / "deep" / "a.md").write_text("a")
+    (root / "top.md").write_text("t")
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_text("ref")
+    (tmp_path / "secret.txt").write_text("outside")
+    (root / "eng" / "link.md").symlink_to(tmp_path / "secret.txt")
+    found = {(d.path, d.collection) for d in scan(root)}
+    assert found == {("eng/deep/a.md", "eng"), ("top.md", "_root")}
+    assert {(d.path, d.collection) for d in scan(root, depth=2)} == {
+        ("eng/deep/a.md", "eng/deep"),
+        ("top.md", "_root"),
+    }
+    assert [d.path for d in scan(root, collections=["_root"])] == ["top.md"]
+
+
+def endpoint(server: SimServer, name: str = "sim", **fields: object) -> Endpoint:
+    return Endpoint(name=name, base_url=server.base_url, model=server.sim.model, **fields)  # type: ignore[arg-type]
+
+
+def corpus(tmp_path: Path, count: int) -> Path:
+    root = tmp_path / "synced"
+    (root / "c").mkdir(parents=True)
+    for i in range(count):
+        (root / "c" / f"doc-{i:03}.md").write_text(f"# Doc {i}\n\nBody of document {i}. " * 20)
+    return root
+
+
+def test_a_faster_model_takes_proportionally_more_documents(tmp_path: Path) -> None:
+    synced = corpus(tmp_path, 60)
+    fast = SimModel(model="fast", per_request_tps=4000, aggregate_tps=32000, max_batch=8)
+    slow = SimModel(model="slow", per_request_tps=500, aggregate_tps=4000, max_batch=8)
+    with fleet(fast, slow) as (fast_server, slow_server):
+        report = ingest(
+            synced_root=synced,
+            wiki_root=tmp_path / "wiki",
+            collections=["c"],
+            endpoints=[endpoint(fast_server, "fast"), endpoint(slow_server, "slow")],
+            dials=Dials(workers_per_model=2, claim_size=2, flush_seconds=0.5, max_tokens=64),
+        )
+    by_name = {m.name: m.docs for m in report.models}
+    assert by_name["fast"] + by_name["slow"] == 60
+    assert by_name["fast"] >= 3 * by_name["slow"], by_name
+
+
+def test_a_summary_that_returned_before_a_crash_is_not_requested_again(tmp_path: Path) -> None:
+    synced = corpus(tmp_path, 3)
+    wiki = tmp_path / "wiki"
+    with SimServer(SimModel(model="sim")) as server:
+        first = next(d for d in scan(synced) if d.path == "c/doc-000.md")
+        # A run died right after the model answered: the journal has the result, the page is absent.
+        with Journal(wiki / ".wiki_assets" / JOURNAL_FILE) as journal:
+            journal.record_summary(
+                path=first.path,
+                collection="c",
+                content_hash=first.content_hash,
+                fingerprint=fingerprint(64),
+                page="c/doc-000.md",
+                model="sim",
+                result={
+                    "title": "Doc 0", "summary": "from the journal", "model": "sim",
+                    "prompt_version": "x", "generated": "now", "prompt_tokens": 1,
+                    "completion_tokens": 1, "finish_reason": "stop", "input_cut": False,
+                },
+            )  # fmt: skip
+        report = ingest(
+            synced_root=synced,
+            wiki_root=wiki,
+            collections=["c"],
+            endpoints=[endpoint(server)],
+            dials=Dials(max_tokens=64, flush_seconds=0.5),
+        )
+        assert server.snapshot().answered == 2
+    assert (report.recovered, report.count) == (1, 2)
+    assert "from the journal" in (wiki / "c" / "doc-000.md").read_text()
+
+
+def test_a_document_longer_than_the_context_is_cut_and_the_page_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    synced = tmp_path / "synced"
+    (synced / "ko").mkdir(parents=True)
+    (synced / "ko" / "long.md").write_text("# 긴 문서\n\n" + "온보딩 절차를 설명합니다. " * 400)
+    with SimServer(SimModel(model="small", context_tokens=2048)) as server:
+        caplog.set_level(logging.INFO, "wiki_assets")
+        report = ingest(
+            synced_root=synced,
+            wiki_root=tmp_path / "wiki",
+            collections=["ko"],
+            endpoints=[endpoint(server, context_tokens=2048)],
+            dials=Dials(max_tokens=128, flush_seconds=0.5),
+        )
+        stats = server.snapshot()
+    assert report.count == 1 and not report.failed
+    assert stats.errors == 0 and stats.answered == 1
+    page = (tmp_path / "wiki" / "ko" / "long.md").read_text()
+    assert '"input_cut": true' in page.replace("input_cut: true", '"input_cut": true')
+    assert "only its beginning" in page
+    assert any("ingest done: 1 docs" in message for message in caplog.messages)

@@ -1,0 +1,24 @@
+"""The summarizer engine: a plain typed library with no Dagster imports.
+
+One shared work queue feeds every model's workers; each worker claims a few documents at a time and
+comes back for more when it is done, so no model ever waits for another. Results are journaled the
+moment they return and written to the wiki on a timer. The Dagster layer (``wiki_assets.defs``) is a
+thin adapter over :func:`ingest`.
+"""
+
+from wiki_assets.engine.corpus import ROOT_COLLECTION, SourceDocument, collection_version, scan
+from wiki_assets.engine.fleet import Dials, Endpoint
+from wiki_assets.engine.ingest import IngestReport, ModelStats, ingest, pending_collections
+
+__all__ = [
+    "ROOT_COLLECTION",
+    "Dials",
+    "Endpoint",
+    "IngestReport",
+    "ModelStats",
+    "SourceDocument",
+    "collection_version",
+    "ingest",
+    "pending_collections",
+    "scan",
+]

@@ -1,0 +1,38 @@
+"""Token budgets without a tokenizer.
+
+Requests must fit the model's context window, which is counted in tokens. Tokenizers of small
+models are generous with ASCII (about four characters a token) and expensive for Hangul and other
+non-Latin scripts (SmolLM2 spends 1.4-1.75 tokens on one Korean character), so a character budget
+that suits English overflows on Korean. These estimates err on the expensive side.
+"""
+
+ASCII_TOKENS_PER_CHAR = 0.3
+OTHER_TOKENS_PER_CHAR = 1.8
+
+
+def char_cost(char: str) -> float:
+    return ASCII_TOKENS_PER_CHAR if char < "\x80" else OTHER_TOKENS_PER_CHAR
+
+
+def estimate_tokens(text: str) -> int:
+    ascii_chars = sum(1 for char in text if char < "\x80")
+    other = len(text) - ascii_chars
+    return int(ascii_chars * ASCII_TOKENS_PER_CHAR + other * OTHER_TOKENS_PER_CHAR) + 1
+
+
+def cut_to_budget(text: str, budget_tokens: int) -> tuple[str, bool]:
+    """The longest prefix of ``text`` estimated to fit ``budget_tokens``, cut at whitespace when
+    possible; the flag says whether anything was cut."""
+    if estimate_tokens(text) <= budget_tokens:
+        return text, False
+    spent = 0.0
+    end = 0
+    while end < len(text) and spent + char_cost(text[end]) <= budget_tokens:
+        spent += char_cost(text[end])
+        end += 1
+    space = text.rfind(" ", 0, end)
+    newline = text.rfind("\n", 0, end)
+    boundary = max(space, newline)
+    if boundary > end * 0.8:
+        end = boundary
+    return text[:end].rstrip(), True

@@ -1,0 +1,145 @@
+"""The synced root as a stream of documents, grouped into collections.
+
+A collection is a folder level under the synced root (the first by default); files directly under
+the root form the root collection. Documents are streamed, never all held in memory: the scan yields
+paths and content hashes, and the text is only read by the worker that summarizes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+ROOT_COLLECTION = "_root"
+"""Partition key of the files that sit directly under the synced root."""
+
+DEFAULT_MAX_BYTES = 2_000_000
+
+
+class DocumentError(Exception):
+    """A document that cannot be summarized; the message is the reason recorded for it."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceDocument:
+    path: str  # POSIX path relative to the synced root; the document's identity
+    collection: str
+    size: int
+    content_hash: str  # sha256 of the bytes
+
+    @property
+    def title_hint(self) -> str:
+        return PurePosixPath(self.path).stem.replace("-", " ").replace("_", " ")
+
+
+def collection_of(relative: PurePosixPath, depth: int) -> str:
+    folders = relative.parts[:-1]
+    return "/".join(folders[:depth]) if folders else ROOT_COLLECTION
+
+
+def _hidden(name: str) -> bool:
+    # Dot-files are tool state (.git, .obsidian, editor swap files), not documents.
+    return name.startswith(".")
+
+
+def _walk(root: Path, start: Path, recurse: bool) -> Iterator[Path]:
+    try:
+        entries = sorted(os.scandir(start), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if _hidden(entry.name):
+            continue
+        # Symlinks are never followed: a mirror must not pull in files from outside the root.
+        if entry.is_symlink():
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            if recurse:
+                yield from _walk(root, Path(entry.path), recurse)
+        elif entry.is_file(follow_symlinks=False):
+            yield Path(entry.path)
+
+
+def _hash_file(path: Path) -> tuple[int, str]:
+    with path.open("rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError("not a regular file")
+        digest = hashlib.file_digest(handle, "sha256")
+    return info.st_size, digest.hexdigest()
+
+
+def scan(
+    root: Path, depth: int = 1, collections: Iterable[str] | None = None
+) -> Iterator[SourceDocument]:
+    """Yield the documents under ``root`` (only those of ``collections`` if given), sorted by path.
+
+    Unreadable files are yielded with an empty hash so that they are accounted for (and fail with a
+    reason) instead of silently disappearing from the wiki's view of the corpus.
+    """
+    root = root.resolve()
+    if not root.is_dir():
+        raise FileNotFoundError(f"synced root {root} is not a directory")
+    wanted = None if collections is None else set(collections)
+    if wanted is None:
+        starts = [(root, True)]
+    else:
+        starts = [
+            (root, False) if name == ROOT_COLLECTION else (root / name, True)
+            for name in sorted(wanted)
+        ]
+    for start, recurse in starts:
+        if start != root and not (start.is_dir() and not start.is_symlink()):
+            continue
+        for file in _walk(root, start, recurse):
+            relative = PurePosixPath(file.relative_to(root).as_posix())
+            collection = collection_of(relative, depth)
+            if wanted is not None and collection not in wanted:
+                continue
+            try:
+                size, digest = _hash_file(file)
+            except OSError:
+                size, digest = 0, ""
+            yield SourceDocument(str(relative), collection, size, digest)
+
+
+def collection_version(documents: Iterable[SourceDocument]) -> str:
+    """A data version for a collection: changes when any document is added, removed or edited."""
+    digest = hashlib.sha256()
+    for doc in sorted(documents, key=lambda d: d.path):
+        digest.update(f"{doc.path}\0{doc.content_hash}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def read_text(root: Path, doc: SourceDocument, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """The document's text, or :class:`DocumentError` with a reason a person can act on."""
+    if not doc.content_hash:
+        raise DocumentError("unreadable file")
+    if doc.size > max_bytes:
+        raise DocumentError(f"too large: {doc.size} bytes (limit {max_bytes})")
+    try:
+        data = (root / doc.path).read_bytes()
+    except OSError as error:
+        raise DocumentError(f"unreadable file: {error.strerror or error}") from error
+    text = decode(data)
+    if not text.strip():
+        raise DocumentError("empty document")
+    return text
+
+
+def decode(data: bytes) -> str:
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as error:
+            raise DocumentError("invalid UTF-16 text") from error
+    if b"\x00" in data:
+        raise DocumentError("binary file (contains NUL bytes)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DocumentError(f"not UTF-8 text (invalid byte at offset {error.start})") from error

@@ -1,0 +1,440 @@
+"""One ingest pass: plan what changed, summarize it on the whole fleet at once, write the wiki.
+
+The dispatch is the project's core idea. There is one shared queue; each model has its own workers,
+and each worker claims ``claim_size`` documents, summarizes them one request at a time, and claims
+again when its claim is empty. Models never wait for each other, so a fast model simply takes more
+documents and the fleet's throughput approaches the sum of the models'. When the queue runs dry, an
+idle worker steals the unstarted back half of the largest claim, so a slow model cannot sit on
+documents a free model could start now.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import Any, Protocol
+
+from wiki_assets.engine.corpus import (
+    DEFAULT_MAX_BYTES,
+    DocumentError,
+    SourceDocument,
+    collection_version,
+    read_text,
+    scan,
+)
+from wiki_assets.engine.fleet import Dials, Endpoint, ModelClient, ModelError, Summary
+from wiki_assets.engine.journal import SUMMARIZED, WRITTEN, Entry, Journal
+from wiki_assets.engine.prompts import PROMPT_VERSION
+from wiki_assets.engine.wiki import STATE_DIR, UnsafePath, Wiki, now_iso, page_for, render_page
+
+JOURNAL_FILE = "journal.sqlite"
+
+
+class Log(Protocol):
+    """What the engine needs of a logger: ``logging.Logger`` and Dagster's ``context.log`` fit."""
+
+    def info(self, msg: str) -> Any: ...
+    def warning(self, msg: str) -> Any: ...
+
+
+# --------------------------------------------------------------------------------------------------
+# What is current
+
+
+def fingerprint(max_tokens: int) -> str:
+    """What shapes a page besides its text and its model: the prompt and the length cap."""
+    return hashlib.sha256(f"{PROMPT_VERSION}\0{max_tokens}".encode()).hexdigest()[:12]
+
+
+def fingerprints(endpoints: Sequence[Endpoint], dials: Dials) -> dict[str, str]:
+    """Model id -> fingerprint of the pages it would write now. A page written by a model that is no
+    longer in the fleet is not current: switching models redoes the wiki, adding one does not."""
+    return {ep.model: fingerprint(ep.max_tokens or dials.max_tokens) for ep in endpoints}
+
+
+def is_current(entry: Entry | None, doc: SourceDocument, current: dict[str, str]) -> bool:
+    return (
+        entry is not None
+        and entry.status in (SUMMARIZED, WRITTEN)
+        and entry.content_hash == doc.content_hash
+        and entry.model is not None
+        and current.get(entry.model) == entry.fingerprint
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionState:
+    name: str
+    version: str
+    documents: int
+    pending: int  # documents to summarize plus pages to remove
+
+
+def survey(
+    synced_root: Path,
+    wiki_root: Path,
+    endpoints: Sequence[Endpoint],
+    dials: Dials | None = None,
+    depth: int = 1,
+) -> list[CollectionState]:
+    """Every collection under the synced root (and every one the wiki still has pages for), with its
+    data version and how much an ingest would have to do. Reads, never writes."""
+    current = fingerprints(endpoints, dials or Dials())
+    by_collection: dict[str, list[SourceDocument]] = {}
+    for doc in scan(synced_root, depth):
+        by_collection.setdefault(doc.collection, []).append(doc)
+    journal_path = wiki_root / STATE_DIR / JOURNAL_FILE
+    states = []
+    journal = Journal(journal_path) if journal_path.exists() else None
+    try:
+        known = journal.collections() if journal else set()
+        for name in sorted(by_collection.keys() | known):
+            docs = by_collection.get(name, [])
+            pending = 0
+            if journal is None:
+                pending = len(docs)
+            else:
+                pending = sum(1 for d in docs if not is_current(journal.get(d.path), d, current))
+                present = {d.path for d in docs}
+                pending += sum(1 for p in journal.paths_in([name]) if p not in present)
+            states.append(CollectionState(name, collection_version(docs), len(docs), pending))
+    finally:
+        if journal:
+            journal.close()
+    return states
+
+
+def pending_collections(states: Iterable[CollectionState]) -> list[str]:
+    return [state.name for state in states if state.pending]
+
+
+# --------------------------------------------------------------------------------------------------
+# The report
+
+
+@dataclass
+class ModelStats:
+    name: str
+    model: str
+    workers: int
+    docs: int = 0
+    failed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    hit_max_tokens: int = 0
+
+
+@dataclass
+class IngestReport:
+    collections: list[str]
+    dials: Dials
+    models: list[ModelStats]
+    count: int = 0  # summarized by a model in this run
+    skipped: int = 0  # unchanged since their page was written
+    recovered: int = 0  # summarized by an earlier run that died before writing the page
+    removed: int = 0  # pages whose document no longer exists
+    failed: list[dict[str, str]] = field(default_factory=list)
+    duration_s: float = 0.0
+
+    @property
+    def docs_per_sec(self) -> float:
+        return self.count / self.duration_s if self.duration_s > 0 else 0.0
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(m.prompt_tokens for m in self.models)
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(m.completion_tokens for m in self.models)
+
+    def model_docs_per_sec(self, stats: ModelStats) -> float:
+        return stats.docs / self.duration_s if self.duration_s > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "collections": self.collections,
+            "count": self.count,
+            "skipped": self.skipped,
+            "recovered": self.recovered,
+            "removed": self.removed,
+            "failed": self.failed,
+            "duration_s": round(self.duration_s, 3),
+            "docs_per_sec": round(self.docs_per_sec, 3),
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "dials": asdict(self.dials),
+            "models": {
+                m.name: {
+                    **asdict(m),
+                    "docs_per_sec": round(self.model_docs_per_sec(m), 3),
+                }
+                for m in self.models
+            },
+        }
+
+
+# --------------------------------------------------------------------------------------------------
+# The shared queue
+
+
+@dataclass(slots=True)
+class Job:
+    doc: SourceDocument
+    page: str
+
+
+class WorkQueue:
+    """One queue for the whole fleet. Workers claim in chunks; once the source is dry, an idle
+    worker steals the back half of the largest unstarted claim. Single-threaded (asyncio): no locks.
+    """
+
+    def __init__(self, source: Iterator[Job]) -> None:
+        self._source = source
+        self._claims: dict[int, deque[Job]] = {}
+        self.stolen = 0
+
+    def next_job(self, worker: int, claim_size: int) -> Job | None:
+        own = self._claims.setdefault(worker, deque())
+        if not own:
+            own.extend(islice(self._source, claim_size))
+        if not own:
+            victim = max(self._claims.values(), key=len)
+            take = (len(victim) + 1) // 2 if len(victim) > 1 else 0
+            for _ in range(take):
+                own.appendleft(victim.pop())
+            self.stolen += take
+        return own.popleft() if own else None
+
+
+# --------------------------------------------------------------------------------------------------
+# The run
+
+
+def ingest(
+    *,
+    synced_root: Path,
+    wiki_root: Path,
+    collections: Sequence[str],
+    endpoints: Sequence[Endpoint],
+    dials: Dials,
+    depth: int = 1,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    log: Log | None = None,
+) -> IngestReport:
+    """Bring the wiki pages of ``collections`` up to date with the synced root."""
+    if not endpoints:
+        raise ValueError("no model endpoints to summarize with")
+    run = _Run(
+        synced_root=synced_root.resolve(),
+        wiki=Wiki(wiki_root),
+        collections=list(collections),
+        endpoints=list(endpoints),
+        dials=dials,
+        depth=depth,
+        max_bytes=max_bytes,
+        log=log or logging.getLogger("wiki_assets"),
+    )
+    return asyncio.run(run.execute())
+
+
+class _Run:
+    def __init__(
+        self,
+        *,
+        synced_root: Path,
+        wiki: Wiki,
+        collections: list[str],
+        endpoints: list[Endpoint],
+        dials: Dials,
+        depth: int,
+        max_bytes: int,
+        log: Log,
+    ) -> None:
+        self.synced_root = synced_root
+        self.wiki = wiki
+        self.endpoints = endpoints
+        self.dials = dials
+        self.depth = depth
+        self.max_bytes = max_bytes
+        self.log = log
+        self.current = fingerprints(endpoints, dials)
+        self.stats = [
+            ModelStats(ep.name, ep.model, ep.workers or dials.workers_per_model) for ep in endpoints
+        ]
+        self.report = IngestReport(collections=collections, dials=dials, models=self.stats)
+        self.unwritten: list[tuple[Job, dict[str, Any]]] = []
+        self.seen: set[str] = set()
+        self.started = 0.0
+
+    async def execute(self) -> IngestReport:
+        self.started = time.monotonic()
+        self._log_start()
+        with Journal(self.wiki.state_dir / JOURNAL_FILE) as journal:
+            self.journal = journal
+            queue = WorkQueue(self._plan())
+            clients = [ModelClient(ep, self.dials.max_tokens) for ep in self.endpoints]
+            flusher = asyncio.create_task(self._flush_periodically())
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for index, (client, stats) in enumerate(zip(clients, self.stats, strict=True)):
+                        for slot in range(stats.workers):
+                            worker_id = index * 10_000 + slot
+                            group.create_task(self._work(queue, worker_id, client, stats))
+            finally:
+                flusher.cancel()
+                for client in clients:
+                    await client.close()
+                self._flush()
+            self._remove_vanished()
+        self.report.duration_s = time.monotonic() - self.started
+        report = self.report
+        self.log.info(
+            f"ingest done: {report.count} docs · {report.duration_s:.1f} s · "
+            f"{report.docs_per_sec:.2f} docs/s · skipped {report.skipped} · "
+            f"failed {len(report.failed)} · removed {report.removed}"
+        )
+        return report
+
+    def _log_start(self) -> None:
+        dials = self.dials
+        collections = ", ".join(self.report.collections)
+        # Per-model overrides (the embedded model runs one request at a time) are named up front.
+        differing = [
+            f"{s.name} {s.workers}" for s in self.stats if s.workers != dials.workers_per_model
+        ]
+        overrides = f" ({', '.join(differing)})" if differing else ""
+        self.log.info(
+            f"ingest start: {len(self.endpoints)} models · "
+            f"{dials.workers_per_model} workers/model{overrides} · claim {dials.claim_size} · "
+            f"flush {dials.flush_seconds:g}s · max_tokens {dials.max_tokens} · "
+            f"collections {collections}"
+        )
+        for ep, stats in zip(self.endpoints, self.stats, strict=True):
+            self.log.info(
+                f"model {ep.name}: {ep.model} · {stats.workers} workers · "
+                f"max_tokens {ep.max_tokens or dials.max_tokens} · context {ep.context_tokens}"
+            )
+
+    # Planning streams the scan: documents are hashed as workers claim them, never all at once.
+    def _plan(self) -> Iterator[Job]:
+        for doc in scan(self.synced_root, self.depth, self.report.collections):
+            self.seen.add(doc.path)
+            entry = self.journal.get(doc.path)
+            if not self.dials.force and is_current(entry, doc, self.current):
+                assert entry is not None
+                if entry.status == WRITTEN:
+                    self.report.skipped += 1
+                    continue
+                if entry.result is not None and entry.page is not None:
+                    # A run that died after the model answered: write the page, ask no model.
+                    self.unwritten.append((Job(doc, entry.page), entry.result))
+                    self.report.recovered += 1
+                    continue
+            yield Job(doc, page_for(doc.path))
+
+    async def _work(self, queue: WorkQueue, worker: int, client: ModelClient, stats: ModelStats):
+        while (job := queue.next_job(worker, self.dials.claim_size)) is not None:
+            doc = job.doc
+            try:
+                text = read_text(self.synced_root, doc, self.max_bytes)
+                self.wiki.resolve(job.page)
+                title = _title_of(text, doc)
+                summary = await client.summarize(doc.path, title, text)
+            except (DocumentError, UnsafePath) as error:
+                self._fail(doc, str(error))
+                continue
+            except ModelError as error:
+                stats.failed += 1
+                self._fail(doc, str(error))
+                continue
+            stats.docs += 1
+            stats.prompt_tokens += summary.prompt_tokens
+            stats.completion_tokens += summary.completion_tokens
+            stats.hit_max_tokens += summary.finish_reason == "length"
+            result = _result(title, summary)
+            self.journal.record_summary(
+                path=doc.path,
+                collection=doc.collection,
+                content_hash=doc.content_hash,
+                fingerprint=fingerprint(client.max_tokens),
+                page=job.page,
+                model=client.endpoint.model,
+                result=result,
+            )
+            self.unwritten.append((job, result))
+            self.report.count += 1
+
+    def _fail(self, doc: SourceDocument, reason: str) -> None:
+        self.journal.record_failure(
+            path=doc.path,
+            collection=doc.collection,
+            content_hash=doc.content_hash,
+            fingerprint="",
+            reason=reason,
+        )
+        self.report.failed.append({"path": doc.path, "reason": reason})
+        self.log.warning(f"failed: {doc.path}: {reason}")
+
+    async def _flush_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(self.dials.flush_seconds)
+            self._flush()
+            elapsed = time.monotonic() - self.started
+            done = self.report.count
+            rate = done / elapsed if elapsed > 0 else 0.0
+            self.log.info(
+                f"ingest progress: {done} docs · {elapsed:.1f} s · {rate:.2f} docs/s · "
+                f"skipped {self.report.skipped} · failed {len(self.report.failed)}"
+            )
+
+    def _flush(self) -> None:
+        batch, self.unwritten = self.unwritten, []
+        written = []
+        for job, result in batch:
+            try:
+                self.wiki.write(job.page, render_page(job.doc.path, job.doc.content_hash, result))
+            except OSError as error:
+                self.report.count -= 1
+                self._fail(job.doc, f"page not written: {error.strerror or error}")
+                continue
+            written.append(job.doc.path)
+        self.journal.mark_written(written)
+
+    def _remove_vanished(self) -> None:
+        gone = [p for p in self.journal.paths_in(self.report.collections) if p not in self.seen]
+        for path in gone:
+            entry = self.journal.get(path)
+            if entry is not None and entry.page:
+                self.wiki.remove(entry.page)
+        self.journal.forget(gone)
+        self.report.removed = len(gone)
+
+
+def _title_of(text: str, doc: SourceDocument) -> str:
+    for line in islice((line.strip() for line in text.splitlines()), 20):
+        if line:
+            title = line.lstrip("#").strip()
+            return title[:120] if title else doc.title_hint
+    return doc.title_hint
+
+
+def _result(title: str, summary: Summary) -> dict[str, Any]:
+    return {
+        "title": title,
+        "summary": summary.text,
+        "model": summary.model,
+        "prompt_version": PROMPT_VERSION,
+        "generated": now_iso(),
+        "prompt_tokens": summary.prompt_tokens,
+        "completion_tokens": summary.completion_tokens,
+        "finish_reason": summary.finish_reason,
+        "input_cut": summary.input_cut,
+    }
