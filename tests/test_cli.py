@@ -1,0 +1,102 @@
+"""`wiki-assets ingest` runs sync-then-ingest through Dagster in a subprocess, as a user would: its
+log lines use the aligned format, --json prints the promised fields, and the exit code says whether
+everything was summarized or skipped (0), some documents failed (2) or the run failed (1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from conftest import Workspace
+
+from wiki_assets.simulator import SimServer
+
+LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  (INFO |WARNING|ERROR) {1,3} \S")
+
+
+def write_config(path: Path, models: list[dict[str, object]], **dials: object) -> Path:
+    config = {
+        "resources": {"summarizer": {"config": {"models": models}}},
+        "ops": {"wiki_pages": {"config": {"flush_seconds": 0.2, **dials}}},
+    }
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def cli(workspace: Workspace, *args: str, env: dict[str, str] | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "wiki_assets.cli", "ingest", "--synced", str(workspace.synced),
+         "--wiki", str(workspace.wiki), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "DAGSTER_HOME": str(workspace.home), **(env or {})},
+    )  # fmt: skip
+
+
+def sim_model(sim: SimServer, **extra: object) -> dict[str, object]:
+    return {"name": "sim", "base_url": sim.base_url, "model": sim.sim.model, **extra}
+
+
+def test_ingest_json_and_exit_code_zero(workspace: Workspace, sim: SimServer) -> None:
+    config = write_config(workspace.home.parent / "run.yaml", [sim_model(sim)], claim_size=8)
+    done = cli(workspace, "--config", str(config), "--json")
+
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    total = len(workspace.documents())
+    assert summary["count"] == total and summary["skipped"] == 0 and summary["failed"] == []
+    assert summary["duration_s"] > 0 and summary["docs_per_sec"] > 0
+    assert summary["models"]["sim"]["docs"] == total
+    lines = done.stderr.splitlines()
+    assert any(
+        "ingest start: 1 models · 4 workers/model · claim 8 · flush 0.2s" in x for x in lines
+    )
+    assert any(f"ingest done: {total} docs · " in line for line in lines)
+    assert all(LINE.match(line) for line in lines if line.strip()), done.stderr
+
+    again = cli(workspace, "--config", str(config), "--json")
+    assert again.returncode == 0
+    assert json.loads(again.stdout)["skipped"] == total
+
+
+def test_failed_documents_exit_two_with_reasons(workspace: Workspace, sim: SimServer) -> None:
+    (workspace.synced / "product" / "logo.png.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")
+    config = write_config(workspace.home.parent / "run.yaml", [sim_model(sim)])
+    done = cli(workspace, "--config", str(config), "--json")
+
+    assert done.returncode == 2, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["failed"] == [
+        {"path": "product/logo.png.txt", "reason": "binary file (contains NUL bytes)"}
+    ]
+    assert summary["count"] == len(workspace.documents()) - 1
+
+
+def test_run_failure_exits_one(workspace: Workspace, sim: SimServer) -> None:
+    # The key's variable is not set, so the fleet cannot be built: the run itself fails.
+    config = write_config(
+        workspace.home.parent / "run.yaml", [sim_model(sim, api_key_env="WIKI_TEST_MISSING_KEY")]
+    )
+    done = cli(workspace, "--config", str(config), "--json", env={"WIKI_TEST_MISSING_KEY": ""})
+
+    assert done.returncode == 1
+    summary = json.loads(done.stdout)
+    assert summary["success"] is False
+    assert "WIKI_TEST_MISSING_KEY is not set" in summary["error"]
+
+
+def test_bad_config_names_the_field(workspace: Workspace, sim: SimServer) -> None:
+    config = write_config(
+        workspace.home.parent / "run.yaml", [sim_model(sim, base_url="gpu1:8000")], claim_size=0
+    )
+    done = cli(workspace, "--config", str(config))
+
+    assert done.returncode == 1
+    assert "base_url" in done.stderr and "must be an http(s) URL" in done.stderr
+    assert not workspace.wiki.exists()

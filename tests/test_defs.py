@@ -1,0 +1,41 @@
+"""The Dagster definitions load as `dagster dev -w workspace.yaml` loads them, with the asset keys,
+resource key, job, schedule and partitions that other tools rely on."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+
+from wiki_assets.definitions import defs
+
+PROJECT = Path(__file__).resolve().parents[1]
+
+
+def test_definitions_load_with_the_fixed_names() -> None:
+    dg.Definitions.validate_loadable(defs)
+    graph = defs.resolve_asset_graph()
+    assert {key.to_user_string() for key in graph.get_all_asset_keys()} == {
+        "synced_documents",
+        "wiki_pages",
+    }
+    wiki_pages = graph.get(dg.AssetKey("wiki_pages"))
+    assert wiki_pages.parent_keys == {dg.AssetKey("synced_documents")}
+    assert isinstance(wiki_pages.partitions_def, dg.DynamicPartitionsDefinition)
+    assert wiki_pages.partitions_def.name == "collections"
+    assert not graph.get(dg.AssetKey("synced_documents")).is_materializable
+    assert set(defs.resources or {}) >= {"summarizer", "corpus"}
+    assert defs.resolve_schedule_def("daily_sync_then_ingest").cron_schedule == "0 6 * * *"
+
+
+def test_dagster_definitions_validate_passes_on_the_workspace() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "dagster", "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,186 @@
+"""The pipeline end to end through Dagster against a simulated OpenAI-compatible server over HTTP:
+sync registers collections and observes them, one run over the stale partitions writes one page per
+document with the promised metadata, unchanged documents are skipped, changed ones redone, deleted
+ones lose their page, and the daily schedule asks for exactly the collections that need work."""
+
+from __future__ import annotations
+
+import hashlib
+
+import dagster as dg
+import pytest
+from conftest import Workspace, summarizer_for
+from dagster._core.definitions.data_version import StaleStatus
+
+from wiki_assets.definitions import build_defs
+from wiki_assets.defs.assets import IngestConfig
+from wiki_assets.defs.runner import sync_then_ingest
+from wiki_assets.defs.sync import PARTITION_RANGE_END, PARTITION_RANGE_START
+from wiki_assets.engine.wiki import page_for
+from wiki_assets.simulator import SimServer
+
+FAST = IngestConfig(flush_seconds=0.2, workers_per_model=4, claim_size=4)
+
+
+def test_first_run_writes_one_page_per_document(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    documents = workspace.documents()
+    outcome = sync_then_ingest(instance, workspace.corpus, summarizer_for(sim), FAST)
+
+    assert outcome.success, outcome.error
+    assert sorted(outcome.plan.added) == ["_root", "engineering", "operations", "people", "product"]
+    assert workspace.pages() == sorted(page_for(doc) for doc in documents)
+    metadata = outcome.metadata
+    assert metadata["count"] == len(documents)
+    assert metadata["skipped"] == 0 and metadata["failed"] == 0
+    assert metadata["duration_s"] > 0
+    assert metadata["docs_per_sec"] == pytest.approx(
+        metadata["count"] / metadata["duration_s"], rel=0.01
+    )
+    assert metadata["model/sim0/docs"] == len(documents)
+    assert metadata["prompt_tokens"] > 0 and metadata["completion_tokens"] > 0
+    assert metadata["workers_per_model"] == 4 and metadata["claim_size"] == 4
+    assert sim.snapshot().answered == len(documents)
+
+    # Every partition got its own materialization, with Int/Float values the UI can plot.
+    for key in outcome.plan.added:
+        records = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=dg.AssetKey("wiki_pages"), asset_partitions=[key]),
+            limit=1,
+        ).records
+        assert records, key
+        values = records[0].asset_materialization.metadata  # type: ignore[union-attr]
+        assert isinstance(values["count"], dg.IntMetadataValue)
+        assert isinstance(values["docs_per_sec"], dg.FloatMetadataValue)
+
+    page = (workspace.wiki / page_for("engineering/runbooks/on-call-runbook.md")).read_text()
+    assert page.startswith("---\n")
+    assert 'source: "engineering/runbooks/on-call-runbook.md"' in page
+    assert 'model: "sim-fast"' in page
+
+
+def test_second_run_skips_changes_and_deletions(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    summarizer = summarizer_for(sim)
+    total = len(workspace.documents())
+    assert sync_then_ingest(instance, workspace.corpus, summarizer, FAST).success
+    answered = sim.snapshot().answered
+
+    again = sync_then_ingest(instance, workspace.corpus, summarizer, FAST)
+    assert again.run_id is None, "nothing changed, so no run is launched"
+    assert again.summary()["skipped"] == total
+    assert sim.snapshot().answered == answered
+
+    changed = workspace.synced / "people" / "leave-policy.md"
+    changed.write_text(changed.read_text() + "\nUpdated: carry-over is now 7 days.\n")
+    deleted = workspace.synced / "product" / "pricing-page-draft.md"
+    deleted.unlink()
+    third = sync_then_ingest(instance, workspace.corpus, summarizer, FAST)
+
+    assert third.success
+    assert third.plan.pending == ["people", "product"]
+    assert third.metadata["count"] == 1
+    assert third.metadata["removed"] == 1
+    assert sim.snapshot().answered == answered + 1
+    assert not (workspace.wiki / page_for("product/pricing-page-draft.md")).exists()
+    page = (workspace.wiki / page_for("people/leave-policy.md")).read_text()
+    assert f'source_hash: "{hashlib.sha256(changed.read_bytes()).hexdigest()}"' in page
+    summary = third.summary()
+    assert summary["skipped"] == total - 2  # everything but the changed and the deleted document
+
+
+def test_force_redoes_every_document_of_the_partition(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    summarizer = summarizer_for(sim)
+    sync_then_ingest(instance, workspace.corpus, summarizer, FAST)
+    before = sim.snapshot().answered
+    people = len([d for d in workspace.documents() if d.startswith("people/")])
+
+    job = build_defs(workspace.corpus, summarizer).resolve_job_def("ingest_job")
+    result = job.execute_in_process(
+        run_config={"ops": {"wiki_pages": {"config": {"force": True, "flush_seconds": 0.2}}}},
+        instance=instance,
+        partition_key="people",
+    )
+    assert result.success
+    metadata = result.asset_materializations_for_node("wiki_pages")[0].metadata
+    assert metadata["count"].value == people
+    assert sim.snapshot().answered == before + people
+
+
+def test_new_collection_is_picked_up_by_sync(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    summarizer = summarizer_for(sim)
+    sync_then_ingest(instance, workspace.corpus, summarizer, FAST)
+    (workspace.synced / "legal").mkdir()
+    (workspace.synced / "legal" / "nda-template.md").write_text("# NDA template\n\nMutual NDA.\n")
+
+    outcome = sync_then_ingest(instance, workspace.corpus, summarizer, FAST)
+
+    assert outcome.plan.added == ["legal"]
+    assert outcome.plan.pending == ["legal"]
+    assert "legal" in instance.get_dynamic_partitions("collections")
+    assert outcome.metadata["count"] == 1
+    assert (workspace.wiki / "legal" / "nda-template.md").is_file()
+
+
+def test_schedule_requests_the_new_and_stale_collections(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    summarizer = summarizer_for(sim)
+    defs = build_defs(workspace.corpus, summarizer)
+    schedule = defs.resolve_schedule_def("daily_sync_then_ingest")
+    resources = {"corpus": workspace.corpus, "summarizer": summarizer}
+
+    with dg.build_schedule_context(instance=instance, resources=resources) as context:
+        first = schedule.evaluate_tick(context)
+    assert len(first.run_requests or []) == 1
+    tags = first.run_requests[0].tags  # type: ignore[index]
+    order = instance.get_dynamic_partitions("collections")
+    assert len(order) == 5
+    assert (tags[PARTITION_RANGE_START], tags[PARTITION_RANGE_END]) == (order[0], order[-1])
+
+    sync_then_ingest(instance, workspace.corpus, summarizer, FAST)
+    with dg.build_schedule_context(instance=instance, resources=resources) as context:
+        idle = schedule.evaluate_tick(context)
+    assert not idle.run_requests
+    assert "up to date" in (idle.skip_message or "")
+
+    edited = workspace.synced / "operations" / "support-escalation-process.md"
+    edited.write_text(edited.read_text() + "\nNew tier: L3 on weekends.\n")
+    with dg.build_schedule_context(instance=instance, resources=resources) as context:
+        stale = schedule.evaluate_tick(context)
+    tags = stale.run_requests[0].tags  # type: ignore[index]
+    assert (tags[PARTITION_RANGE_START], tags[PARTITION_RANGE_END]) == ("operations", "operations")
+
+
+def test_changed_collection_shows_stale_in_dagster(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    """Sync's observations carry data versions, so Dagster itself marks the partition stale."""
+    summarizer = summarizer_for(sim)
+    defs = build_defs(workspace.corpus, summarizer)
+    sync_then_ingest(instance, workspace.corpus, summarizer, FAST)
+
+    def status(partition: str) -> StaleStatus:
+        # What the UI asks: Dagster's own resolver, with its own test loading context.
+        from dagster._core.definitions.data_version import CachingStaleStatusResolver
+        from dagster._core.loader import LoadingContextForTest
+
+        resolver = CachingStaleStatusResolver(
+            instance, defs.resolve_asset_graph(), LoadingContextForTest(instance)
+        )
+        return resolver.get_status(dg.AssetKey("wiki_pages"), partition)
+
+    assert status("product") == StaleStatus.FRESH
+    edited = workspace.synced / "product" / "2026-roadmap.md"
+    edited.write_text(edited.read_text() + "\nQ4: cold storage tier.\n")
+    from wiki_assets.defs.sync import sync
+
+    sync(instance, workspace.corpus, summarizer)
+    assert status("product") == StaleStatus.STALE
+    assert status("people") == StaleStatus.FRESH

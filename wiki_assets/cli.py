@@ -1,0 +1,127 @@
+"""``wiki-assets``: the same sync-then-ingest as the daily schedule, run in-process through Dagster.
+
+A ``--config`` file has the shape of the Dagster run config, so a tuning run from the terminal and
+one from the launchpad are the same thing::
+
+    resources:
+      summarizer:
+        config:
+          models: [{name: vllm, base_url: "http://gpu1:8000/v1", model: Qwen/Qwen2.5-7B-Instruct}]
+    ops:
+      wiki_pages:
+        config: {workers_per_model: 8, claim_size: 16}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+EXIT_OK = 0
+EXIT_RUN_FAILED = 1
+EXIT_DOCUMENTS_FAILED = 2
+
+
+class ConfigError(Exception):
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="wiki-assets", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    ingest = commands.add_parser(
+        "ingest", help="sync the synced root, then summarize every new or changed document"
+    )
+    ingest.add_argument("--synced", type=Path, help="synced root (default: synced/)")
+    ingest.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
+    ingest.add_argument("--config", type=Path, help="YAML run config: resources + ops")
+    ingest.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+    args = parser.parse_args(argv)
+    _configure_logging()
+    return run_ingest(args.synced, args.wiki, args.config, as_json=args.json)
+
+
+def _configure_logging() -> None:
+    from wiki_assets.defs.loggers import aligned_handler
+
+    logger = logging.getLogger("wiki_assets")
+    if not logger.handlers:
+        logger.addHandler(aligned_handler())
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
+def load_run_config(path: Path | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(summarizer resource config, wiki_pages op config) from a run-config YAML file."""
+    if path is None:
+        return {}, {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as error:
+        raise ConfigError(f"--config {path}: {error}") from error
+    if not isinstance(data, dict):
+        raise ConfigError(f"--config {path}: expected a mapping with 'resources' and/or 'ops'")
+    unknown = set(data) - {"resources", "ops"}
+    if unknown:
+        raise ConfigError(f"--config {path}: unknown top-level key(s) {', '.join(sorted(unknown))}")
+    summarizer = ((data.get("resources") or {}).get("summarizer") or {}).get("config") or {}
+    dials = ((data.get("ops") or {}).get("wiki_pages") or {}).get("config") or {}
+    return summarizer, dials
+
+
+def run_ingest(
+    synced: Path | None, wiki: Path | None, config: Path | None, *, as_json: bool = False
+) -> int:
+    log = logging.getLogger("wiki_assets")
+    # Dagster is imported here, not at module import, so `--help` stays fast.
+    from wiki_assets.defs.assets import IngestConfig
+    from wiki_assets.defs.resources import CorpusResource, SummarizerResource
+
+    try:
+        summarizer_config, dials_config = load_run_config(config)
+        corpus_fields = {"synced_root": str(synced), "wiki_root": str(wiki)}
+        corpus = CorpusResource(**{k: v for k, v in corpus_fields.items() if v != "None"})
+        summarizer = SummarizerResource(**summarizer_config)
+        dials = IngestConfig(**dials_config)
+    except (ConfigError, ValidationError) as error:
+        log.error(f"bad config: {error}")
+        return EXIT_RUN_FAILED
+    if not corpus.synced_path.is_dir():
+        log.error(f"synced root {corpus.synced_path} is not a folder")
+        return EXIT_RUN_FAILED
+    from wiki_assets.defs.runner import sync_then_ingest
+
+    home = _dagster_home()
+    if not home.is_dir():
+        log.error(f"DAGSTER_HOME {home} is not a folder; create it or unset DAGSTER_HOME")
+        return EXIT_RUN_FAILED
+    import dagster as dg
+
+    outcome = sync_then_ingest(dg.DagsterInstance.get(), corpus, summarizer, dials, log=log)
+    if outcome.error:
+        log.error(f"run {outcome.run_id} failed: {outcome.error}")
+    summary = outcome.summary()
+    if as_json:
+        print(json.dumps(summary, ensure_ascii=False, indent=2))
+    if not outcome.success:
+        return EXIT_RUN_FAILED
+    return EXIT_DOCUMENTS_FAILED if summary["failed"] else EXIT_OK
+
+
+def _dagster_home() -> Path:
+    """$DAGSTER_HOME, or the project's dagster_home/ (in the working directory) when it is unset."""
+    if not os.environ.get("DAGSTER_HOME"):
+        os.environ["DAGSTER_HOME"] = str(Path("dagster_home").resolve())
+    return Path(os.environ["DAGSTER_HOME"])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The Dagster layer: a thin adapter exposing the engine as assets, resources and a schedule."""

@@ -1,0 +1,141 @@
+"""The two assets: the synced documents (a source) and the wiki pages summarized from them."""
+
+import warnings
+from typing import Any
+
+import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
+from pydantic import Field
+
+from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.resources import CorpusResource, SummarizerResource
+from wiki_assets.engine import Dials, IngestReport, ingest
+from wiki_assets.engine.prompts import PROMPT_VERSION
+
+# Single-run backfills are what this asset is built for; the beta notice only adds noise to logs.
+warnings.filterwarnings("ignore", message="Parameter `backfill_policy`", category=dg.BetaWarning)
+
+synced_documents = dg.AssetSpec(
+    "synced_documents",
+    partitions_def=collections_partitions,
+    group_name="wiki",
+    description=(
+        "Documents mirrored from Confluence, Notion and drives into the synced root, one partition "
+        "per collection. Observed by the sync step with a data version derived from every "
+        "document's path and content hash, so a changed collection shows its wiki pages as stale."
+    ),
+)
+
+
+class IngestConfig(dg.Config):
+    """The dials of one ingest. They live in run config because hardware and models change."""
+
+    workers_per_model: int = Field(
+        default=4,
+        ge=1,
+        description="Concurrent requests per model. More keeps a batching server busy; past its "
+        "saturation point it only adds latency.",
+    )
+    claim_size: int = Field(
+        default=32,
+        ge=1,
+        description="Documents a worker takes from the shared queue at once. Small contends on the "
+        "queue; large leaves work stranded with slow models at the end.",
+    )
+    flush_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="How often finished pages are written and a progress line is logged.",
+    )
+    max_tokens: int = Field(
+        default=200,
+        ge=16,
+        description="Output cap per summary. Summaries are short; a loose cap lets models ramble.",
+    )
+    force: bool = Field(
+        default=False, description="Re-summarize every document of the partitions, changed or not."
+    )
+
+    def to_dials(self) -> Dials:
+        return Dials(**self.model_dump())
+
+
+def run_config(dials: IngestConfig) -> dict[str, Any]:
+    """Run config for the ingest job: the dials, and the aligned console logger (Dagster only uses
+    a job's loggers when the run config names them)."""
+    return {
+        "ops": {"wiki_pages": {"config": dials.model_dump()}},
+        "loggers": {"console": {"config": {"log_level": "INFO"}}},
+    }
+
+
+@dg.asset(
+    partitions_def=collections_partitions,
+    deps=[synced_documents],
+    group_name="wiki",
+    code_version=PROMPT_VERSION,
+    # A backfill of many collections is one run: one fleet, one queue, one set of figures.
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    kinds={"openai", "markdown"},
+)
+def wiki_pages(
+    context: dg.AssetExecutionContext,
+    config: IngestConfig,
+    corpus: CorpusResource,
+    summarizer: SummarizerResource,
+) -> dg.MaterializeResult:
+    """Librarian-style markdown pages, one per synced document, mirroring the collection's folders.
+
+    Materializing a partition summarizes its new and changed documents on every configured model at
+    once and removes the pages of deleted documents. The metadata records what the run did and how
+    fast, so tuning runs can be compared in the asset's plots.
+    """
+    collections = list(context.partition_keys)
+    with summarizer.endpoints() as endpoints:
+        report = ingest(
+            synced_root=corpus.synced_path,
+            wiki_root=corpus.wiki_path,
+            collections=collections,
+            endpoints=endpoints,
+            dials=config.to_dials(),
+            depth=corpus.collection_depth,
+            max_bytes=corpus.max_bytes,
+            log=context.log,
+        )
+    return dg.MaterializeResult(metadata=report_metadata(report))
+
+
+MAX_LISTED_FAILURES = 200
+
+
+def report_metadata(report: IngestReport) -> dict[str, Any]:
+    """Int and Float values (which the UI plots) for every figure, JSON for the details."""
+    dials = report.dials
+    metadata: dict[str, Any] = {
+        "count": dg.MetadataValue.int(report.count),
+        "skipped": dg.MetadataValue.int(report.skipped),
+        "failed": dg.MetadataValue.int(len(report.failed)),
+        "removed": dg.MetadataValue.int(report.removed),
+        "recovered": dg.MetadataValue.int(report.recovered),
+        "duration_s": dg.MetadataValue.float(round(report.duration_s, 3)),
+        "docs_per_sec": dg.MetadataValue.float(round(report.docs_per_sec, 3)),
+        "prompt_tokens": dg.MetadataValue.int(report.prompt_tokens),
+        "completion_tokens": dg.MetadataValue.int(report.completion_tokens),
+        "partitions": dg.MetadataValue.int(len(report.collections)),
+        "workers_per_model": dg.MetadataValue.int(dials.workers_per_model),
+        "claim_size": dg.MetadataValue.int(dials.claim_size),
+        "flush_seconds": dg.MetadataValue.float(float(dials.flush_seconds)),
+        "max_tokens": dg.MetadataValue.int(dials.max_tokens),
+        "force": dg.MetadataValue.bool(dials.force),
+    }
+    for stats in report.models:
+        prefix = f"model/{stats.name}"
+        metadata[f"{prefix}/docs"] = dg.MetadataValue.int(stats.docs)
+        metadata[f"{prefix}/docs_per_sec"] = dg.MetadataValue.float(
+            round(report.model_docs_per_sec(stats), 3)
+        )
+        metadata[f"{prefix}/failed"] = dg.MetadataValue.int(stats.failed)
+        metadata[f"{prefix}/workers"] = dg.MetadataValue.int(stats.workers)
+    summary = report.to_dict()
+    metadata["models"] = dg.MetadataValue.json(summary["models"])
+    metadata["failed_documents"] = dg.MetadataValue.json(report.failed[:MAX_LISTED_FAILURES])
+    return metadata
