@@ -120,6 +120,7 @@ def report_metadata(report: IngestReport) -> dict[str, Any]:
         "docs_per_sec": dg.MetadataValue.float(round(report.docs_per_sec, 3)),
         "prompt_tokens": dg.MetadataValue.int(report.prompt_tokens),
         "completion_tokens": dg.MetadataValue.int(report.completion_tokens),
+        "hit_max_tokens": dg.MetadataValue.int(report.hit_max_tokens),
         "partitions": dg.MetadataValue.int(len(report.collections)),
         "workers_per_model": dg.MetadataValue.int(dials.workers_per_model),
         "claim_size": dg.MetadataValue.int(dials.claim_size),

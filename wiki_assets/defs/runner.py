@@ -25,6 +25,7 @@ SUMMARY_FIELDS = (
     "docs_per_sec",
     "prompt_tokens",
     "completion_tokens",
+    "hit_max_tokens",
     "models",
 )
 

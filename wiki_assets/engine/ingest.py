@@ -155,6 +155,10 @@ class IngestReport:
     def completion_tokens(self) -> int:
         return sum(m.completion_tokens for m in self.models)
 
+    @property
+    def hit_max_tokens(self) -> int:
+        return sum(m.hit_max_tokens for m in self.models)
+
     def model_docs_per_sec(self, stats: ModelStats) -> float:
         return stats.docs / self.duration_s if self.duration_s > 0 else 0.0
 
@@ -170,6 +174,7 @@ class IngestReport:
             "docs_per_sec": round(self.docs_per_sec, 3),
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "hit_max_tokens": self.hit_max_tokens,
             "dials": asdict(self.dials),
             "models": {
                 m.name: {
