@@ -18,7 +18,8 @@ def model(**fields: object) -> dict[str, object]:
     ("fields", "field_name", "message"),
     [
         ({"base_url": "gpu1:8000"}, "base_url", "http(s) URL"),
-        ({"workers": 0}, "workers", "greater than or equal to 1"),
+        ({"workers": 0}, "workers", "at least 1 or 'auto'"),
+        ({"workers": "many"}, "workers", "at least 1 or 'auto'"),
         ({"name": " "}, "name", "must not be empty"),
         ({"api_key_env": "sk-live-123"}, "api_key_env", "name of an environment variable"),
         ({"timeout_s": -1}, "timeout_s", "greater than 0"),
@@ -39,7 +40,8 @@ def test_duplicate_model_names_are_rejected() -> None:
 @pytest.mark.parametrize(
     ("dials", "field_name"),
     [({"claim_size": 0}, "claim_size"), ({"flush_seconds": 0}, "flush_seconds"),
-     ({"max_tokens": 1}, "max_tokens"), ({"workers_per_model": -2}, "workers_per_model")],
+     ({"max_tokens": 1}, "max_tokens"), ({"workers_per_model": -2}, "workers_per_model"),
+     ({"workers_per_model": 2.5}, "workers_per_model"), ({"max_workers": 0}, "max_workers")],
 )  # fmt: skip
 def test_bad_dial_is_named(dials: dict[str, object], field_name: str) -> None:
     with pytest.raises(ValidationError, match=field_name):
@@ -50,3 +52,10 @@ def test_defaults_are_the_documented_dials() -> None:
     dials = IngestConfig().to_dials()
     assert (dials.workers_per_model, dials.claim_size, dials.flush_seconds) == (4, 32, 30.0)
     assert dials.max_tokens == 200 and dials.force is False
+
+
+def test_workers_accept_auto_in_any_spelling() -> None:
+    assert IngestConfig(workers_per_model="auto").to_dials().workers_per_model == "auto"
+    assert IngestConfig(workers_per_model="8").to_dials().workers_per_model == 8
+    model_config = ModelConfig(**model(workers="AUTO"))
+    assert model_config.to_endpoint().workers == "auto"

@@ -4,11 +4,12 @@ import warnings
 from typing import Any
 
 import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import Dials, IngestReport, ingest
+from wiki_assets.engine.fleet import parse_workers
 from wiki_assets.engine.prompts import PROMPT_VERSION
 
 # Single-run backfills are what this asset is built for; the beta notice only adds noise to logs.
@@ -29,11 +30,15 @@ synced_documents = dg.AssetSpec(
 class IngestConfig(dg.Config):
     """The dials of one ingest. They live in run config because hardware and models change."""
 
-    workers_per_model: int = Field(
+    # Any: Dagster's config types have no "int or 'auto'"; the validator below enforces it.
+    workers_per_model: Any = Field(
         default=4,
-        ge=1,
-        description="Concurrent requests per model. More keeps a batching server busy; past its "
-        "saturation point it only adds latency.",
+        description="Concurrent requests per model (an integer), or 'auto' to find each model's "
+        "useful concurrency from its latency as requests grow. More keeps a batching server busy; "
+        "past its saturation point it only adds latency.",
+    )
+    max_workers: int = Field(
+        default=64, ge=1, description="Ceiling of automatic concurrency, per model."
     )
     claim_size: int = Field(
         default=32,
@@ -54,6 +59,11 @@ class IngestConfig(dg.Config):
     force: bool = Field(
         default=False, description="Re-summarize every document of the partitions, changed or not."
     )
+
+    @field_validator("workers_per_model")
+    @classmethod
+    def _workers(cls, value: Any) -> int | str:
+        return parse_workers(value)
 
     def to_dials(self) -> Dials:
         return Dials(**self.model_dump())
@@ -122,7 +132,11 @@ def report_metadata(report: IngestReport) -> dict[str, Any]:
         "completion_tokens": dg.MetadataValue.int(report.completion_tokens),
         "hit_max_tokens": dg.MetadataValue.int(report.hit_max_tokens),
         "partitions": dg.MetadataValue.int(len(report.collections)),
-        "workers_per_model": dg.MetadataValue.int(dials.workers_per_model),
+        # 0 stands for "auto" so the dial stays a plottable Int.
+        "workers_per_model": dg.MetadataValue.int(
+            0 if dials.workers_per_model == "auto" else int(dials.workers_per_model)
+        ),
+        "max_workers": dg.MetadataValue.int(dials.max_workers),
         "claim_size": dg.MetadataValue.int(dials.claim_size),
         "flush_seconds": dg.MetadataValue.float(float(dials.flush_seconds)),
         "max_tokens": dg.MetadataValue.int(dials.max_tokens),
@@ -135,7 +149,9 @@ def report_metadata(report: IngestReport) -> dict[str, Any]:
             round(report.model_docs_per_sec(stats), 3)
         )
         metadata[f"{prefix}/failed"] = dg.MetadataValue.int(stats.failed)
+        # Where automatic concurrency settled (or the fixed count), so tuning runs can compare.
         metadata[f"{prefix}/workers"] = dg.MetadataValue.int(stats.workers)
+        metadata[f"{prefix}/peak_workers"] = dg.MetadataValue.int(stats.peak_workers)
     summary = report.to_dict()
     metadata["models"] = dg.MetadataValue.json(summary["models"])
     metadata["failed_documents"] = dg.MetadataValue.json(report.failed[:MAX_LISTED_FAILURES])

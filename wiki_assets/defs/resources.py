@@ -4,12 +4,14 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 from pydantic import Field, field_validator, model_validator
 
 from wiki_assets.engine import Endpoint
 from wiki_assets.engine.corpus import DEFAULT_MAX_BYTES
+from wiki_assets.engine.fleet import parse_workers
 from wiki_assets.engine.local_model import embedded_endpoint, embedded_server
 
 
@@ -51,7 +53,9 @@ class ModelConfig(dg.Config):
         default=None,
         description="Name of the environment variable holding the API key (never the key itself).",
     )
-    workers: int | None = Field(default=None, ge=1, description="Overrides workers_per_model.")
+    workers: Any = Field(
+        default=None, description="Overrides workers_per_model: an integer or 'auto'."
+    )
     max_tokens: int | None = Field(default=None, ge=16, description="Overrides max_tokens.")
     timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout in seconds.")
     context_tokens: int = Field(
@@ -71,6 +75,11 @@ class ModelConfig(dg.Config):
         if not value.startswith(("http://", "https://")):
             raise ValueError(f"must be an http(s) URL, got {value!r}")
         return value.rstrip("/")
+
+    @field_validator("workers")
+    @classmethod
+    def _workers(cls, value: Any) -> int | str | None:
+        return None if value is None else parse_workers(value)
 
     @field_validator("api_key_env")
     @classmethod

@@ -4,12 +4,29 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import openai
 
 from wiki_assets.engine.budget import cut_to_budget, estimate_tokens
 from wiki_assets.engine.prompts import LIBRARIAN_SYSTEM, LIBRARIAN_USER, TRUNCATION_NOTE
+
+AUTO: Literal["auto"] = "auto"
+Workers = int | Literal["auto"]
+
+
+def parse_workers(value: object) -> Workers:
+    """An integer of at least 1, or 'auto' (config files may give either as a string)."""
+    if isinstance(value, str) and value.strip().lower() == AUTO:
+        return AUTO
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"must be an integer of at least 1 or 'auto', got {value!r}")
+    return value
+
 
 # Room for the system prompt, the user template and the chat template's own tokens.
 PROMPT_OVERHEAD_TOKENS = 160
@@ -23,7 +40,7 @@ class Endpoint:
     base_url: str
     model: str
     api_key_env: str | None = None
-    workers: int | None = None
+    workers: Workers | None = None
     max_tokens: int | None = None
     timeout_s: float = 120.0
     context_tokens: int = 8192
@@ -45,14 +62,16 @@ class Endpoint:
 class Dials:
     """What a tuning run changes; defaults match the Dagster run config's."""
 
-    workers_per_model: int = 4
+    workers_per_model: Workers = 4
     claim_size: int = 32
     flush_seconds: float = 30.0
     max_tokens: int = 200
     force: bool = False
+    max_workers: int = 64  # ceiling for automatic concurrency
 
     def __post_init__(self) -> None:
-        for name in ("workers_per_model", "claim_size", "max_tokens"):
+        parse_workers(self.workers_per_model)
+        for name in ("claim_size", "max_tokens", "max_workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.flush_seconds <= 0:
@@ -79,15 +98,30 @@ _CONTEXT_OVERFLOW = re.compile(r"context length|context window|too many tokens",
 class ModelClient:
     """One endpoint's async client. Create it inside the event loop that uses it."""
 
-    def __init__(self, endpoint: Endpoint, max_tokens: int) -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        max_tokens: int,
+        on_overload: Callable[[], None] | None = None,
+    ) -> None:
         self.endpoint = endpoint
         self.max_tokens = endpoint.max_tokens or max_tokens
+        hooks: dict[str, list[Callable[..., Any]]] = {}
+        if on_overload is not None:
+            # openai retries 429/5xx itself and reports only the last failure; the hook sees
+            # every answer, so the concurrency controller can back off at the first push-back.
+            async def watch(response: Any) -> None:  # an httpx(-compatible) Response
+                if response.status_code == 429 or response.status_code >= 500:
+                    on_overload()
+
+            hooks = {"response": [watch]}
         # openai's client owns HTTP retries (with backoff, honouring Retry-After) and timeouts.
         self._client = openai.AsyncOpenAI(
             base_url=endpoint.base_url,
             api_key=endpoint.api_key(),
             timeout=endpoint.timeout_s,
             max_retries=endpoint.max_retries,
+            http_client=openai.DefaultAsyncHttpxClient(event_hooks=hooks),
         )
 
     async def close(self) -> None:

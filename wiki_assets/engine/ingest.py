@@ -29,8 +29,14 @@ from wiki_assets.engine.corpus import (
     read_text,
     scan,
 )
-from wiki_assets.engine.fleet import Dials, Endpoint, ModelClient, ModelError, Summary
+from wiki_assets.engine.fleet import AUTO, Dials, Endpoint, ModelClient, ModelError, Summary
 from wiki_assets.engine.journal import SUMMARIZED, WRITTEN, Entry, Journal
+from wiki_assets.engine.limits import (
+    AdaptiveConcurrency,
+    Concurrency,
+    FixedConcurrency,
+    work_units,
+)
 from wiki_assets.engine.prompts import PROMPT_VERSION
 from wiki_assets.engine.wiki import STATE_DIR, UnsafePath, Wiki, now_iso, page_for, render_page
 
@@ -123,7 +129,9 @@ def pending_collections(states: Iterable[CollectionState]) -> list[str]:
 class ModelStats:
     name: str
     model: str
-    workers: int
+    workers: int  # requests in flight: the fixed number, or where automatic concurrency settled
+    auto: bool = False
+    peak_workers: int = 0
     docs: int = 0
     failed: int = 0
     prompt_tokens: int = 0
@@ -203,13 +211,23 @@ class WorkQueue:
 
     def __init__(self, source: Iterator[Job]) -> None:
         self._source = source
+        self._returned: deque[Job] = deque()
         self._claims: dict[int, deque[Job]] = {}
         self.stolen = 0
+
+    def give_back(self, worker: int) -> None:
+        """Return a worker's unstarted claim (it is being parked) ahead of the unclaimed source."""
+        own = self._claims.get(worker)
+        if own:
+            self._returned.extendleft(reversed(own))
+            own.clear()
 
     def next_job(self, worker: int, claim_size: int) -> Job | None:
         own = self._claims.setdefault(worker, deque())
         if not own:
-            own.extend(islice(self._source, claim_size))
+            while self._returned and len(own) < claim_size:
+                own.append(self._returned.popleft())
+            own.extend(islice(self._source, claim_size - len(own)))
         if not own:
             victim = max(self._claims.values(), key=len)
             take = (len(victim) + 1) // 2 if len(victim) > 1 else 0
@@ -250,6 +268,29 @@ def ingest(
     return asyncio.run(run.execute())
 
 
+@dataclass
+class _Model:
+    """One endpoint during a run: its client, its concurrency controller and its figures."""
+
+    endpoint: Endpoint
+    stats: ModelStats
+    concurrency: Concurrency
+    slots: int  # worker tasks started; only those below concurrency.limit take documents
+    wake: asyncio.Condition = field(default_factory=asyncio.Condition)
+    client: ModelClient | None = None
+
+    def describe(self) -> str:
+        mode = f"auto ≤{self.slots}" if self.concurrency.auto else str(self.slots)
+        return f"{self.stats.name} {mode}"
+
+
+def concurrency_for(endpoint: Endpoint, dials: Dials) -> Concurrency:
+    setting = endpoint.workers if endpoint.workers is not None else dials.workers_per_model
+    if setting == AUTO:
+        return AdaptiveConcurrency(ceiling=dials.max_workers, limit=min(2, dials.max_workers))
+    return FixedConcurrency(int(setting))
+
+
 class _Run:
     def __init__(
         self,
@@ -271,32 +312,48 @@ class _Run:
         self.max_bytes = max_bytes
         self.log = log
         self.current = fingerprints(endpoints, dials)
-        self.stats = [
-            ModelStats(ep.name, ep.model, ep.workers or dials.workers_per_model) for ep in endpoints
-        ]
-        self.report = IngestReport(collections=collections, dials=dials, models=self.stats)
+        self.models: list[_Model] = []
+        self.report = IngestReport(collections=collections, dials=dials, models=[])
         self.unwritten: list[tuple[Job, dict[str, Any]]] = []
         self.seen: set[str] = set()
         self.started = 0.0
+        self.drained = False
 
     async def execute(self) -> IngestReport:
         self.started = time.monotonic()
+        # Conditions and clients belong to this event loop, so they are made here, not earlier.
+        for endpoint in self.endpoints:
+            concurrency = concurrency_for(endpoint, self.dials)
+            slots = (
+                concurrency.ceiling
+                if isinstance(concurrency, AdaptiveConcurrency)
+                else (concurrency.limit)
+            )
+            stats = ModelStats(endpoint.name, endpoint.model, concurrency.limit, concurrency.auto)
+            model = _Model(endpoint, stats, concurrency, slots)
+            model.client = ModelClient(
+                endpoint, self.dials.max_tokens, on_overload=concurrency.on_overload
+            )
+            self.models.append(model)
+            self.report.models.append(stats)
         self._log_start()
         with Journal(self.wiki.state_dir / JOURNAL_FILE) as journal:
             self.journal = journal
             queue = WorkQueue(self._plan())
-            clients = [ModelClient(ep, self.dials.max_tokens) for ep in self.endpoints]
             flusher = asyncio.create_task(self._flush_periodically())
             try:
                 async with asyncio.TaskGroup() as group:
-                    for index, (client, stats) in enumerate(zip(clients, self.stats, strict=True)):
-                        for slot in range(stats.workers):
-                            worker_id = index * 10_000 + slot
-                            group.create_task(self._work(queue, worker_id, client, stats))
+                    for index, model in enumerate(self.models):
+                        for slot in range(model.slots):
+                            worker = index * 100_000 + slot
+                            group.create_task(self._work(queue, worker, slot, model))
             finally:
                 flusher.cancel()
-                for client in clients:
-                    await client.close()
+                for model in self.models:
+                    assert model.client is not None
+                    await model.client.close()
+                    model.stats.workers = model.concurrency.limit
+                    model.stats.peak_workers = model.concurrency.peak
                 self._flush()
             self._remove_vanished()
         self.report.duration_s = time.monotonic() - self.started
@@ -306,15 +363,19 @@ class _Run:
             f"{report.docs_per_sec:.2f} docs/s · skipped {report.skipped} · "
             f"failed {len(report.failed)} · removed {report.removed}"
         )
+        for model in self.models:
+            if model.concurrency.auto:
+                self.log.info(
+                    f"model {model.stats.name}: automatic concurrency settled at "
+                    f"{model.concurrency.limit} (peak {model.concurrency.peak})"
+                )
         return report
 
     def _log_start(self) -> None:
         dials = self.dials
         collections = ", ".join(self.report.collections)
         # Per-model overrides (the embedded model runs one request at a time) are named up front.
-        differing = [
-            f"{s.name} {s.workers}" for s in self.stats if s.workers != dials.workers_per_model
-        ]
+        differing = [m.describe() for m in self.models if m.endpoint.workers is not None]
         overrides = f" ({', '.join(differing)})" if differing else ""
         self.log.info(
             f"ingest start: {len(self.endpoints)} models · "
@@ -322,9 +383,15 @@ class _Run:
             f"flush {dials.flush_seconds:g}s · max_tokens {dials.max_tokens} · "
             f"collections {collections}"
         )
-        for ep, stats in zip(self.endpoints, self.stats, strict=True):
+        for model in self.models:
+            ep = model.endpoint
+            workers = (
+                f"auto concurrency (start {model.concurrency.limit}, ceiling {model.slots})"
+                if model.concurrency.auto
+                else f"{model.slots} workers"
+            )
             self.log.info(
-                f"model {ep.name}: {ep.model} · {stats.workers} workers · "
+                f"model {ep.name}: {ep.model} · {workers} · "
                 f"max_tokens {ep.max_tokens or dials.max_tokens} · context {ep.context_tokens}"
             )
 
@@ -345,37 +412,70 @@ class _Run:
                     continue
             yield Job(doc, page_for(doc.path))
 
-    async def _work(self, queue: WorkQueue, worker: int, client: ModelClient, stats: ModelStats):
-        while (job := queue.next_job(worker, self.dials.claim_size)) is not None:
-            doc = job.doc
-            try:
-                text = read_text(self.synced_root, doc, self.max_bytes)
-                self.wiki.resolve(job.page)
-                title = _title_of(text, doc)
-                summary = await client.summarize(doc.path, title, text)
-            except (DocumentError, UnsafePath) as error:
-                self._fail(doc, str(error))
+    async def _work(self, queue: WorkQueue, worker: int, slot: int, model: _Model) -> None:
+        assert model.client is not None
+        while True:
+            if slot >= model.concurrency.limit:
+                # Parked above the current limit: hand the unstarted claim to the others.
+                queue.give_back(worker)
+                async with model.wake:
+                    await model.wake.wait_for(
+                        lambda: slot < model.concurrency.limit or self.drained
+                    )
+                if self.drained:
+                    return
                 continue
-            except ModelError as error:
-                stats.failed += 1
-                self._fail(doc, str(error))
-                continue
-            stats.docs += 1
-            stats.prompt_tokens += summary.prompt_tokens
-            stats.completion_tokens += summary.completion_tokens
-            stats.hit_max_tokens += summary.finish_reason == "length"
-            result = _result(title, summary)
-            self.journal.record_summary(
-                path=doc.path,
-                collection=doc.collection,
-                content_hash=doc.content_hash,
-                fingerprint=fingerprint(client.max_tokens),
-                page=job.page,
-                model=client.endpoint.model,
-                result=result,
-            )
-            self.unwritten.append((job, result))
-            self.report.count += 1
+            job = queue.next_job(worker, self.dials.claim_size)
+            if job is None:
+                await self._drain()
+                return
+            limit_before = model.concurrency.limit
+            await self._process(job, model.client, model)
+            if model.concurrency.limit > limit_before:
+                async with model.wake:
+                    model.wake.notify_all()
+
+    async def _drain(self) -> None:
+        """Nothing is left to claim or steal: release every parked worker."""
+        self.drained = True
+        for model in self.models:
+            async with model.wake:
+                model.wake.notify_all()
+
+    async def _process(self, job: Job, client: ModelClient, model: _Model) -> None:
+        doc, stats = job.doc, model.stats
+        try:
+            text = read_text(self.synced_root, doc, self.max_bytes)
+            self.wiki.resolve(job.page)
+            title = _title_of(text, doc)
+            sent = time.monotonic()
+            summary = await client.summarize(doc.path, title, text)
+        except (DocumentError, UnsafePath) as error:
+            self._fail(doc, str(error))
+            return
+        except ModelError as error:
+            stats.failed += 1
+            self._fail(doc, str(error))
+            return
+        model.concurrency.on_success(
+            time.monotonic() - sent, work_units(summary.prompt_tokens, summary.completion_tokens)
+        )
+        stats.docs += 1
+        stats.prompt_tokens += summary.prompt_tokens
+        stats.completion_tokens += summary.completion_tokens
+        stats.hit_max_tokens += summary.finish_reason == "length"
+        result = _result(title, summary)
+        self.journal.record_summary(
+            path=doc.path,
+            collection=doc.collection,
+            content_hash=doc.content_hash,
+            fingerprint=fingerprint(client.max_tokens),
+            page=job.page,
+            model=client.endpoint.model,
+            result=result,
+        )
+        self.unwritten.append((job, result))
+        self.report.count += 1
 
     def _fail(self, doc: SourceDocument, reason: str) -> None:
         self.journal.record_failure(

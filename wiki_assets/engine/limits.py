@@ -1,0 +1,92 @@
+"""How many requests each model gets in flight: a fixed number, or found automatically.
+
+The automatic limit follows TCP Vegas. A model's *normalized latency* (seconds per unit of work,
+where work is prompt tokens / 10 + completion tokens, so long and short documents compare) stays at
+its floor while the server has spare capacity, and grows in proportion to the excess once requests
+share a saturated accelerator or queue for a batch slot. From the two, Little's law estimates how
+many of our requests are waiting rather than being served:
+
+    queued ≈ limit × (1 − floor / current)
+
+Every round (as many completions as the limit) the limit doubles while nothing queues (slow start),
+then moves by one to keep ``alpha``–``beta`` requests queued: enough to keep the server's batch
+full, few enough not to add latency. A 429 or 5xx halves it (multiplicative decrease), so a model
+that pushes back is not hammered.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+PREFILL_DISCOUNT = 10.0  # a prompt token costs about a tenth of a generated one on batching servers
+
+
+def work_units(prompt_tokens: int, completion_tokens: int) -> float:
+    return max(1.0, prompt_tokens / PREFILL_DISCOUNT + completion_tokens)
+
+
+@dataclass
+class FixedConcurrency:
+    limit: int
+    auto: bool = field(default=False, init=False)
+    peak: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.peak = self.limit
+
+    def on_success(self, latency_s: float, units: float) -> None:
+        return None
+
+    def on_overload(self) -> None:
+        return None
+
+
+@dataclass
+class AdaptiveConcurrency:
+    ceiling: int = 64
+    limit: int = 2
+    alpha: float = 2.0
+    beta: float = 4.0
+    auto: bool = field(default=True, init=False)
+    peak: int = field(default=0, init=False)
+    slow_start: bool = field(default=True, init=False)
+    floor: float | None = field(default=None, init=False)  # best round median seen, s per unit
+    _round: list[float] = field(default_factory=list, init=False)
+    history: list[int] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.limit <= self.ceiling:
+            raise ValueError(f"initial limit {self.limit} must be within 1..{self.ceiling}")
+        self.peak = self.limit
+
+    def on_success(self, latency_s: float, units: float) -> None:
+        self._round.append(latency_s / units)
+        # A round is as many completions as requests in flight (at least 4 for a stable median).
+        if len(self._round) >= max(4, self.limit):
+            self._end_round(statistics.median(self._round))
+            self._round.clear()
+
+    def on_overload(self) -> None:
+        self.slow_start = False
+        self._set(max(1, self.limit // 2))
+        self._round.clear()
+
+    def _end_round(self, current: float) -> None:
+        self.floor = current if self.floor is None else min(self.floor, current)
+        queued = self.limit * (1.0 - self.floor / current)
+        if queued < self.alpha:
+            self._set(self.limit * 2 if self.slow_start else self.limit + 1)
+        elif queued > self.beta:
+            self.slow_start = False
+            self._set(self.limit - 1)
+        else:
+            self.slow_start = False
+
+    def _set(self, limit: int) -> None:
+        self.limit = max(1, min(self.ceiling, limit))
+        self.peak = max(self.peak, self.limit)
+        self.history.append(self.limit)
+
+
+Concurrency = FixedConcurrency | AdaptiveConcurrency
