@@ -53,11 +53,18 @@ def test_push_back_halves_the_limit_and_ends_slow_start() -> None:
     assert controller.limit == before // 2 + 1, "additive increase after a decrease"
 
 
-def test_fixed_concurrency_does_not_move() -> None:
+def test_fixed_concurrency_backs_off_on_push_back_and_recovers() -> None:
     fixed = FixedConcurrency(4)
     fixed.on_success(10.0, 1.0)
-    fixed.on_overload()
     assert fixed.limit == 4 and fixed.auto is False
+    fixed.on_overload()
+    assert fixed.limit == 2
+    for _ in range(2 + 3):
+        fixed.on_success(1.0, 1.0)
+    assert fixed.limit == 4, "one back per round of successes, never above the configured 4"
+    for _ in range(20):
+        fixed.on_success(1.0, 1.0)
+    assert fixed.limit == 4
 
 
 def test_work_units_discount_prompt_tokens() -> None:
@@ -68,11 +75,12 @@ def test_work_units_discount_prompt_tokens() -> None:
 def test_auto_finds_each_models_saturation_point(tmp_path: Path) -> None:
     synced = tmp_path / "synced" / "c"
     synced.mkdir(parents=True)
-    for i in range(240):
+    for i in range(300):
         (synced / f"d{i:03}.md").write_text(f"# Document {i}\n\n" + "word " * 300)
     # Saturation = aggregate / per-request: 16 in flight for "wide", 4 for "narrow".
-    wide = SimModel(model="wide", per_request_tps=1500, aggregate_tps=24000, max_batch=32)
-    narrow = SimModel(model="narrow", per_request_tps=1500, aggregate_tps=6000, max_batch=32)
+    # Requests of ~0.25 s, long enough that the client's own overhead is not what is measured.
+    wide = SimModel(model="wide", per_request_tps=400, aggregate_tps=6400, max_batch=32)
+    narrow = SimModel(model="narrow", per_request_tps=400, aggregate_tps=1600, max_batch=32)
     with fleet(wide, narrow) as servers:
         report = ingest(
             synced_root=synced.parent,
@@ -85,10 +93,12 @@ def test_auto_finds_each_models_saturation_point(tmp_path: Path) -> None:
         )
         peaks = {s.sim.model: s.snapshot().peak_in_flight for s in servers}
     settled = {m.name: m.workers for m in report.models}
-    assert report.count == 240 and not report.failed
+    assert report.count == 300 and not report.failed
     assert all(m.auto for m in report.models)
-    assert 12 <= settled["wide"] <= 24, settled
-    assert 3 <= settled["narrow"] <= 9, settled
+    # Loose bounds: latency on a shared 2-core machine is noisy; the benchmark measures closely.
+    assert 10 <= settled["wide"] <= 32, settled
+    assert 3 <= settled["narrow"] <= 12, settled
+    assert settled["wide"] > settled["narrow"], settled
     # The in-flight count the servers saw never exceeded what the controller allowed.
     assert peaks["wide"] <= max(m.peak_workers for m in report.models if m.name == "wide")
     docs = {m.name: m.docs for m in report.models}

@@ -538,6 +538,10 @@ class SimServer:
         self._in_flight = 0  # chat requests open right now
         self._active = 0  # requests being decoded right now
         self._ids = itertools.count(1)
+        # First line of each request's last user message, in arrival order, and the bearer
+        # tokens seen: tests check which documents were asked for and that a key travelled.
+        self._request_log: list[str] = []
+        self._bearer_tokens: set[str] = set()
         self._lifecycle = threading.Lock()  # serializes start/stop
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -640,6 +644,15 @@ class SimServer:
         with self._lock:
             return dataclasses.replace(self._stats)
 
+    def request_log(self) -> list[str]:
+        """The first line of every chat request's last user message, in arrival order."""
+        with self._lock:
+            return list(self._request_log)
+
+    def bearer_tokens(self) -> set[str]:
+        with self._lock:
+            return set(self._bearer_tokens)
+
     def reset_stats(self) -> None:
         """Zero the counters and rewind the fault dice (a "dead" server comes back alive)."""
         with self._lock:
@@ -647,6 +660,7 @@ class SimServer:
             # running across a reset are not forgotten.
             self._stats = SimStats(peak_active=self._active, peak_in_flight=self._in_flight)
             self._rng = random.Random(self.sim.seed)
+            self._request_log.clear()
 
     def _note_active(self, active: int) -> None:
         with self._lock:
@@ -694,6 +708,11 @@ class SimServer:
         except (ValueError, UnicodeDecodeError) as exc:
             raise _Reject(_error(400, f"request body is not valid JSON: {exc}")) from None
         parsed = _parse(sim, body)
+        with self._lock:
+            self._request_log.append(parsed.document.split("\n", 1)[0])
+            authorization = request.headers.get("Authorization", "")
+            if authorization.startswith("Bearer "):
+                self._bearer_tokens.add(authorization.removeprefix("Bearer "))
         if self._stopping.is_set():
             raise _Stopped
 

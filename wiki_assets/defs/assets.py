@@ -111,6 +111,13 @@ def wiki_pages(
             max_bytes=corpus.max_bytes,
             log=context.log,
         )
+    if report.stopped:
+        # Finished pages are on disk and journaled; the rest is left for the next run, so the
+        # partitions must not look materialized.
+        raise dg.Failure(
+            description=f"{report.stopped}; {report.unfinished} documents left for the next run",
+            metadata=report_metadata(report),
+        )
     return dg.MaterializeResult(metadata=report_metadata(report))
 
 
@@ -126,6 +133,8 @@ def report_metadata(report: IngestReport) -> dict[str, Any]:
         "failed": dg.MetadataValue.int(len(report.failed)),
         "removed": dg.MetadataValue.int(report.removed),
         "recovered": dg.MetadataValue.int(report.recovered),
+        "requeued": dg.MetadataValue.int(report.requeued),
+        "unfinished": dg.MetadataValue.int(report.unfinished),
         "duration_s": dg.MetadataValue.float(round(report.duration_s, 3)),
         "docs_per_sec": dg.MetadataValue.float(round(report.docs_per_sec, 3)),
         "prompt_tokens": dg.MetadataValue.int(report.prompt_tokens),
@@ -149,6 +158,9 @@ def report_metadata(report: IngestReport) -> dict[str, Any]:
             round(report.model_docs_per_sec(stats), 3)
         )
         metadata[f"{prefix}/failed"] = dg.MetadataValue.int(stats.failed)
+        metadata[f"{prefix}/errors"] = dg.MetadataValue.int(stats.errors)
+        metadata[f"{prefix}/timeouts"] = dg.MetadataValue.int(stats.timeouts)
+        metadata[f"{prefix}/breaker_trips"] = dg.MetadataValue.int(stats.breaker_trips)
         # Where automatic concurrency settled (or the fixed count), so tuning runs can compare.
         metadata[f"{prefix}/workers"] = dg.MetadataValue.int(stats.workers)
         metadata[f"{prefix}/peak_workers"] = dg.MetadataValue.int(stats.peak_workers)

@@ -21,6 +21,8 @@ SUMMARY_FIELDS = (
     "skipped",
     "recovered",
     "removed",
+    "requeued",
+    "unfinished",
     "duration_s",
     "docs_per_sec",
     "prompt_tokens",

@@ -68,6 +68,7 @@ class Dials:
     max_tokens: int = 200
     force: bool = False
     max_workers: int = 64  # ceiling for automatic concurrency
+    give_up_after_s: float = 60.0  # every model down this long: stop, leave the rest for later
 
     def __post_init__(self) -> None:
         parse_workers(self.workers_per_model)
@@ -88,8 +89,20 @@ class Summary:
     input_cut: bool
 
 
+ErrorKind = Literal["rejected", "timeout", "unavailable", "garbage"]
+
+
 class ModelError(Exception):
-    """A request that failed after the client's own retries; the message is the recorded reason."""
+    """A request that failed after the client's own retries; the message is the recorded reason.
+
+    ``kind`` decides what happens next: ``rejected`` is about this document (it fails),
+    ``timeout`` and ``garbage`` send it back to the queue a bounded number of times, and
+    ``unavailable`` is about the model (it counts towards the circuit breaker).
+    """
+
+    def __init__(self, message: str, kind: ErrorKind) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
 
 
 _CONTEXT_OVERFLOW = re.compile(r"context length|context window|too many tokens", re.IGNORECASE)
@@ -135,7 +148,8 @@ class ModelClient:
         if budget < 64:
             raise ModelError(
                 f"model {self.endpoint.name}: context of {self.endpoint.context_tokens} tokens "
-                f"leaves no room for input after max_tokens={self.max_tokens}"
+                f"leaves no room for input after max_tokens={self.max_tokens}",
+                "rejected",
             )
         # The estimate is deliberately pessimistic; if a server still says the prompt is too long,
         # shrink once more rather than fail the document.
@@ -149,12 +163,18 @@ class ModelClient:
                 if attempt == 0 and _CONTEXT_OVERFLOW.search(str(error)):
                     budget = min(budget, estimate_tokens(body)) // 2
                     continue
-                raise ModelError(
-                    f"model {self.endpoint.name}: rejected ({_reason(error)})"
-                ) from error
+                raise self._error(f"rejected ({_reason(error)})", "rejected") from error
             except openai.APIError as error:
-                raise ModelError(f"model {self.endpoint.name}: {_reason(error)}") from error
+                raise self._error(_reason(error), _kind(error)) from error
+            except (ValueError, TypeError, AttributeError, KeyError) as error:
+                # openai parses the body itself: a non-JSON or malformed answer surfaces here.
+                raise self._error(
+                    f"unparsable answer ({type(error).__name__})", "garbage"
+                ) from error
         raise AssertionError("unreachable")
+
+    def _error(self, reason: str, kind: ErrorKind) -> ModelError:
+        return ModelError(f"model {self.endpoint.name}: {reason}", kind)
 
     async def _complete(self, path: str, title: str, body: str, cut: bool) -> Summary:
         response = await self._client.chat.completions.create(
@@ -170,11 +190,11 @@ class ModelClient:
             temperature=0.2,
         )
         if not response.choices:
-            raise ModelError(f"model {self.endpoint.name}: answer without choices")
+            raise self._error("answer without choices", "garbage")
         choice = response.choices[0]
         content = (choice.message.content or "").strip()
         if not content:
-            raise ModelError(f"model {self.endpoint.name}: empty answer")
+            raise self._error("empty answer", "garbage")
         usage = response.usage
         return Summary(
             text=content,
@@ -184,6 +204,16 @@ class ModelClient:
             finish_reason=choice.finish_reason or "stop",
             input_cut=cut,
         )
+
+
+def _kind(error: openai.APIError) -> ErrorKind:
+    if isinstance(error, openai.APITimeoutError):
+        return "timeout"
+    if isinstance(error, openai.APIStatusError) and error.status_code in (400, 413, 422):
+        return "rejected"
+    # Connection errors, 429 and 5xx after the client's retries, and 401/403/404 (a wrong key,
+    # URL or model id) are the model's problem, not the document's.
+    return "unavailable"
 
 
 def _reason(error: openai.APIError) -> str:

@@ -33,10 +33,12 @@ from wiki_assets.engine.fleet import AUTO, Dials, Endpoint, ModelClient, ModelEr
 from wiki_assets.engine.journal import SUMMARIZED, WRITTEN, Entry, Journal
 from wiki_assets.engine.limits import (
     AdaptiveConcurrency,
+    Breaker,
     Concurrency,
     FixedConcurrency,
     work_units,
 )
+from wiki_assets.engine.locks import collection_locks
 from wiki_assets.engine.prompts import PROMPT_VERSION
 from wiki_assets.engine.wiki import STATE_DIR, UnsafePath, Wiki, now_iso, page_for, render_page
 
@@ -133,7 +135,11 @@ class ModelStats:
     auto: bool = False
     peak_workers: int = 0
     docs: int = 0
-    failed: int = 0
+    failed: int = 0  # documents that failed on this model
+    errors: int = 0  # failed requests of any kind (after the client's own retries)
+    timeouts: int = 0
+    garbage: int = 0
+    breaker_trips: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     hit_max_tokens: int = 0
@@ -149,6 +155,9 @@ class IngestReport:
     recovered: int = 0  # summarized by an earlier run that died before writing the page
     removed: int = 0  # pages whose document no longer exists
     failed: list[dict[str, str]] = field(default_factory=list)
+    requeued: int = 0  # documents sent back to the queue after a timeout, garbage or outage
+    unfinished: int = 0  # left for the next run because every model was down
+    stopped: str | None = None  # why the run stopped early
     duration_s: float = 0.0
 
     @property
@@ -178,6 +187,9 @@ class IngestReport:
             "recovered": self.recovered,
             "removed": self.removed,
             "failed": self.failed,
+            "requeued": self.requeued,
+            "unfinished": self.unfinished,
+            "stopped": self.stopped,
             "duration_s": round(self.duration_s, 3),
             "docs_per_sec": round(self.docs_per_sec, 3),
             "prompt_tokens": self.prompt_tokens,
@@ -202,6 +214,7 @@ class IngestReport:
 class Job:
     doc: SourceDocument
     page: str
+    attempts: int = 0
 
 
 class WorkQueue:
@@ -214,6 +227,18 @@ class WorkQueue:
         self._returned: deque[Job] = deque()
         self._claims: dict[int, deque[Job]] = {}
         self.stolen = 0
+
+    def put_back(self, job: Job) -> None:
+        """A job whose request failed in a way another try may fix: next in line for anyone."""
+        self._returned.appendleft(job)
+
+    def remaining(self) -> int:
+        """Unstarted jobs (claimed, returned and not yet claimed); consumes the source."""
+        rest = sum(1 for _ in self._source)
+        return rest + len(self._returned) + sum(len(claim) for claim in self._claims.values())
+
+    def has_work(self) -> bool:
+        return bool(self._returned)
 
     def give_back(self, worker: int) -> None:
         """Return a worker's unstarted claim (it is being parked) ahead of the unclaimed source."""
@@ -255,9 +280,10 @@ def ingest(
     """Bring the wiki pages of ``collections`` up to date with the synced root."""
     if not endpoints:
         raise ValueError("no model endpoints to summarize with")
+    wiki = Wiki(wiki_root)
     run = _Run(
         synced_root=synced_root.resolve(),
-        wiki=Wiki(wiki_root),
+        wiki=wiki,
         collections=list(collections),
         endpoints=list(endpoints),
         dials=dials,
@@ -265,19 +291,27 @@ def ingest(
         max_bytes=max_bytes,
         log=log or logging.getLogger("wiki_assets"),
     )
-    return asyncio.run(run.execute())
+    with collection_locks(wiki.state_dir, collections):
+        return asyncio.run(run.execute())
+
+
+MAX_ATTEMPTS = 3  # tries per document across the fleet for timeouts and outages
+MAX_GARBAGE = 2  # an unparsable answer is retried once
 
 
 @dataclass
 class _Model:
-    """One endpoint during a run: its client, its concurrency controller and its figures."""
+    """One endpoint during a run: its client, concurrency controller, breaker and figures."""
 
     endpoint: Endpoint
     stats: ModelStats
     concurrency: Concurrency
-    slots: int  # worker tasks started; only those below concurrency.limit take documents
-    wake: asyncio.Condition = field(default_factory=asyncio.Condition)
+    breaker: Breaker
+    slots: int  # worker tasks started; only those the limit and the breaker allow take documents
     client: ModelClient | None = None
+
+    def allows(self, slot: int, now: float) -> bool:
+        return slot < self.concurrency.limit and self.breaker.allows(slot, now)
 
     def describe(self) -> str:
         mode = f"auto ≤{self.slots}" if self.concurrency.auto else str(self.slots)
@@ -316,21 +350,26 @@ class _Run:
         self.report = IngestReport(collections=collections, dials=dials, models=[])
         self.unwritten: list[tuple[Job, dict[str, Any]]] = []
         self.seen: set[str] = set()
+        self.page_owners: dict[str, str] = {}  # page -> document, for the pages of this run
         self.started = 0.0
-        self.drained = False
+        self.in_flight = 0
+        self.finished = False  # nothing left to do, or the run was stopped
+        self.last_success = 0.0
 
     async def execute(self) -> IngestReport:
-        self.started = time.monotonic()
-        # Conditions and clients belong to this event loop, so they are made here, not earlier.
+        self.started = self.last_success = time.monotonic()
+        # One condition for every change a parked worker may wait for (a limit raised, a job put
+        # back, a breaker's cooldown over, the end). Made here: it belongs to this event loop.
+        self.changed = asyncio.Condition()
         for endpoint in self.endpoints:
             concurrency = concurrency_for(endpoint, self.dials)
             slots = (
                 concurrency.ceiling
                 if isinstance(concurrency, AdaptiveConcurrency)
-                else (concurrency.limit)
+                else concurrency.configured
             )
             stats = ModelStats(endpoint.name, endpoint.model, concurrency.limit, concurrency.auto)
-            model = _Model(endpoint, stats, concurrency, slots)
+            model = _Model(endpoint, stats, concurrency, Breaker(), slots)
             model.client = ModelClient(
                 endpoint, self.dials.max_tokens, on_overload=concurrency.on_overload
             )
@@ -354,9 +393,18 @@ class _Run:
                     await model.client.close()
                     model.stats.workers = model.concurrency.limit
                     model.stats.peak_workers = model.concurrency.peak
+                    model.stats.breaker_trips = model.breaker.trips
                 self._flush()
-            self._remove_vanished()
+            if self.report.stopped is None:
+                # Only a complete pass knows which documents are gone.
+                self._remove_vanished()
+            else:
+                self.report.unfinished = queue.remaining()
         self.report.duration_s = time.monotonic() - self.started
+        self._log_done()
+        return self.report
+
+    def _log_done(self) -> None:
         report = self.report
         self.log.info(
             f"ingest done: {report.count} docs · {report.duration_s:.1f} s · "
@@ -369,7 +417,11 @@ class _Run:
                     f"model {model.stats.name}: automatic concurrency settled at "
                     f"{model.concurrency.limit} (peak {model.concurrency.peak})"
                 )
-        return report
+        if report.stopped:
+            self.log.error(
+                f"ingest stopped: {report.stopped} · {report.unfinished} documents left for "
+                "the next run"
+            )
 
     def _log_start(self) -> None:
         dials = self.dials
@@ -392,7 +444,8 @@ class _Run:
             )
             self.log.info(
                 f"model {ep.name}: {ep.model} · {workers} · "
-                f"max_tokens {ep.max_tokens or dials.max_tokens} · context {ep.context_tokens}"
+                f"max_tokens {ep.max_tokens or dials.max_tokens} · context {ep.context_tokens} · "
+                f"timeout {ep.timeout_s:g}s"
             )
 
     # Planning streams the scan: documents are hashed as workers claim them, never all at once.
@@ -410,55 +463,90 @@ class _Run:
                     self.unwritten.append((Job(doc, entry.page), entry.result))
                     self.report.recovered += 1
                     continue
-            yield Job(doc, page_for(doc.path))
+            page = page_for(doc.path)
+            owner = self._page_owner(page, doc)
+            if owner != doc.path:
+                self._fail(doc, f"page name {page!r} is already the page of {owner!r}")
+                continue
+            yield Job(doc, page)
+
+    def _page_owner(self, page: str, doc: SourceDocument) -> str:
+        """Who writes ``page``: the first document of this run to claim it, or a document of an
+        earlier run that still exists (names like ``a.txt`` and ``a.txt.md`` collide)."""
+        owner = self.page_owners.setdefault(page, doc.path)
+        if owner != doc.path:
+            return owner
+        earlier = self.journal.page_owner(page)
+        if earlier and earlier != doc.path and (self.synced_root / earlier).is_file():
+            del self.page_owners[page]
+            return earlier
+        return doc.path
 
     async def _work(self, queue: WorkQueue, worker: int, slot: int, model: _Model) -> None:
         assert model.client is not None
-        while True:
-            if slot >= model.concurrency.limit:
-                # Parked above the current limit: hand the unstarted claim to the others.
+        while not self.finished:
+            now = time.monotonic()
+            if not model.allows(slot, now):
+                # Parked (above the limit, or the model is out): let the others have the claim.
                 queue.give_back(worker)
-                async with model.wake:
-                    await model.wake.wait_for(
-                        lambda: slot < model.concurrency.limit or self.drained
-                    )
-                if self.drained:
-                    return
+                wake_at = model.breaker.open_until if model.breaker.tripped else None
+                await self._wait(lambda: model.allows(slot, time.monotonic()), wake_at)
                 continue
             job = queue.next_job(worker, self.dials.claim_size)
             if job is None:
-                await self._drain()
-                return
-            limit_before = model.concurrency.limit
-            await self._process(job, model.client, model)
-            if model.concurrency.limit > limit_before:
-                async with model.wake:
-                    model.wake.notify_all()
+                if self.in_flight == 0:
+                    await self._finish(None)
+                    return
+                # Requests still out may fail and put their document back: stay until they end.
+                await self._wait(lambda: queue.has_work() or self.in_flight == 0, None)
+                continue
+            self.in_flight += 1
+            try:
+                await self._process(job, model, queue)
+            finally:
+                self.in_flight -= 1
+                async with self.changed:
+                    self.changed.notify_all()
 
-    async def _drain(self) -> None:
-        """Nothing is left to claim or steal: release every parked worker."""
-        self.drained = True
-        for model in self.models:
-            async with model.wake:
-                model.wake.notify_all()
+    async def _wait(self, ready: Any, wake_at: float | None) -> None:
+        timeout = None if wake_at is None else max(0.0, wake_at - time.monotonic())
+        async with self.changed:
+            try:
+                await asyncio.wait_for(
+                    self.changed.wait_for(lambda: self.finished or ready()), timeout
+                )
+            except TimeoutError:
+                pass
 
-    async def _process(self, job: Job, client: ModelClient, model: _Model) -> None:
-        doc, stats = job.doc, model.stats
+    async def _finish(self, reason: str | None) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        self.report.stopped = reason
+        async with self.changed:
+            self.changed.notify_all()
+
+    async def _process(self, job: Job, model: _Model, queue: WorkQueue) -> None:
+        doc, stats, client = job.doc, model.stats, model.client
+        assert client is not None
         try:
             text = read_text(self.synced_root, doc, self.max_bytes)
             self.wiki.resolve(job.page)
-            title = _title_of(text, doc)
-            sent = time.monotonic()
-            summary = await client.summarize(doc.path, title, text)
         except (DocumentError, UnsafePath) as error:
             self._fail(doc, str(error))
             return
+        title = _title_of(text, doc)
+        sent = time.monotonic()
+        job.attempts += 1
+        try:
+            summary = await client.summarize(doc.path, title, text)
         except ModelError as error:
-            stats.failed += 1
-            self._fail(doc, str(error))
+            await self._model_failed(job, model, queue, error)
             return
+        model.breaker.on_success()
+        self.last_success = time.monotonic()
         model.concurrency.on_success(
-            time.monotonic() - sent, work_units(summary.prompt_tokens, summary.completion_tokens)
+            self.last_success - sent, work_units(summary.prompt_tokens, summary.completion_tokens)
         )
         stats.docs += 1
         stats.prompt_tokens += summary.prompt_tokens
@@ -476,6 +564,44 @@ class _Run:
         )
         self.unwritten.append((job, result))
         self.report.count += 1
+
+    async def _model_failed(
+        self, job: Job, model: _Model, queue: WorkQueue, error: ModelError
+    ) -> None:
+        stats = model.stats
+        stats.errors += 1
+        stats.timeouts += error.kind == "timeout"
+        stats.garbage += error.kind == "garbage"
+        now = time.monotonic()
+        if error.kind in ("timeout", "unavailable"):
+            was_tripped = model.breaker.tripped
+            model.breaker.on_failure(now)
+            if model.breaker.tripped and not was_tripped:
+                self.log.warning(
+                    f"model {stats.name} taken out for {model.breaker.open_until - now:.0f} s "
+                    f"after {model.breaker.failures} failures in a row: {error}"
+                )
+        if error.kind == "unavailable":
+            job.attempts -= 1  # the model's fault, not the document's: no try is used up
+        limit = MAX_GARBAGE if error.kind == "garbage" else MAX_ATTEMPTS
+        if error.kind != "rejected" and job.attempts < limit and not self._all_models_down(now):
+            queue.put_back(job)
+            self.report.requeued += 1
+        elif error.kind != "rejected" and self._all_models_down(now):
+            queue.put_back(job)  # not this document's fault: leave it for the next run
+        else:
+            stats.failed += 1
+            self._fail(job.doc, str(error))
+        if self._all_models_down(now):
+            await self._finish(
+                "every model is down: "
+                + "; ".join(f"{m.stats.name} failed {m.breaker.failures}x" for m in self.models)
+            )
+
+    def _all_models_down(self, now: float) -> bool:
+        return all(m.breaker.tripped for m in self.models) and (
+            now - self.last_success >= self.dials.give_up_after_s
+        )
 
     def _fail(self, doc: SourceDocument, reason: str) -> None:
         self.journal.record_failure(
@@ -517,7 +643,8 @@ class _Run:
         gone = [p for p in self.journal.paths_in(self.report.collections) if p not in self.seen]
         for path in gone:
             entry = self.journal.get(path)
-            if entry is not None and entry.page:
+            # Never remove a page that a document of this run now writes.
+            if entry is not None and entry.page and entry.page not in self.page_owners:
                 self.wiki.remove(entry.page)
         self.journal.forget(gone)
         self.report.removed = len(gone)

@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS documents (
     updated REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS documents_by_collection ON documents (collection);
+CREATE INDEX IF NOT EXISTS documents_by_page ON documents (page);
 """
 
 
@@ -75,6 +76,10 @@ class Journal:
             (path,),
         ).fetchone()
         return _entry(row) if row else None
+
+    def page_owner(self, page: str) -> str | None:
+        row = self._db.execute("SELECT path FROM documents WHERE page = ?", (page,)).fetchone()
+        return row[0] if row else None
 
     def paths_in(self, collections: Iterable[str]) -> Iterator[str]:
         for collection in collections:

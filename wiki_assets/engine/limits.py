@@ -28,18 +28,28 @@ def work_units(prompt_tokens: int, completion_tokens: int) -> float:
 
 @dataclass
 class FixedConcurrency:
-    limit: int
+    """The configured number of requests in flight, except right after push-back: a 429 or 5xx
+    halves it, and each run of ``limit`` successes adds one back, up to the configured number."""
+
+    configured: int
+    limit: int = field(default=0, init=False)
     auto: bool = field(default=False, init=False)
     peak: int = field(default=0, init=False)
+    _successes: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
-        self.peak = self.limit
+        self.limit = self.peak = self.configured
 
     def on_success(self, latency_s: float, units: float) -> None:
-        return None
+        if self.limit < self.configured:
+            self._successes += 1
+            if self._successes >= self.limit:
+                self.limit += 1
+                self._successes = 0
 
     def on_overload(self) -> None:
-        return None
+        self.limit = max(1, self.limit // 2)
+        self._successes = 0
 
 
 @dataclass
@@ -90,3 +100,40 @@ class AdaptiveConcurrency:
 
 
 Concurrency = FixedConcurrency | AdaptiveConcurrency
+
+
+@dataclass
+class Breaker:
+    """Takes a model out after ``threshold`` consecutive model-level failures (connection refused,
+    5xx or 429 after the client's retries, timeouts). While open, its workers hand their claims
+    back to the queue for the other models; after ``cooldown_s`` one probe request is let through
+    (half-open): a success closes the breaker, a failure reopens it for twice as long."""
+
+    threshold: int = 3
+    cooldown_s: float = 2.0
+    max_cooldown_s: float = 30.0
+    failures: int = field(default=0, init=False)  # consecutive
+    open_until: float = field(default=0.0, init=False)
+    trips: int = field(default=0, init=False)
+    _cooldown: float = field(default=0.0, init=False)
+
+    @property
+    def tripped(self) -> bool:
+        return self.failures >= self.threshold
+
+    def allows(self, slot: int, now: float) -> bool:
+        """Closed: every slot works. Tripped: only slot 0, once the cooldown is over (the probe)."""
+        return not self.tripped or (slot == 0 and now >= self.open_until)
+
+    def on_success(self) -> None:
+        self.failures = 0
+        self._cooldown = 0.0
+
+    def on_failure(self, now: float) -> None:
+        self.failures += 1
+        if self.tripped:
+            self._cooldown = min(
+                self.max_cooldown_s, self._cooldown * 2 if self._cooldown else self.cooldown_s
+            )
+            self.open_until = now + self._cooldown
+            self.trips += 1
