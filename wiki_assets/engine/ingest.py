@@ -378,6 +378,7 @@ class _Run:
         self._log_start()
         with Journal(self.wiki.state_dir / JOURNAL_FILE) as journal:
             self.journal = journal
+            self.wiki.sweep_temporaries()
             queue = WorkQueue(self._plan())
             flusher = asyncio.create_task(self._flush_periodically())
             try:

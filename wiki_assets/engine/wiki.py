@@ -1,7 +1,8 @@
 """The wiki on disk: page names, page text, and writes that never leave the wiki root.
 
-Every write goes to a temporary file beside its target and is renamed over it, so a reader (or a run
-killed mid-write) never sees half a page.
+Every write goes to a temporary file in the state folder and is renamed over its target, so a
+reader never sees half a page, and whatever a killed run left half-written is in one place, swept
+at the start of the next run.
 """
 
 from __future__ import annotations
@@ -42,6 +43,17 @@ class Wiki:
     def state_dir(self) -> Path:
         return self.root / STATE_DIR
 
+    @property
+    def _scratch(self) -> Path:
+        return self.state_dir / "tmp"
+
+    def sweep_temporaries(self) -> int:
+        """Remove what a killed run left half-written; returns how many files."""
+        leftovers = list(self._scratch.glob(".tmp-*")) if self._scratch.is_dir() else []
+        for leftover in leftovers:
+            leftover.unlink(missing_ok=True)
+        return len(leftovers)
+
     def resolve(self, page: str) -> Path:
         """The absolute path of ``page``, refusing anything that escapes the root."""
         relative = PurePosixPath(page)
@@ -57,7 +69,9 @@ class Wiki:
     def write(self, page: str, text: str) -> None:
         target = self.resolve(page)
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".md")
+        self._scratch.mkdir(parents=True, exist_ok=True)
+        # Same file system as the target, so the rename below is atomic.
+        fd, temporary = tempfile.mkstemp(dir=self._scratch, prefix=".tmp-", suffix=".md")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
@@ -82,7 +96,8 @@ class Wiki:
 def render_page(source_path: str, content_hash: str, result: dict[str, Any]) -> str:
     """Markdown with YAML front matter. Values are JSON-quoted, which is valid YAML and cannot
     break out of the front matter whatever the model wrote."""
-    title = result["title"]
+    # Titles come from the documents and summaries from the models: both are data, never markup.
+    title = _escape_html(_one_line(result["title"]))
     notes = []
     if result.get("input_cut"):
         notes.append(
@@ -105,7 +120,7 @@ def render_page(source_path: str, content_hash: str, result: dict[str, Any]) -> 
     }
     lines = ["---"]
     lines += [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in front.items()]
-    lines += ["---", "", f"# {_one_line(title)}", "", *notes, "" if notes else None]
+    lines += ["---", "", f"# {title}", "", *notes, "" if notes else None]
     lines += [_escape_body(result["summary"]), "", f"*Source:* `{source_path}`", ""]
     return "\n".join(line for line in lines if line is not None)
 
@@ -118,7 +133,11 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _escape_html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _escape_body(text: str) -> str:
-    # Model output is data: neutralise raw HTML and a line that could open new front matter.
-    text = text.replace("<", "&lt;").replace(">", "&gt;")
+    # Neutralise raw HTML, and any line that could close or open front matter.
+    text = _escape_html(text)
     return "\n".join("\\---" if line.strip() == "---" else line for line in text.splitlines())

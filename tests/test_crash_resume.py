@@ -1,0 +1,84 @@
+"""Crash and resume: a run killed with SIGKILL at arbitrary moments leaves no partial page and an
+intact journal, and the next run asks no model again for a document whose summary had already
+returned (only for those in flight at the kill), then finishes the rest."""
+
+from __future__ import annotations
+
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from wiki_assets.engine.ingest import JOURNAL_FILE
+from wiki_assets.simulator import SimModel, SimServer
+
+DRIVER = """
+import sys
+from pathlib import Path
+from wiki_assets.engine import Dials, Endpoint, ingest
+ingest(
+    synced_root=Path(sys.argv[1]), wiki_root=Path(sys.argv[2]), collections=["c"],
+    endpoints=[Endpoint(name="sim", base_url=sys.argv[3], model="sim")],
+    dials=Dials(workers_per_model=3, claim_size=4, flush_seconds=0.3, max_tokens=64),
+)
+"""
+DOCUMENTS = 60
+
+
+def done_in_journal(wiki: Path) -> set[str]:
+    with sqlite3.connect(wiki / ".wiki_assets" / JOURNAL_FILE) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        rows = db.execute("SELECT path FROM documents WHERE status IN ('summarized', 'written')")
+        return {row[0] for row in rows}
+
+
+def assert_pages_whole(wiki: Path) -> None:
+    for page in (wiki / "c").glob("*"):
+        text = page.read_text(encoding="utf-8")
+        assert page.suffix == ".md", page
+        assert text.startswith("---\n") and text.count("\n---\n") >= 1, page
+        assert text.rstrip().endswith("`"), f"{page} is cut short"
+
+
+def test_sigkill_at_random_moments_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    synced = tmp_path / "synced" / "c"
+    synced.mkdir(parents=True)
+    for i in range(DOCUMENTS):
+        (synced / f"doc-{i:03}.md").write_text(f"# Doc {i}\n\nBody {i}. " * 30)
+    wiki = tmp_path / "wiki"
+    rng = random.Random(1234)
+    # ~0.1 s a request, 3 in flight: a full run takes about 2 s.
+    with SimServer(SimModel(model="sim", latency_s=0.1, per_request_tps=4000)) as server:
+        command = [sys.executable, "-c", DRIVER, str(synced.parent), str(wiki), server.base_url]
+        done_before: set[str] = set()
+        for _ in range(3):
+            asked_before = len(server.request_log())
+            process = subprocess.Popen(command)
+            # Once the run is asking the model (imports take a while), kill it at a random moment.
+            deadline = time.monotonic() + 60
+            while len(server.request_log()) == asked_before and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(rng.uniform(0.05, 0.8))
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            asked = {
+                line.removeprefix("Document: ") for line in server.request_log()[asked_before:]
+            }
+            assert not asked & done_before, "a finished summary was requested again"
+            assert_pages_whole(wiki)
+            done_now = done_in_journal(wiki)
+            assert done_now >= done_before, "a killed run lost finished summaries"
+            done_before = done_now
+        assert 0 < len(done_before) < DOCUMENTS, "the kills should land mid-run"
+
+        asked_before = len(server.request_log())
+        subprocess.run(command, check=True, timeout=120)
+        asked = {line.removeprefix("Document: ") for line in server.request_log()[asked_before:]}
+    assert not asked & done_before
+    assert len(asked) == DOCUMENTS - len(done_before)
+    assert len(list((wiki / "c").glob("*.md"))) == DOCUMENTS
+    assert_pages_whole(wiki)
+    assert not list((wiki / ".wiki_assets" / "tmp").glob(".tmp-*"))
