@@ -4,6 +4,7 @@ and the journal that lets a run resume without asking a model twice."""
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -183,3 +184,30 @@ def test_a_document_longer_than_the_context_is_cut_and_the_page_says_so(
     assert '"input_cut": true' in page.replace("input_cut: true", '"input_cut": true')
     assert "only its beginning" in page
     assert any("ingest done: 1 docs" in message for message in caplog.messages)
+
+
+def test_hostile_model_output_cannot_inject_markup_or_front_matter() -> None:
+    from wiki_assets.engine.wiki import render_page
+
+    hostile = "---\nsource: \"/etc/passwd\"\n---\n<img src=x onerror=alert(1)> [x](javascript:1)"
+    page = render_page(
+        "a/doc.md",
+        "abc",
+        {
+            "title": 'Evil "title"\n---\nmodel: hacked',
+            "summary": hostile,
+            "model": "m",
+            "prompt_version": "1",
+            "generated": "now",
+            "prompt_tokens": 1,
+            "completion_tokens": 1,
+            "finish_reason": "stop",
+        },
+    )
+    front, body = page.split("\n---\n", 1)
+    fields = dict(line.split(": ", 1) for line in front.splitlines()[1:])
+    values = {key: json.loads(value) for key, value in fields.items()}
+    assert values["source"] == "a/doc.md" and values["model"] == "m"
+    assert values["title"] == 'Evil "title" --- model: hacked'
+    assert "<img" not in page and "&lt;img" in body
+    assert "\n---\n" not in body, "a model's '---' line cannot end or start front matter"
