@@ -20,6 +20,7 @@ def test_definitions_load_with_the_fixed_names() -> None:
     assert {key.to_user_string() for key in graph.get_all_asset_keys()} == {
         "synced_documents",
         "wiki_pages",
+        "wiki_index",
     }
     wiki_pages = graph.get(dg.AssetKey("wiki_pages"))
     assert wiki_pages.parent_keys == {dg.AssetKey("synced_documents")}

@@ -5,7 +5,6 @@ and the journal that lets a run resume without asking a model twice."""
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 import pytest
@@ -162,35 +161,12 @@ def test_a_summary_that_returned_before_a_crash_is_not_requested_again(tmp_path:
     assert "from the journal" in (wiki / "c" / "doc-000.md").read_text()
 
 
-def test_a_document_longer_than_the_context_is_cut_and_the_page_says_so(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    synced = tmp_path / "synced"
-    (synced / "ko").mkdir(parents=True)
-    (synced / "ko" / "long.md").write_text("# 긴 문서\n\n" + "온보딩 절차를 설명합니다. " * 400)
-    with SimServer(SimModel(model="small", context_tokens=2048)) as server:
-        caplog.set_level(logging.INFO, "wiki_assets")
-        report = ingest(
-            synced_root=synced,
-            wiki_root=tmp_path / "wiki",
-            collections=["ko"],
-            endpoints=[endpoint(server, context_tokens=2048)],
-            dials=Dials(max_tokens=128, flush_seconds=0.5),
-        )
-        stats = server.snapshot()
-    assert report.count == 1 and not report.failed
-    assert stats.errors == 0 and stats.answered == 1
-    page = (tmp_path / "wiki" / "ko" / "long.md").read_text()
-    assert '"input_cut": true' in page.replace("input_cut: true", '"input_cut": true')
-    assert "only its beginning" in page
-    assert any("ingest done: 1 docs" in message for message in caplog.messages)
-
-
 def test_hostile_model_output_cannot_inject_markup_or_front_matter() -> None:
-    from wiki_assets.engine.wiki import render_page
+    from wiki_assets.engine.wiki import Link, render_page
 
-    hostile = "---\nsource: \"/etc/passwd\"\n---\n<img src=x onerror=alert(1)> [x](javascript:1)"
+    hostile = '---\nsource: "/etc/passwd"\n---\n<img src=x onerror=alert(1)> [x](javascript:1)'
     page = render_page(
+        "a/doc.md",
         "a/doc.md",
         "abc",
         {
@@ -202,7 +178,11 @@ def test_hostile_model_output_cannot_inject_markup_or_front_matter() -> None:
             "prompt_tokens": 1,
             "completion_tokens": 1,
             "finish_reason": "stop",
+            "key_points": ["<b>bold</b>"],
+            "topics": ["rm -rf /", "#tag]]"],
         },
+        related=[Link("b/x.md", "X [evil](http://e)", "<i>because</i>")],
+        backlinks=[],
     )
     front, body = page.split("\n---\n", 1)
     fields = dict(line.split(": ", 1) for line in front.splitlines()[1:])
@@ -211,3 +191,6 @@ def test_hostile_model_output_cannot_inject_markup_or_front_matter() -> None:
     assert values["title"] == 'Evil "title" --- model: hacked'
     assert "<img" not in page and "&lt;img" in body
     assert "\n---\n" not in body, "a model's '---' line cannot end or start front matter"
+    assert "<b>" not in page and "<i>" not in page
+    assert "- [X \\[evil\\](http://e)](../b/x.md) — &lt;i&gt;because&lt;/i&gt;" in body
+    assert values["tags"] == ["rm-rf", "tag"]

@@ -44,7 +44,8 @@ def test_flaky_model_and_dead_model_still_account_for_every_document(tmp_path: P
             wiki_root=tmp_path / "wiki",
             collections=["c"],
             endpoints=[
-                endpoint(flaky_server, timeout_s=0.5, max_retries=1),
+                # No client retries: every hang surfaces as a timeout the engine must handle.
+                endpoint(flaky_server, timeout_s=0.5, max_retries=0),
                 endpoint(dead_server, timeout_s=0.5, max_retries=1),
             ],
             dials=Dials(workers_per_model=4, claim_size=4, flush_seconds=1, max_tokens=64),

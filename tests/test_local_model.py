@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from wiki_assets.defs.resources import SummarizerResource
+from wiki_assets.engine.index import dangling_links
+from wiki_assets.engine.wiki import page_for
 from wiki_assets.engine.local_model import EMBEDDED_MODEL, EmbeddedModelUnavailable
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -51,12 +53,26 @@ def test_cli_ingests_on_the_embedded_model_and_stops_it(tmp_path: Path) -> None:
     assert summary["count"] == len(DOCUMENTS) and summary["failed"] == []
     assert summary["models"]["local"]["docs"] == len(DOCUMENTS)
     assert summary["completion_tokens"] > 0
+    wiki = tmp_path / "wiki"
     for document in DOCUMENTS:
-        page_name = document if document.endswith(".md") else document + ".md"
-        page = (tmp_path / "wiki" / page_name).read_text(encoding="utf-8")
-        assert f'model: "{EMBEDDED_MODEL}"' in page
-        body = page.split("---", 2)[2]
-        assert len(body.strip()) > len(document) + 40, page  # the model said something
+        page = (wiki / page_for(document)).read_text(encoding="utf-8")
+        header, body = page.split("\n---\n", 1)
+        meta = {k: json.loads(v) for k, v in (x.split(": ", 1) for x in header.splitlines()[1:])}
+        assert meta["model"] == EMBEDDED_MODEL and meta["source"] == document
+        assert meta["description"], page  # the model's structured answer parsed into a page
+        assert len(body.strip()) > 80, page
+        if document.endswith("-ko.md"):
+            # The model's own words, kept as they are: a Korean document gets a Korean page.
+            assert meta["language"] == "Korean"
+            # Only what the model wrote: not the heading (the document's title), not the notes.
+            written = [
+                line
+                for line in body.splitlines()
+                if not line.startswith(("# ", "## ", "*Source:*", "> [!", "- ["))
+            ]
+            assert sum("가" <= ch <= "힣" for ch in "".join(written)) > 10, page
+    assert dangling_links(wiki) == []
+    assert (wiki / "index.md").is_file()
     assert llama_servers() == before, "the embedded server must be stopped after the run"
 
 

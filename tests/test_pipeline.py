@@ -30,7 +30,7 @@ def test_first_run_writes_one_page_per_document(
 
     assert outcome.success, outcome.error
     assert sorted(outcome.plan.added) == ["_root", "engineering", "operations", "people", "product"]
-    assert workspace.pages() == sorted(page_for(doc) for doc in documents)
+    assert workspace.pages() == sorted([*(page_for(doc) for doc in documents), "index.md"])
     metadata = outcome.metadata
     assert metadata["count"] == len(documents)
     assert metadata["skipped"] == 0 and metadata["failed"] == 0

@@ -541,6 +541,7 @@ class SimServer:
         # First line of each request's last user message, in arrival order, and the bearer
         # tokens seen: tests check which documents were asked for and that a key travelled.
         self._request_log: list[str] = []
+        self._request_texts: list[str] = []
         self._bearer_tokens: set[str] = set()
         self._lifecycle = threading.Lock()  # serializes start/stop
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -649,6 +650,11 @@ class SimServer:
         with self._lock:
             return list(self._request_log)
 
+    def request_texts(self) -> list[str]:
+        """The whole last user message of every chat request, in arrival order."""
+        with self._lock:
+            return list(self._request_texts)
+
     def bearer_tokens(self) -> set[str]:
         with self._lock:
             return set(self._bearer_tokens)
@@ -661,6 +667,7 @@ class SimServer:
             self._stats = SimStats(peak_active=self._active, peak_in_flight=self._in_flight)
             self._rng = random.Random(self.sim.seed)
             self._request_log.clear()
+            self._request_texts.clear()
 
     def _note_active(self, active: int) -> None:
         with self._lock:
@@ -710,6 +717,7 @@ class SimServer:
         parsed = _parse(sim, body)
         with self._lock:
             self._request_log.append(parsed.document.split("\n", 1)[0])
+            self._request_texts.append(parsed.document)
             authorization = request.headers.get("Authorization", "")
             if authorization.startswith("Bearer "):
                 self._bearer_tokens.add(authorization.removeprefix("Bearer "))

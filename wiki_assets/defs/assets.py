@@ -10,6 +10,7 @@ from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import Dials, IngestReport, ingest
 from wiki_assets.engine.fleet import parse_workers
+from wiki_assets.engine.index import dangling_links, index_wiki
 from wiki_assets.engine.prompts import PROMPT_VERSION
 
 # Single-run backfills are what this asset is built for; the beta notice only adds noise to logs.
@@ -58,6 +59,11 @@ class IngestConfig(dg.Config):
     )
     force: bool = Field(
         default=False, description="Re-summarize every document of the partitions, changed or not."
+    )
+    language: str = Field(
+        default="auto",
+        description="Language of the pages: 'auto' writes each page in its document's language "
+        "(a Korean document gets a Korean page); or a language such as 'en' or 'ko' for all.",
     )
 
     @field_validator("workers_per_model")
@@ -119,6 +125,36 @@ def wiki_pages(
             metadata=report_metadata(report),
         )
     return dg.MaterializeResult(metadata=report_metadata(report))
+
+
+@dg.asset(
+    deps=[wiki_pages],
+    group_name="wiki",
+    kinds={"markdown"},
+    # Rebuilt whenever pages change, by the ingest job itself or, for runs that only select
+    # wiki_pages (a UI backfill), by Dagster's automation when it is on.
+    automation_condition=dg.AutomationCondition.eager(),
+)
+def wiki_index(context: dg.AssetExecutionContext, corpus: CorpusResource) -> dg.MaterializeResult:
+    """``index.md``: every page by collection and by shared topic. Building it also re-renders any
+    page whose related links or backlinks are out of date, so no link in the wiki dangles."""
+    report = index_wiki(corpus.wiki_path)
+    dangling = dangling_links(corpus.wiki_path)
+    for page, target in dangling[:20]:
+        context.log.warning(f"dangling link in {page}: {target}")
+    context.log.info(
+        f"index: {report.pages} pages · {report.collections} collections · "
+        f"{report.topics} shared topics · {report.rewritten} pages re-linked"
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "pages": dg.MetadataValue.int(report.pages),
+            "collections": dg.MetadataValue.int(report.collections),
+            "topics": dg.MetadataValue.int(report.topics),
+            "rewritten": dg.MetadataValue.int(report.rewritten),
+            "dangling_links": dg.MetadataValue.int(len(dangling)),
+        }
+    )
 
 
 MAX_LISTED_FAILURES = 200

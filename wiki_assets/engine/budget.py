@@ -36,3 +36,17 @@ def cut_to_budget(text: str, budget_tokens: int) -> tuple[str, bool]:
     if boundary > end * 0.8:
         end = boundary
     return text[:end].rstrip(), True
+
+
+def split_to_budget(text: str, budget_tokens: int) -> list[str]:
+    """Consecutive parts of ``text``, each estimated to fit ``budget_tokens``, cut at whitespace;
+    together they hold the whole text (only the whitespace at the cuts is dropped)."""
+    parts = []
+    rest = text
+    while rest.strip():
+        part, cut = cut_to_budget(rest, budget_tokens)
+        if not part:  # a single "word" longer than the budget: cut it mid-word
+            part, cut = rest[: max(1, int(budget_tokens / OTHER_TOKENS_PER_CHAR))], True
+        parts.append(part)
+        rest = rest[len(part) :].lstrip() if cut else ""
+    return parts

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import openai
 
-from wiki_assets.engine.budget import cut_to_budget, estimate_tokens
-from wiki_assets.engine.prompts import LIBRARIAN_SYSTEM, LIBRARIAN_USER, TRUNCATION_NOTE
+from wiki_assets.engine.budget import estimate_tokens, split_to_budget
+from wiki_assets.engine.page import DraftError, PageDraft, draft_schema, parse_draft
+from wiki_assets.engine.prompts import (
+    CHUNK_SYSTEM,
+    CHUNK_USER,
+    LIBRARIAN_SYSTEM,
+    NO_CANDIDATES,
+    PAGE_USER,
+    PARTS_NOTE,
+    REPAIR_USER,
+)
+from wiki_assets.engine.related import Candidate
 
 AUTO: Literal["auto"] = "auto"
 Workers = int | Literal["auto"]
@@ -69,6 +79,7 @@ class Dials:
     force: bool = False
     max_workers: int = 64  # ceiling for automatic concurrency
     give_up_after_s: float = 60.0  # every model down this long: stop, leave the rest for later
+    language: str = "auto"  # of the pages: "auto" (the document's own), or e.g. "en", "ko"
 
     def __post_init__(self) -> None:
         parse_workers(self.workers_per_model)
@@ -81,12 +92,13 @@ class Dials:
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    text: str
+    draft: PageDraft
     model: str
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str
-    input_cut: bool
+    parts: int  # 1, or how many chunks a long document was summarized in
+    requests: int
 
 
 ErrorKind = Literal["rejected", "timeout", "unavailable", "garbage"]
@@ -106,6 +118,19 @@ class ModelError(Exception):
 
 
 _CONTEXT_OVERFLOW = re.compile(r"context length|context window|too many tokens", re.IGNORECASE)
+_FORMAT_REFUSED = re.compile(r"response_format|json_schema|json_object|Input should be", re.I)
+
+# How to ask for structured output, best first. Servers differ: vLLM takes a JSON schema;
+# llama-cpp-python's server refuses that form (HTTP 500) but constrains "json_object" with a
+# schema; anything else gets the schema described in the prompt and a parser.
+OUTPUT_MODES = ("json_schema", "json_object", "text")
+
+
+@dataclass
+class _Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0
 
 
 class ModelClient:
@@ -119,6 +144,7 @@ class ModelClient:
     ) -> None:
         self.endpoint = endpoint
         self.max_tokens = endpoint.max_tokens or max_tokens
+        self.output_mode = OUTPUT_MODES[0]  # downgraded, once per client, when a server refuses
         hooks: dict[str, list[Callable[..., Any]]] = {}
         if on_overload is not None:
             # openai retries 429/5xx itself and reports only the last failure; the hook sees
@@ -140,70 +166,198 @@ class ModelClient:
     async def close(self) -> None:
         await self._client.close()
 
-    def _input_budget(self) -> int:
-        return self.endpoint.context_tokens - self.max_tokens - PROMPT_OVERHEAD_TOKENS
+    def _input_budget(self, reserved: str = "") -> int:
+        return (
+            self.endpoint.context_tokens
+            - self.max_tokens
+            - PROMPT_OVERHEAD_TOKENS
+            - estimate_tokens(reserved)
+        )
 
-    async def summarize(self, path: str, title: str, text: str) -> Summary:
-        budget = self._input_budget()
+    async def summarize(
+        self,
+        path: str,
+        title: str,
+        text: str,
+        candidates: Sequence[Candidate] = (),
+        language: str = "English",
+    ) -> Summary:
+        """One page for one document. A document longer than the context is summarized over its
+        whole length: each part is turned into notes, and the page is written from the notes."""
+        listing = _candidate_list(candidates)
+        usage = _Usage()
+        body, parts = text, 1
+        budget = self._input_budget(listing)
         if budget < 64:
-            raise ModelError(
-                f"model {self.endpoint.name}: context of {self.endpoint.context_tokens} tokens "
-                f"leaves no room for input after max_tokens={self.max_tokens}",
+            raise self._error(
+                f"context of {self.endpoint.context_tokens} tokens leaves no room for input "
+                f"after max_tokens={self.max_tokens}",
                 "rejected",
             )
-        # The estimate is deliberately pessimistic; if a server still says the prompt is too long,
-        # shrink once more rather than fail the document.
-        for attempt in range(2):
-            body, cut = cut_to_budget(text, budget)
-            if cut:
-                body += TRUNCATION_NOTE
+        # The estimate is pessimistic; a server that still reports an overflow gets parts half
+        # as long.
+        for _ in range(3):
             try:
-                return await self._complete(path, title, body, cut)
-            except openai.BadRequestError as error:
-                if attempt == 0 and _CONTEXT_OVERFLOW.search(str(error)):
-                    budget = min(budget, estimate_tokens(body)) // 2
-                    continue
-                raise self._error(f"rejected ({_reason(error)})", "rejected") from error
-            except openai.APIError as error:
-                raise self._error(_reason(error), _kind(error)) from error
-            except (ValueError, TypeError, AttributeError, KeyError) as error:
-                # openai parses the body itself: a non-JSON or malformed answer surfaces here.
-                raise self._error(
-                    f"unparsable answer ({type(error).__name__})", "garbage"
-                ) from error
-        raise AssertionError("unreachable")
-
-    def _error(self, reason: str, kind: ErrorKind) -> ModelError:
-        return ModelError(f"model {self.endpoint.name}: {reason}", kind)
-
-    async def _complete(self, path: str, title: str, body: str, cut: bool) -> Summary:
-        response = await self._client.chat.completions.create(
+                if estimate_tokens(body) > budget:
+                    body, parts = await self._notes(path, text, budget, language, usage)
+                draft, finish = await self._page(
+                    path, title, body, parts, listing, language, candidates, usage
+                )
+                break
+            except _Overflow:
+                budget //= 2
+                body, parts = text, 1
+        else:
+            raise self._error("prompt too long for the model's context", "rejected")
+        allowed = {candidate.path for candidate in candidates} - {path}
+        return Summary(
+            draft=draft.keep_links_to(allowed),
             model=self.endpoint.model,
-            messages=[
-                {"role": "system", "content": LIBRARIAN_SYSTEM},
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            finish_reason=finish,
+            parts=parts,
+            requests=usage.requests,
+        )
+
+    async def _notes(
+        self, path: str, text: str, budget: int, language: str, usage: _Usage
+    ) -> tuple[str, int]:
+        """Map: notes on each part; repeated on the notes themselves if they are still too long."""
+        chunks = split_to_budget(text, budget)
+        notes = []
+        for index, chunk in enumerate(chunks, start=1):
+            messages = [
+                {"role": "system", "content": CHUNK_SYSTEM.format(language=language)},
                 {
                     "role": "user",
-                    "content": LIBRARIAN_USER.format(path=path, title=title, text=body),
+                    "content": CHUNK_USER.format(
+                        path=path, part=index, parts=len(chunks), text=chunk
+                    ),
                 },
-            ],
-            max_tokens=self.max_tokens,
-            temperature=0.2,
+            ]
+            content, _ = await self._request(messages, None, usage)
+            notes.append(f"Part {index}: {content}")
+        joined = "\n\n".join(notes)
+        if estimate_tokens(joined) > budget and len(chunks) > 1:
+            deeper, _ = await self._notes(path, joined, budget, language, usage)
+            return deeper, len(chunks)
+        return joined, len(chunks)
+
+    async def _page(
+        self,
+        path: str,
+        title: str,
+        body: str,
+        parts: int,
+        listing: str,
+        language: str,
+        candidates: Sequence[Candidate],
+        usage: _Usage,
+    ) -> tuple[PageDraft, str]:
+        prompt = PAGE_USER.format(
+            language=language,
+            path=path,
+            title=title,
+            parts_note=PARTS_NOTE.format(parts=parts) if parts > 1 else "",
+            text=body,
+            candidates=listing,
         )
+        messages: list[dict[str, str]] = [
+            {"role": "system", "content": LIBRARIAN_SYSTEM},
+            {"role": "user", "content": prompt},
+        ]
+        schema = draft_schema(sorted({c.path for c in candidates} - {path}))
+        content, finish = await self._structured(messages, schema, usage)
+        try:
+            return parse_draft(content, truncated=finish == "length"), finish
+        except DraftError as problem:
+            # One repair attempt, in the same conversation, then the document fails.
+            messages += [
+                {"role": "assistant", "content": content},
+                {"role": "user", "content": REPAIR_USER.format(problem=problem)},
+            ]
+            content, finish = await self._structured(messages, schema, usage)
+            try:
+                return parse_draft(content, truncated=finish == "length"), finish
+            except DraftError as again:
+                raise self._error(
+                    f"unparsable page after one repair ({again})", "garbage"
+                ) from None
+
+    async def _structured(
+        self, messages: list[dict[str, str]], schema: dict[str, Any], usage: _Usage
+    ) -> tuple[str, str]:
+        while True:
+            mode = self.output_mode
+            try:
+                return await self._request(messages, _response_format(mode, schema), usage)
+            except _FormatRefused:
+                self.output_mode = OUTPUT_MODES[OUTPUT_MODES.index(mode) + 1]
+
+    async def _request(
+        self, messages: list[dict[str, str]], response_format: Any, usage: _Usage
+    ) -> tuple[str, str]:
+        extra: dict[str, Any] = {}
+        if response_format is not None:
+            extra["response_format"] = response_format
+        try:
+            response = await self._client.chat.completions.create(
+                model=self.endpoint.model,
+                messages=messages,  # type: ignore[arg-type]
+                max_tokens=self.max_tokens,
+                temperature=0.2,
+                **extra,
+            )
+        except openai.APIStatusError as error:
+            text = str(error.body or "") + error.message
+            if response_format is not None and error.status_code in (400, 422, 500):
+                if _FORMAT_REFUSED.search(text) and response_format.get("type") != "text":
+                    raise _FormatRefused from error
+            if error.status_code == 400 and _CONTEXT_OVERFLOW.search(text):
+                raise _Overflow from error
+            raise self._error(_reason(error), _kind(error)) from error
+        except openai.APIError as error:
+            raise self._error(_reason(error), _kind(error)) from error
+        except (ValueError, TypeError, AttributeError, KeyError) as error:
+            # openai parses the body itself: a non-JSON or malformed answer surfaces here.
+            raise self._error(f"unparsable answer ({type(error).__name__})", "garbage") from error
+        usage.requests += 1
+        if response.usage:
+            usage.prompt_tokens += response.usage.prompt_tokens
+            usage.completion_tokens += response.usage.completion_tokens
         if not response.choices:
             raise self._error("answer without choices", "garbage")
         choice = response.choices[0]
         content = (choice.message.content or "").strip()
         if not content:
             raise self._error("empty answer", "garbage")
-        usage = response.usage
-        return Summary(
-            text=content,
-            model=self.endpoint.model,
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
-            finish_reason=choice.finish_reason or "stop",
-            input_cut=cut,
-        )
+        return content, choice.finish_reason or "stop"
+
+    def _error(self, reason: str, kind: ErrorKind) -> ModelError:
+        return ModelError(f"model {self.endpoint.name}: {reason}", kind)
+
+
+class _FormatRefused(Exception):
+    pass
+
+
+class _Overflow(Exception):
+    pass
+
+
+def _response_format(mode: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+    if mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "page", "schema": schema}}
+    if mode == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return None
+
+
+def _candidate_list(candidates: Sequence[Candidate]) -> str:
+    if not candidates:
+        return NO_CANDIDATES
+    return "\n".join(f"- {c.path}: {c.title} — {c.line}" for c in candidates)
 
 
 def _kind(error: openai.APIError) -> ErrorKind:

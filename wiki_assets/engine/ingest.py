@@ -30,7 +30,8 @@ from wiki_assets.engine.corpus import (
     scan,
 )
 from wiki_assets.engine.fleet import AUTO, Dials, Endpoint, ModelClient, ModelError, Summary
-from wiki_assets.engine.journal import SUMMARIZED, WRITTEN, Entry, Journal
+from wiki_assets.engine.index import INDEX_PAGE, neighbours, page_text, relink
+from wiki_assets.engine.journal import JOURNAL_FILE, SUMMARIZED, WRITTEN, Entry, Journal
 from wiki_assets.engine.limits import (
     AdaptiveConcurrency,
     Breaker,
@@ -39,10 +40,12 @@ from wiki_assets.engine.limits import (
     work_units,
 )
 from wiki_assets.engine.locks import collection_locks
+from wiki_assets.engine.page import LANGUAGES, detect_language
 from wiki_assets.engine.prompts import PROMPT_VERSION
-from wiki_assets.engine.wiki import STATE_DIR, UnsafePath, Wiki, now_iso, page_for, render_page
+from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.wiki import STATE_DIR, UnsafePath, Wiki, now_iso, page_for
 
-JOURNAL_FILE = "journal.sqlite"
+RELATED_FILE = "related.sqlite"
 
 
 class Log(Protocol):
@@ -56,15 +59,18 @@ class Log(Protocol):
 # What is current
 
 
-def fingerprint(max_tokens: int) -> str:
-    """What shapes a page besides its text and its model: the prompt and the length cap."""
-    return hashlib.sha256(f"{PROMPT_VERSION}\0{max_tokens}".encode()).hexdigest()[:12]
+def fingerprint(max_tokens: int, language: str = "auto") -> str:
+    """What shapes a page besides its text and its model: prompt, length cap, page language."""
+    key = f"{PROMPT_VERSION}\0{max_tokens}\0{language}"
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
 def fingerprints(endpoints: Sequence[Endpoint], dials: Dials) -> dict[str, str]:
     """Model id -> fingerprint of the pages it would write now. A page written by a model that is no
     longer in the fleet is not current: switching models redoes the wiki, adding one does not."""
-    return {ep.model: fingerprint(ep.max_tokens or dials.max_tokens) for ep in endpoints}
+    return {
+        ep.model: fingerprint(ep.max_tokens or dials.max_tokens, dials.language) for ep in endpoints
+    }
 
 
 def is_current(entry: Entry | None, doc: SourceDocument, current: dict[str, str]) -> bool:
@@ -295,6 +301,7 @@ def ingest(
         return asyncio.run(run.execute())
 
 
+RELATED_CANDIDATES = 8  # documents offered to the model as link targets
 MAX_ATTEMPTS = 3  # tries per document across the fleet for timeouts and outages
 MAX_GARBAGE = 2  # an unparsable answer is retried once
 
@@ -376,9 +383,14 @@ class _Run:
             self.models.append(model)
             self.report.models.append(stats)
         self._log_start()
-        with Journal(self.wiki.state_dir / JOURNAL_FILE) as journal:
+        with (
+            Journal(self.wiki.state_dir / JOURNAL_FILE) as journal,
+            RelatedIndex(self.wiki.state_dir / RELATED_FILE) as related,
+        ):
             self.journal = journal
+            self.related = related
             self.wiki.sweep_temporaries()
+            self._refresh_related()
             queue = WorkQueue(self._plan())
             flusher = asyncio.create_task(self._flush_periodically())
             try:
@@ -449,6 +461,27 @@ class _Run:
                 f"timeout {ep.timeout_s:g}s"
             )
 
+    def _refresh_related(self) -> None:
+        """Candidates for links come from the whole corpus, not only this run's collections:
+        (re)index every document whose content changed, and forget the ones that are gone."""
+        present: set[str] = set()
+
+        def changed() -> Iterator[tuple[str, str, str, str]]:
+            for doc in scan(self.synced_root, self.depth):
+                present.add(doc.path)
+                if self.related.is_current(doc.path, doc.content_hash):
+                    continue
+                try:
+                    text = read_text(self.synced_root, doc, self.max_bytes)
+                except DocumentError:
+                    continue
+                yield doc.path, _title_of(text, doc), text, doc.content_hash
+
+        indexed = self.related.update_many(changed())
+        pruned = self.related.prune(lambda path: path in present)
+        if indexed or pruned:
+            self.log.info(f"related index: {indexed} documents indexed · {pruned} removed")
+
     # Planning streams the scan: documents are hashed as workers claim them, never all at once.
     def _plan(self) -> Iterator[Job]:
         for doc in scan(self.synced_root, self.depth, self.report.collections):
@@ -465,6 +498,9 @@ class _Run:
                     self.report.recovered += 1
                     continue
             page = page_for(doc.path)
+            if page == INDEX_PAGE:
+                self._fail(doc, f"page name {page!r} is reserved for the wiki's index")
+                continue
             owner = self._page_owner(page, doc)
             if owner != doc.path:
                 self._fail(doc, f"page name {page!r} is already the page of {owner!r}")
@@ -537,10 +573,12 @@ class _Run:
             self._fail(doc, str(error))
             return
         title = _title_of(text, doc)
+        language = _language(self.dials.language, text)
+        candidates = self.related.candidates(doc.path, k=RELATED_CANDIDATES)
         sent = time.monotonic()
         job.attempts += 1
         try:
-            summary = await client.summarize(doc.path, title, text)
+            summary = await client.summarize(doc.path, title, text, candidates, language)
         except ModelError as error:
             await self._model_failed(job, model, queue, error)
             return
@@ -553,12 +591,12 @@ class _Run:
         stats.prompt_tokens += summary.prompt_tokens
         stats.completion_tokens += summary.completion_tokens
         stats.hit_max_tokens += summary.finish_reason == "length"
-        result = _result(title, summary)
+        result = _result(title, language, summary)
         self.journal.record_summary(
             path=doc.path,
             collection=doc.collection,
             content_hash=doc.content_hash,
-            fingerprint=fingerprint(client.max_tokens),
+            fingerprint=fingerprint(client.max_tokens, self.dials.language),
             page=job.page,
             model=client.endpoint.model,
             result=result,
@@ -630,25 +668,39 @@ class _Run:
     def _flush(self) -> None:
         batch, self.unwritten = self.unwritten, []
         written = []
-        for job, result in batch:
+        for job, _ in batch:
+            entry = self.journal.get(job.doc.path)
+            if entry is None or entry.page is None or entry.result is None:
+                continue
             try:
-                self.wiki.write(job.page, render_page(job.doc.path, job.doc.content_hash, result))
+                self.wiki.write(entry.page, page_text(self.journal, entry))
             except OSError as error:
                 self.report.count -= 1
                 self._fail(job.doc, f"page not written: {error.strerror or error}")
                 continue
             written.append(job.doc.path)
         self.journal.mark_written(written)
+        # Links render only to pages that exist: the new pages, the pages they link to (new
+        # backlinks) and the pages linking to them (a link that can now be shown) are rendered
+        # again where that changed something.
+        relink(self.journal, self.wiki, [*written, *neighbours(self.journal, written)])
 
     def _remove_vanished(self) -> None:
         gone = [p for p in self.journal.paths_in(self.report.collections) if p not in self.seen]
+        linked = neighbours(self.journal, gone) - set(gone)
         for path in gone:
             entry = self.journal.get(path)
             # Never remove a page that a document of this run now writes.
             if entry is not None and entry.page and entry.page not in self.page_owners:
                 self.wiki.remove(entry.page)
         self.journal.forget(gone)
+        relink(self.journal, self.wiki, linked)  # no link may point at a removed page
         self.report.removed = len(gone)
+
+
+def _language(setting: str, text: str) -> str:
+    code = detect_language(text) if setting == "auto" else setting
+    return LANGUAGES.get(code, code)
 
 
 def _title_of(text: str, doc: SourceDocument) -> str:
@@ -659,15 +711,22 @@ def _title_of(text: str, doc: SourceDocument) -> str:
     return doc.title_hint
 
 
-def _result(title: str, summary: Summary) -> dict[str, Any]:
+def _result(title: str, language: str, summary: Summary) -> dict[str, Any]:
+    draft = summary.draft
     return {
-        "title": title,
-        "summary": summary.text,
+        # The document's own heading is a better title than a model's rewording of it.
+        "title": title or draft.title,
+        "description": draft.description,
+        "summary": draft.summary,
+        "key_points": draft.key_points,
+        "topics": draft.topics,
+        "related": [link.model_dump() for link in draft.related],
+        "language": language,
+        "parts": summary.parts,
         "model": summary.model,
         "prompt_version": PROMPT_VERSION,
         "generated": now_iso(),
         "prompt_tokens": summary.prompt_tokens,
         "completion_tokens": summary.completion_tokens,
         "finish_reason": summary.finish_reason,
-        "input_cut": summary.input_cut,
     }

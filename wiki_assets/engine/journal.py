@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+JOURNAL_FILE = "journal.sqlite"  # in the wiki's state folder
+
 SUMMARIZED = "summarized"  # the model answered; the page is not on disk yet
 WRITTEN = "written"  # the page is on disk
 FAILED = "failed"
@@ -35,6 +37,14 @@ CREATE TABLE IF NOT EXISTS documents (
 );
 CREATE INDEX IF NOT EXISTS documents_by_collection ON documents (collection);
 CREATE INDEX IF NOT EXISTS documents_by_page ON documents (page);
+-- Related-document links of each summarized document (source -> target, both source paths).
+CREATE TABLE IF NOT EXISTS links (
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (source, target)
+);
+CREATE INDEX IF NOT EXISTS links_by_target ON links (target);
 """
 
 
@@ -102,12 +112,48 @@ class Journal:
         model: str,
         result: dict[str, Any],
     ) -> None:
-        self._upsert(path, collection, content_hash, fingerprint, SUMMARIZED, page, model, result)
+        """The result and its links, in one transaction: committed before the page is written."""
+        with self._transaction():
+            self._upsert(
+                path, collection, content_hash, fingerprint, SUMMARIZED, page, model, result
+            )
+            self._db.execute("DELETE FROM links WHERE source = ?", (path,))
+            self._db.executemany(
+                "INSERT OR REPLACE INTO links (source, target, reason) VALUES (?, ?, ?)",
+                [(path, link["path"], link["reason"]) for link in result.get("related", [])],
+            )
+
+    def links_from(self, path: str) -> list[tuple[str, str]]:
+        """(target, reason) of a document's related links, in the order the model gave them."""
+        rows = self._db.execute(
+            "SELECT target, reason FROM links WHERE source = ? ORDER BY rowid", (path,)
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    def links_to(self, path: str) -> list[str]:
+        """Documents that link to ``path``: its backlinks."""
+        rows = self._db.execute(
+            "SELECT source FROM links WHERE target = ? ORDER BY source", (path,)
+        )
+        return [row[0] for row in rows]
+
+    def pages(self) -> Iterator[Entry]:
+        """Every document that has a page (or a result waiting to be written), by path."""
+        rows = self._db.execute(
+            "SELECT path, collection, content_hash, fingerprint, status, page, model, result,"
+            " reason FROM documents WHERE status IN (?, ?) ORDER BY path",
+            (SUMMARIZED, WRITTEN),
+        )
+        yield from (_entry(row) for row in rows)
 
     def record_failure(
         self, *, path: str, collection: str, content_hash: str, fingerprint: str, reason: str
     ) -> None:
-        self._upsert(path, collection, content_hash, fingerprint, FAILED, None, None, None, reason)
+        with self._transaction():
+            self._upsert(
+                path, collection, content_hash, fingerprint, FAILED, None, None, None, reason
+            )
+            self._db.execute("DELETE FROM links WHERE source = ?", (path,))
 
     def mark_written(self, paths: Iterable[str]) -> None:
         now = time.time()
@@ -118,8 +164,10 @@ class Journal:
             )
 
     def forget(self, paths: Iterable[str]) -> None:
+        paths = [(path,) for path in paths]
         with self._transaction():
-            self._db.executemany("DELETE FROM documents WHERE path = ?", [(p,) for p in paths])
+            self._db.executemany("DELETE FROM documents WHERE path = ?", paths)
+            self._db.executemany("DELETE FROM links WHERE source = ?", paths)
 
     def _upsert(
         self,

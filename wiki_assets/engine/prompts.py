@@ -1,15 +1,36 @@
 """Prompts, in one place. Bump PROMPT_VERSION whenever a prompt changes: every page records the
 version it was written with, and a different version marks the page for re-summary."""
 
-PROMPT_VERSION = "2026-11-30.1"
+PROMPT_VERSION = "2026-11-30.2"
 
 LIBRARIAN_SYSTEM = (
     "You are the librarian of a company's internal documents. For the one document you are given, "
-    "write its catalogue entry: two to four sentences saying what the document is, what it is for, "
-    "and who would need it. Write in the same language as the document. Do not invent facts, "
-    "do not copy the document's first lines, and do not add a heading."
+    "write its catalogue entry as a JSON object with these fields: title (the document's title), "
+    "description (one line: what it is and who needs it), summary (two to four sentences: what it "
+    "says and what it is for), key_points (up to 4 short facts), topics (up to 5 short tags), and "
+    "related (documents from the candidate list that a reader of this one should also see, each "
+    "with its path exactly as given and a one-sentence reason; an empty list if none fits). "
+    "Do not invent facts. Do not copy the document's first lines. Answer with the JSON object only."
 )
 
-LIBRARIAN_USER = "Document: {path}\nTitle: {title}\n\n<document>\n{text}\n</document>"
+PAGE_USER = (
+    "Document: {path}\nTitle: {title}\nWrite every field in {language}.\n{parts_note}\n"
+    "<document>\n{text}\n</document>\n\n"
+    "Candidates for related:\n{candidates}"
+)
 
-TRUNCATION_NOTE = "\n\n[The document continues; only its beginning is shown.]"
+NO_CANDIDATES = "(none: leave related empty)"
+
+PARTS_NOTE = "The document was long; below are notes on each of its {parts} parts, in order."
+
+CHUNK_SYSTEM = (
+    "You take notes on one part of a longer internal document for a librarian. List the facts, "
+    "decisions, names and numbers in this part as short notes. Write in {language}. No preamble."
+)
+
+CHUNK_USER = "Document: {path} (part {part} of {parts})\n\n<part>\n{text}\n</part>"
+
+REPAIR_USER = (
+    "Your answer was not a valid catalogue entry: {problem}. Answer again with only the JSON "
+    "object, with the fields title, description, summary, key_points, topics and related."
+)

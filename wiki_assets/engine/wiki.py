@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
+import re
 import tempfile
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import quote
 
 STATE_DIR = ".wiki_assets"
 """Hidden folder in the wiki root for the journal; Obsidian and most readers skip dot-folders."""
@@ -93,36 +97,84 @@ class Wiki:
             folder = folder.parent
 
 
-def render_page(source_path: str, content_hash: str, result: dict[str, Any]) -> str:
-    """Markdown with YAML front matter. Values are JSON-quoted, which is valid YAML and cannot
-    break out of the front matter whatever the model wrote."""
-    # Titles come from the documents and summaries from the models: both are data, never markup.
+@dataclass(frozen=True, slots=True)
+class Link:
+    page: str  # the target's page, relative to the wiki root
+    title: str
+    reason: str = ""
+
+
+def link_to(from_page: str, link: Link) -> str:
+    """A relative markdown link, which Obsidian resolves like a wikilink and any viewer follows."""
+    target = posixpath.relpath(link.page, posixpath.dirname(from_page) or ".")
+    title = _escape_html(_one_line(link.title)).replace("[", "\\[").replace("]", "\\]")
+    return f"[{title}]({quote(target)})"
+
+
+def render_page(
+    page: str,
+    source_path: str,
+    content_hash: str,
+    result: dict[str, Any],
+    related: list[Link],
+    backlinks: list[Link],
+) -> str:
+    """Markdown with YAML front matter. Front matter values are JSON-quoted, which is valid YAML
+    and cannot break out of the front matter; titles and model output are data, never markup."""
     title = _escape_html(_one_line(result["title"]))
-    notes = []
-    if result.get("input_cut"):
-        notes.append(
-            "> [!note] The document was longer than the model's context; only its beginning "
-            "was summarized."
-        )
-    if result.get("finish_reason") == "length":
-        notes.append("> [!warning] The summary hit the max_tokens limit and may end mid-sentence.")
     front = {
+        # Escaped here too: front matter is shown by viewers and read by tools like the body.
         "title": title,
+        "description": _escape_html(_one_line(result.get("description", ""))),
         "source": source_path,
         "source_hash": content_hash,
         "model": result["model"],
         "prompt_version": result["prompt_version"],
         "generated": result["generated"],
+        "language": result.get("language", ""),
+        "parts": result.get("parts", 1),
         "prompt_tokens": result["prompt_tokens"],
         "completion_tokens": result["completion_tokens"],
-        "input_cut": bool(result.get("input_cut")),
+        "input_cut": False,
         "hit_max_tokens": result.get("finish_reason") == "length",
+        "tags": [tag for tag in (_tag(t) for t in result.get("topics", [])) if tag],
+        "related": [link.page for link in related],
     }
     lines = ["---"]
     lines += [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in front.items()]
-    lines += ["---", "", f"# {title}", "", *notes, "" if notes else None]
-    lines += [_escape_body(result["summary"]), "", f"*Source:* `{source_path}`", ""]
-    return "\n".join(line for line in lines if line is not None)
+    lines += ["---", "", f"# {title}", ""]
+    if front["description"]:
+        lines += [f"> {front['description']}", ""]
+    if result.get("parts", 1) > 1:
+        lines += [f"*Summarized from the whole document in {result['parts']} parts.*", ""]
+    if front["hit_max_tokens"]:
+        lines += ["> [!warning] The model hit the max_tokens limit on this page.", ""]
+    lines += [_escape_body(result["summary"]), ""]
+    if result.get("key_points"):
+        lines += ["## Key points", ""]
+        lines += [f"- {_escape_body(_one_line(point))}" for point in result["key_points"]] + [""]
+    if front["tags"]:
+        lines += ["## Topics", "", " ".join(f"#{tag}" for tag in front["tags"]), ""]
+    if related:
+        lines += ["## Related", ""]
+        for link in related:
+            reason = f" — {_escape_body(_one_line(link.reason))}" if link.reason else ""
+            lines.append(f"- {link_to(page, link)}{reason}")
+        lines.append("")
+    if backlinks:
+        lines += ["## Backlinks", ""] + [f"- {link_to(page, link)}" for link in backlinks] + [""]
+    shown = source_path.replace("`", "'")
+    lines += [f"*Source:* `{shown}`", ""]
+    return "\n".join(lines)
+
+
+_TAG_JUNK = re.compile(r"[^\w/-]+")
+
+
+def _tag(topic: str) -> str:
+    """An Obsidian tag: no spaces or punctuation, not only digits."""
+    tag = re.sub(r"-{2,}", "-", _TAG_JUNK.sub("", "-".join(topic.split()))).strip("-/")
+    return "" if not tag or tag.isdigit() else tag[:40]
 
 
 def now_iso() -> str:

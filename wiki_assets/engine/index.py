@@ -1,0 +1,152 @@
+"""The wiki as a whole: links between pages, backlinks, and ``index.md``.
+
+A page's related links and backlinks come from the journal's link table, and a link is rendered
+only when its target has a page, so no link ever dangles: when a run adds, changes or removes
+pages, the pages that link to them (and the pages they link to, whose backlinks changed) are
+rendered again from the journal. ``build_index`` rewrites ``index.md`` and re-renders every page
+that differs from what the journal says, which also repairs a wiki edited by hand.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+from wiki_assets.engine.journal import JOURNAL_FILE, WRITTEN, Entry, Journal
+from wiki_assets.engine.wiki import STATE_DIR, Link, Wiki, link_to, render_page
+
+INDEX_PAGE = "index.md"
+
+
+def _link(journal: Journal, path: str, reason: str = "") -> Link | None:
+    entry = journal.get(path)
+    if entry is None or entry.status != WRITTEN or not entry.page or entry.result is None:
+        return None
+    return Link(entry.page, entry.result["title"], reason)
+
+
+def page_text(journal: Journal, entry: Entry) -> str:
+    assert entry.page is not None and entry.result is not None
+    related = [_link(journal, target, reason) for target, reason in journal.links_from(entry.path)]
+    backlinks = [_link(journal, source) for source in journal.links_to(entry.path)]
+    return render_page(
+        entry.page,
+        entry.path,
+        entry.content_hash,
+        entry.result,
+        [link for link in related if link],
+        [link for link in backlinks if link],
+    )
+
+
+def neighbours(journal: Journal, paths: Iterable[str]) -> set[str]:
+    """Documents whose pages show a link to or from ``paths``."""
+    found: set[str] = set()
+    for path in paths:
+        found.update(target for target, _ in journal.links_from(path))
+        found.update(journal.links_to(path))
+    return found
+
+
+def relink(journal: Journal, wiki: Wiki, paths: Iterable[str]) -> int:
+    """Render the pages of ``paths`` again where their text changed; returns how many."""
+    rewritten = 0
+    for path in sorted(set(paths)):
+        entry = journal.get(path)
+        if entry is None or entry.status != WRITTEN or not entry.page or entry.result is None:
+            continue
+        if _write_if_changed(wiki, entry.page, page_text(journal, entry)):
+            rewritten += 1
+    return rewritten
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    pages: int
+    collections: int
+    topics: int
+    rewritten: int  # pages whose links or backlinks were out of date
+
+
+def build_index(journal: Journal, wiki: Wiki) -> IndexReport:
+    by_collection: dict[str, list[tuple[str, Link]]] = defaultdict(list)
+    by_topic: dict[str, list[Link]] = defaultdict(list)
+    rewritten = pages = 0
+    for entry in journal.pages():
+        if entry.status != WRITTEN or not entry.page or entry.result is None:
+            continue
+        pages += 1
+        if _write_if_changed(wiki, entry.page, page_text(journal, entry)):
+            rewritten += 1
+        link = Link(entry.page, entry.result["title"], entry.result.get("description", ""))
+        by_collection[entry.collection].append((entry.path, link))
+        for topic in entry.result.get("topics", []):
+            by_topic[" ".join(topic.split()).lower()].append(link)
+    lines = [
+        "# Wiki index",
+        "",
+        f"{pages} pages in {len(by_collection)} collections.",
+        "",
+        "## By collection",
+        "",
+    ]
+    for collection in sorted(by_collection):
+        entries = sorted(by_collection[collection])
+        lines += [f"### {collection} ({len(entries)})", ""]
+        for _, link in entries:
+            description = f" — {link.reason}" if link.reason else ""
+            lines.append(f"- {link_to(INDEX_PAGE, link)}{_plain(description)}")
+        lines.append("")
+    shared = {topic: links for topic, links in by_topic.items() if len(links) > 1}
+    lines += ["## By topic", ""]
+    for topic in sorted(shared, key=lambda t: (-len(shared[t]), t)):
+        links = sorted(shared[topic], key=lambda link: link.page)
+        lines += [f"### {_plain(topic)} ({len(links)})", ""]
+        lines += [f"- {link_to(INDEX_PAGE, link)}" for link in links] + [""]
+    if not shared:
+        lines += ["No topic is shared by two pages yet.", ""]
+    _write_if_changed(wiki, INDEX_PAGE, "\n".join(lines))
+    return IndexReport(pages, len(by_collection), len(shared), rewritten)
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.split()).replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _write_if_changed(wiki: Wiki, page: str, text: str) -> bool:
+    target = wiki.resolve(page)
+    try:
+        current = target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        current = None
+    if current == text:
+        return False
+    wiki.write(page, text)
+    return True
+
+
+_MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+\.md)\)")
+
+
+def index_wiki(wiki_root: Path) -> IndexReport:
+    """Rebuild ``index.md`` and bring every page's links and backlinks up to date."""
+    wiki = Wiki(wiki_root)
+    with Journal(wiki.state_dir / JOURNAL_FILE) as journal:
+        return build_index(journal, wiki)
+
+
+def dangling_links(wiki_root: Path) -> list[tuple[str, str]]:
+    """(page, target) for every relative markdown link whose target page does not exist."""
+    root = wiki_root.resolve()
+    found = []
+    for page in sorted(root.rglob("*.md")):
+        if STATE_DIR in page.relative_to(root).parts:
+            continue
+        for target in _MARKDOWN_LINK.findall(page.read_text(encoding="utf-8")):
+            if not (page.parent / unquote(target)).resolve().is_file():
+                found.append((page.relative_to(root).as_posix(), target))
+    return found

@@ -1,0 +1,184 @@
+"""What a model must return for one document: a librarian's page, validated by pydantic.
+
+The same schema is sent as ``response_format`` (JSON schema) to servers that constrain output with
+it, with the related-document paths restricted to the candidates (an ``enum``), so a model cannot
+invent a link. Whatever the server, the answer is parsed and validated here; links to anything but
+a candidate are dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+MAX_ITEMS = 8
+
+
+class RelatedLink(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    path: str = Field(description="Path of one of the candidate documents, exactly as given.")
+    reason: str = Field(description="One short sentence: why a reader of this document needs it.")
+
+
+class PageDraft(BaseModel):
+    """A catalogue entry: what the document is, what it is for, and what it relates to."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    title: str = Field(description="The document's title, in the document's language.")
+    description: str = Field(description="One line: what this document is and who needs it.")
+    summary: str = Field(description="Two to four sentences: what it says and what it is for.")
+    key_points: list[str] = Field(default_factory=list, description="Up to 8 key facts.")
+    topics: list[str] = Field(default_factory=list, description="Up to 8 short topic tags.")
+    related: list[RelatedLink] = Field(
+        default_factory=list, description="Candidates a reader of this document should also see."
+    )
+
+    @field_validator("title", "description", "summary")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value.strip()
+
+    @field_validator("key_points", "topics")
+    @classmethod
+    def _clean_list(cls, values: list[str]) -> list[str]:
+        cleaned = [" ".join(str(value).split()) for value in values]
+        return list(dict.fromkeys(value for value in cleaned if value))[:MAX_ITEMS]
+
+    def keep_links_to(self, allowed: set[str]) -> PageDraft:
+        """Only links to known candidates survive, each once, never to the page itself."""
+        seen: set[str] = set()
+        kept = []
+        for link in self.related:
+            if link.path in allowed and link.path not in seen:
+                seen.add(link.path)
+                kept.append(link)
+        return self.model_copy(update={"related": kept[:MAX_ITEMS]})
+
+
+# Bounds for grammar-constrained servers: a small model fills an unbounded string or list until
+# max_tokens runs out. Fields come in schema order, so a cut answer keeps title and summary.
+_LENGTHS = {"title": 120, "description": 200, "summary": 700}
+_LISTS = {"key_points": (4, 160), "topics": (5, 32)}
+MAX_RELATED = 5
+
+
+@lru_cache(maxsize=1)
+def _base_schema() -> str:
+    schema = PageDraft.model_json_schema()
+    for name, length in _LENGTHS.items():
+        schema["properties"][name]["maxLength"] = length
+    for name, (items, length) in _LISTS.items():
+        schema["properties"][name]["maxItems"] = items
+        schema["properties"][name]["items"]["maxLength"] = length
+    schema["$defs"]["RelatedLink"]["properties"]["reason"]["maxLength"] = 160
+    schema["required"] = list(schema["properties"])
+    return json.dumps(schema)
+
+
+def draft_schema(candidates: list[str]) -> dict[str, Any]:
+    """The JSON schema of a page, with link targets limited to ``candidates``."""
+    schema: dict[str, Any] = json.loads(_base_schema())  # a fresh copy; pydantic's is slow
+    if candidates:
+        schema["$defs"]["RelatedLink"]["properties"]["path"]["enum"] = candidates
+        schema["properties"]["related"]["maxItems"] = min(MAX_RELATED, len(candidates))
+    else:
+        schema["properties"]["related"]["maxItems"] = 0
+    return schema
+
+
+class DraftError(ValueError):
+    """An answer that is not a valid page; the message says what is wrong, for a repair request."""
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+def close_truncated_json(text: str) -> str | None:
+    """Best effort for an answer cut off by max_tokens: close the open string and brackets, or
+    fall back to the last complete member. ``None`` if nothing sensible is left."""
+    stack: list[str] = []
+    in_string = escaped = False
+    last_member: tuple[int, list[str]] | None = None  # (cut position, open brackets there)
+    for position, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            stack.append("}" if char == "{" else "]")
+        elif char in "}]" and stack:
+            stack.pop()
+        elif char == "," and stack:
+            last_member = (position, list(stack))
+    attempts = []
+    if stack or in_string:
+        tail = text.rstrip()
+        if in_string:
+            tail += '"'
+        attempts.append(tail.rstrip(",:") + "".join(reversed(stack)))
+    if last_member is not None:
+        cut, open_brackets = last_member
+        attempts.append(text[:cut] + "".join(reversed(open_brackets)))
+    for attempt in attempts:
+        try:
+            json.loads(attempt, strict=False)
+        except json.JSONDecodeError:
+            continue
+        return attempt
+    return None
+
+
+def parse_draft(text: str, truncated: bool = False) -> PageDraft:
+    """The page in a model's answer. ``truncated``: the answer hit max_tokens, so an unclosed
+    JSON object is closed (a summary cut short beats no page; the page is flagged)."""
+    body = text.strip()
+    if truncated and body.count("{") > body.count("}"):
+        closed = close_truncated_json(body[body.find("{") :])
+        if closed is not None:
+            body = closed
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end <= start:
+        raise DraftError("the answer contains no JSON object")
+    try:
+        # strict=False: grammar-constrained servers can emit raw newlines inside strings.
+        data = json.loads(body[start : end + 1], strict=False)
+    except json.JSONDecodeError as error:
+        raise DraftError(f"invalid JSON: {error}") from error
+    try:
+        return PageDraft.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}" for e in error.errors()
+        )
+        raise DraftError(f"JSON does not match the page schema: {problems}") from error
+
+
+_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
+_LETTER = re.compile(r"[^\W\d_]")
+LANGUAGES = {"ko": "Korean", "en": "English"}
+
+
+def detect_language(text: str) -> str:
+    """'ko' when Hangul makes up a fifth of the letters (Korean documents quote English terms),
+    else 'en'. Enough to keep a Korean document's page in Korean; other scripts fall back to
+    asking the model to use the document's own language."""
+    sample = text[:4000]
+    letters = len(_LETTER.findall(sample))
+    hangul = len(_HANGUL.findall(sample))
+    return "ko" if letters and hangul / letters >= 0.2 else "en"
