@@ -44,8 +44,30 @@ def main(argv: list[str] | None = None) -> int:
     ingest.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
     ingest.add_argument("--config", type=Path, help="YAML run config: resources + ops")
     ingest.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+    runs = commands.add_parser(
+        "runs",
+        help="compare past wiki_pages runs: dials, models, counts and docs/s, one row per run",
+        description="One row per run that materialized wiki_pages, read from $DAGSTER_HOME (or "
+        "./dagster_home): the most recent --limit runs, ordered by --sort. workers_per_model 0 "
+        "means 'auto'.",
+    )
+    runs.add_argument("--partition", metavar="KEY", help="only runs that materialized KEY")
+    runs.add_argument(
+        "--sort", metavar="COLUMN", default="time", help="column to order by (default: time)"
+    )
+    runs.add_argument("--desc", action="store_true", help="order descending")
+    runs.add_argument(
+        "--limit",
+        metavar="N",
+        type=int,
+        default=20,
+        help="the N most recent runs (default: 20; 0: all)",
+    )
+    runs.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     args = parser.parse_args(argv)
     _configure_logging()
+    if args.command == "runs":
+        return run_runs(args.partition, args.sort, args.desc, args.limit, as_json=args.json)
     return run_ingest(args.synced, args.wiki, args.config, as_json=args.json)
 
 
@@ -114,6 +136,38 @@ def run_ingest(
     if not outcome.success:
         return EXIT_RUN_FAILED
     return EXIT_DOCUMENTS_FAILED if summary["failed"] else EXIT_OK
+
+
+def run_runs(
+    partition: str | None, sort: str, descending: bool, limit: int, *, as_json: bool = False
+) -> int:
+    log = logging.getLogger("wiki_assets")
+    home = _dagster_home()
+    if not home.is_dir():
+        log.error(f"DAGSTER_HOME {home} is not a folder; create it or unset DAGSTER_HOME")
+        return EXIT_RUN_FAILED
+    import dagster as dg
+
+    from wiki_assets.defs.history import COLUMNS, runs_table, to_json, to_text
+
+    if sort not in COLUMNS:
+        log.error(f"--sort {sort}: not a column; one of {', '.join(COLUMNS)}")
+        return EXIT_RUN_FAILED
+    if limit < 0:
+        log.error(f"--limit {limit}: must be 0 (all runs) or more")
+        return EXIT_RUN_FAILED
+    with dg.DagsterInstance.get() as instance:
+        table = runs_table(
+            instance, partition=partition, sort=sort, descending=descending, limit=limit or None
+        )
+    if as_json:
+        print(to_json(table))
+    elif table.is_empty():
+        which = f" of partition {partition}" if partition is not None else ""
+        print(f"no wiki_pages materializations{which} in {home}")
+    else:
+        print(to_text(table))
+    return EXIT_OK
 
 
 def _dagster_home() -> Path:

@@ -1,0 +1,159 @@
+"""`wiki-assets runs` compares past `wiki_pages` runs from the Dagster instance: after two real
+ingests with different dials (the first over every collection, the second over one collection with
+a changed document), the table has one row per run with that run's dials, models with docs/s, and
+counts, the partitions of a single-run backfill joined in one row; `--partition` keeps only the
+runs that materialized it, `--sort`/`--desc` order the rows, `--limit` keeps the most recent runs,
+and the CLI prints the same rows as JSON and as an untruncated polars table."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import dagster as dg
+import polars as pl
+import pytest
+from conftest import Workspace, summarizer_for
+
+from wiki_assets.defs.assets import IngestConfig
+from wiki_assets.defs.history import COLUMNS, runs_table
+from wiki_assets.defs.runner import IngestOutcome, sync_then_ingest
+from wiki_assets.simulator import SimServer
+
+ALL = "_root,engineering,operations,people,product"
+FIRST = IngestConfig(workers_per_model=2, claim_size=4, flush_seconds=0.2, max_tokens=200)
+SECOND = IngestConfig(workers_per_model=8, claim_size=16, flush_seconds=0.5, max_tokens=120)
+
+
+@dataclass
+class History:
+    workspace: Workspace
+    instance: dg.DagsterInstance
+    first: IngestOutcome
+    second: IngestOutcome
+
+
+@pytest.fixture
+def history(workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer) -> History:
+    summarizer = summarizer_for(sim)
+    first = sync_then_ingest(instance, workspace.corpus, summarizer, FIRST)
+    # Only `people` changes, so the second run covers that one partition; its max_tokens differs,
+    # so every page of that collection is redone.
+    (workspace.synced / "people" / "leave-policy.md").write_text("# Leave\n\nNew rules.\n")
+    second = sync_then_ingest(instance, workspace.corpus, summarizer, SECOND)
+    assert first.success and second.success, (first.error, second.error)
+    assert second.plan.pending == ["people"]
+    return History(workspace, instance, first, second)
+
+
+def cli(history: History, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "wiki_assets.cli", "runs", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "DAGSTER_HOME": str(history.workspace.home)},
+    )
+
+
+def test_one_row_per_run_with_its_dials_and_figures(history: History) -> None:
+    table = runs_table(history.instance)
+
+    assert table.columns == list(COLUMNS)
+    assert table["run_id"].to_list() == [history.first.run_id, history.second.run_id]
+    first, second = table.to_dicts()
+    assert first["partition"] == ALL
+    assert second["partition"] == "people"
+    assert (first["workers_per_model"], first["claim_size"]) == (2, 4)
+    assert (first["flush_seconds"], first["max_tokens"]) == (0.2, 200)
+    assert (second["workers_per_model"], second["claim_size"]) == (8, 16)
+    assert (second["flush_seconds"], second["max_tokens"]) == (0.5, 120)
+    documents = len(history.workspace.documents())
+    people = len(list((history.workspace.synced / "people").iterdir()))
+    assert (first["count"], first["skipped"], first["failed"]) == (documents, 0, 0)
+    assert (second["count"], second["failed"]) == (people, 0)
+    for row, outcome in ((first, history.first), (second, history.second)):
+        assert row["docs_per_sec"] == outcome.metadata["docs_per_sec"] > 0
+        assert row["duration_s"] == outcome.metadata["duration_s"] > 0
+        speed = outcome.metadata["models"]["sim0"]["docs_per_sec"]
+        assert row["models"] == f"sim0 {speed:.2f}/s"
+    assert first["time"] <= second["time"]
+
+
+def test_filter_sort_and_limit(history: History) -> None:
+    first, second = history.first.run_id, history.second.run_id
+
+    engineering = runs_table(history.instance, partition="engineering")
+    assert engineering["run_id"].to_list() == [first]
+    assert engineering["partition"].to_list() == ["engineering"]
+    people = runs_table(history.instance, partition="people")
+    assert people["run_id"].to_list() == [first, second]
+    assert people["partition"].to_list() == ["people", "people"]
+    assert runs_table(history.instance, partition="nowhere").is_empty()
+
+    by_count = runs_table(history.instance, sort="count", descending=True)
+    assert by_count["run_id"].to_list() == [first, second]
+    by_claim = runs_table(history.instance, sort="claim_size")
+    assert by_claim["claim_size"].to_list() == [4, 16]
+    newest_first = runs_table(history.instance, sort="time", descending=True)
+    assert newest_first["run_id"].to_list() == [second, first]
+    assert runs_table(history.instance, limit=1)["run_id"].to_list() == [second]
+    with pytest.raises(ValueError, match="unknown column"):
+        runs_table(history.instance, sort="speed")
+
+
+def test_cli_json_and_table(history: History) -> None:
+    first, second = history.first.run_id, history.second.run_id
+    assert first is not None and second is not None
+
+    done = cli(history, "--json", "--sort", "max_tokens")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert [row["run_id"] for row in rows] == [second, first]
+    assert [row["max_tokens"] for row in rows] == [120, 200]
+    assert [row["partition"] for row in rows] == ["people", ALL]
+    assert set(rows[0]) == set(COLUMNS)
+
+    product = json.loads(cli(history, "--json", "--partition", "product").stdout)
+    assert [row["run_id"] for row in product] == [first]
+    assert [row["partition"] for row in product] == ["product"]
+
+    plain = cli(history, "--sort", "docs_per_sec", "--desc")
+    assert plain.returncode == 0, plain.stderr
+    lines = plain.stdout.splitlines()
+    header = next(line for line in lines if "run_id" in line)
+    for column in COLUMNS:
+        assert column in header
+    (row_first,) = [line for line in lines if first[:8] in line]
+    assert ALL in row_first and "sim0 " in row_first
+    assert first not in plain.stdout  # run ids are shown short, as in the UI
+    assert "…" not in plain.stdout  # nothing truncated
+    fastest_first = sorted(
+        [history.first, history.second], key=lambda run: run.metadata["docs_per_sec"], reverse=True
+    )
+    positions = [
+        next(index for index, line in enumerate(lines) if str(run.run_id)[:8] in line)
+        for run in fastest_first
+    ]
+    assert positions[0] < positions[1]
+
+    bad = cli(history, "--sort", "speed")
+    assert bad.returncode == 1 and "--sort speed" in bad.stderr
+
+
+def test_empty_history(instance: dg.DagsterInstance, workspace: Workspace) -> None:
+    table = runs_table(instance)
+    assert table.is_empty() and table.columns == list(COLUMNS)
+    assert table.schema["docs_per_sec"] == pl.Float64
+    done = subprocess.run(
+        [sys.executable, "-m", "wiki_assets.cli", "runs"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "DAGSTER_HOME": str(workspace.home)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "no wiki_pages materializations" in done.stdout
