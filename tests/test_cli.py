@@ -55,7 +55,8 @@ def test_ingest_json_and_exit_code_zero(workspace: Workspace, sim: SimServer) ->
     assert summary["models"]["sim"]["docs"] == total
     lines = done.stderr.splitlines()
     assert any(
-        "ingest start: 1 models · 4 workers/model · claim 8 · flush 0.2s" in x for x in lines
+        "ingest start: 1 models (sim ×4) · 4 workers/model · claim 8 · flush 0.2s" in x
+        for x in lines
     )
     assert any(f"ingest done: {total} docs · " in line for line in lines)
     assert all(LINE.match(line) for line in lines if line.strip()), done.stderr

@@ -5,6 +5,8 @@ and the journal that lets a run resume without asking a model twice."""
 from __future__ import annotations
 
 import json
+import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -194,3 +196,27 @@ def test_hostile_model_output_cannot_inject_markup_or_front_matter() -> None:
     assert "<b>" not in page and "<i>" not in page
     assert "- [X \\[evil\\](http://e)](../b/x.md) — &lt;i&gt;because&lt;/i&gt;" in body
     assert values["tags"] == ["rm-rf", "tag"]
+
+
+def test_progress_lines_show_done_of_total_rates_and_time_left(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    synced = corpus(tmp_path, 24)
+    caplog.set_level(logging.INFO, "wiki_assets")
+    with fleet(SimModel(model="a", latency_s=0.05), SimModel(model="b", latency_s=0.1)) as servers:
+        ingest(
+            synced_root=synced,
+            wiki_root=tmp_path / "wiki",
+            collections=["c"],
+            endpoints=[endpoint(s, s.sim.model) for s in servers],
+            dials=Dials(workers_per_model=2, claim_size=2, flush_seconds=0.1, max_tokens=64),
+        )
+    start = next(m for m in caplog.messages if m.startswith("ingest start:"))
+    assert start.startswith("ingest start: 2 models (a ×2, b ×2) · 2 workers/model · claim 2")
+    assert "24 to summarize" in start
+    progress = [m for m in caplog.messages if m.startswith("ingest progress:")]
+    assert progress, caplog.messages
+    assert all(
+        re.search(r"progress: \d+/24 docs · [\d.]+ s · [\d.]+ docs/s · ", m) for m in progress
+    )
+    assert any(re.search(r" \d+ s left · a [\d.]+/s b [\d.]+/s", m) for m in progress), progress

@@ -321,7 +321,7 @@ class _Model:
         return slot < self.concurrency.limit and self.breaker.allows(slot, now)
 
     def describe(self) -> str:
-        mode = f"auto ≤{self.slots}" if self.concurrency.auto else str(self.slots)
+        mode = f"auto ≤{self.slots}" if self.concurrency.auto else f"×{self.slots}"
         return f"{self.stats.name} {mode}"
 
 
@@ -360,6 +360,7 @@ class _Run:
         self.page_owners: dict[str, str] = {}  # page -> document, for the pages of this run
         self.started = 0.0
         self.in_flight = 0
+        self.total = 0  # documents this run expects to summarize (counted before it starts)
         self.finished = False  # nothing left to do, or the run was stopped
         self.last_success = 0.0
 
@@ -382,7 +383,6 @@ class _Run:
             )
             self.models.append(model)
             self.report.models.append(stats)
-        self._log_start()
         with (
             Journal(self.wiki.state_dir / JOURNAL_FILE) as journal,
             RelatedIndex(self.wiki.state_dir / RELATED_FILE) as related,
@@ -391,6 +391,7 @@ class _Run:
             self.related = related
             self.wiki.sweep_temporaries()
             self._refresh_related()
+            self._log_start()
             queue = WorkQueue(self._plan())
             flusher = asyncio.create_task(self._flush_periodically())
             try:
@@ -438,15 +439,12 @@ class _Run:
 
     def _log_start(self) -> None:
         dials = self.dials
-        collections = ", ".join(self.report.collections)
-        # Per-model overrides (the embedded model runs one request at a time) are named up front.
-        differing = [m.describe() for m in self.models if m.endpoint.workers is not None]
-        overrides = f" ({', '.join(differing)})" if differing else ""
+        models = ", ".join(m.describe() for m in self.models)
         self.log.info(
-            f"ingest start: {len(self.endpoints)} models · "
-            f"{dials.workers_per_model} workers/model{overrides} · claim {dials.claim_size} · "
+            f"ingest start: {len(self.endpoints)} models ({models}) · "
+            f"{dials.workers_per_model} workers/model · claim {dials.claim_size} · "
             f"flush {dials.flush_seconds:g}s · max_tokens {dials.max_tokens} · "
-            f"collections {collections}"
+            f"{self.total} to summarize · collections {', '.join(self.report.collections)}"
         )
         for model in self.models:
             ep = model.endpoint
@@ -465,10 +463,17 @@ class _Run:
         """Candidates for links come from the whole corpus, not only this run's collections:
         (re)index every document whose content changed, and forget the ones that are gone."""
         present: set[str] = set()
+        collections = set(self.report.collections)
 
         def changed() -> Iterator[tuple[str, str, str, str]]:
             for doc in scan(self.synced_root, self.depth):
                 present.add(doc.path)
+                # The same pass counts this run's work, for done/total and the time left.
+                if doc.collection in collections and (
+                    self.dials.force
+                    or not is_current(self.journal.get(doc.path), doc, self.current)
+                ):
+                    self.total += 1
                 if self.related.is_current(doc.path, doc.content_hash):
                     continue
                 try:
@@ -657,13 +662,24 @@ class _Run:
         while True:
             await asyncio.sleep(self.dials.flush_seconds)
             self._flush()
-            elapsed = time.monotonic() - self.started
-            done = self.report.count
-            rate = done / elapsed if elapsed > 0 else 0.0
-            self.log.info(
-                f"ingest progress: {done} docs · {elapsed:.1f} s · {rate:.2f} docs/s · "
-                f"skipped {self.report.skipped} · failed {len(self.report.failed)}"
-            )
+            self.log.info(self._progress_line())
+
+    def _progress_line(self) -> str:
+        elapsed = time.monotonic() - self.started
+        report = self.report
+        done = report.count
+        rate = done / elapsed if elapsed > 0 else 0.0
+        left = max(0, self.total - done - len(report.failed))
+        eta = f"{left / rate:.0f} s left" if rate > 0 else "time left unknown"
+        models = " ".join(
+            f"{m.stats.name} {m.stats.docs / elapsed:.2f}/s"
+            + (f"@{m.concurrency.limit}" if m.concurrency.auto else "")
+            for m in self.models
+        )
+        return (
+            f"ingest progress: {done}/{self.total} docs · {elapsed:.1f} s · {rate:.2f} docs/s · "
+            f"{eta} · {models} · skipped {report.skipped} · failed {len(report.failed)}"
+        )
 
     def _flush(self) -> None:
         batch, self.unwritten = self.unwritten, []
