@@ -81,10 +81,12 @@ def _configure_logging() -> None:
         logger.propagate = False
 
 
-def load_run_config(path: Path | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(summarizer resource config, wiki_pages op config) from a run-config YAML file."""
+def load_run_config(
+    path: Path | None,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """(summarizer config, corpus config, wiki_pages op config) from a run-config YAML file."""
     if path is None:
-        return {}, {}
+        return {}, {}, {}
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as error:
@@ -94,9 +96,11 @@ def load_run_config(path: Path | None) -> tuple[dict[str, Any], dict[str, Any]]:
     unknown = set(data) - {"resources", "ops"}
     if unknown:
         raise ConfigError(f"--config {path}: unknown top-level key(s) {', '.join(sorted(unknown))}")
-    summarizer = ((data.get("resources") or {}).get("summarizer") or {}).get("config") or {}
+    resources = data.get("resources") or {}
+    summarizer = (resources.get("summarizer") or {}).get("config") or {}
+    corpus = (resources.get("corpus") or {}).get("config") or {}
     dials = ((data.get("ops") or {}).get("wiki_pages") or {}).get("config") or {}
-    return summarizer, dials
+    return summarizer, corpus, dials
 
 
 def run_ingest(
@@ -108,9 +112,11 @@ def run_ingest(
     from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 
     try:
-        summarizer_config, dials_config = load_run_config(config)
-        corpus_fields = {"synced_root": str(synced), "wiki_root": str(wiki)}
-        corpus = CorpusResource(**{k: v for k, v in corpus_fields.items() if v != "None"})
+        summarizer_config, corpus_config, dials_config = load_run_config(config)
+        # --synced and --wiki win over the config file, which wins over the environment.
+        flags = {"synced_root": synced, "wiki_root": wiki}
+        corpus_config.update({key: str(value) for key, value in flags.items() if value})
+        corpus = CorpusResource(**corpus_config)
         summarizer = SummarizerResource(**summarizer_config)
         dials = IngestConfig(**dials_config)
     except (ConfigError, ValidationError) as error:
@@ -127,7 +133,15 @@ def run_ingest(
         return EXIT_RUN_FAILED
     import dagster as dg
 
-    outcome = sync_then_ingest(dg.DagsterInstance.get(), corpus, summarizer, dials, log=log)
+    from wiki_assets.defs.sync import SyncFailed
+
+    try:
+        outcome = sync_then_ingest(dg.DagsterInstance.get(), corpus, summarizer, dials, log=log)
+    except SyncFailed as error:
+        log.error(str(error))
+        if as_json:
+            print(json.dumps({"success": False, "error": str(error), "failed": []}))
+        return EXIT_RUN_FAILED
     if outcome.error:
         log.error(f"run {outcome.run_id} failed: {outcome.error}")
     summary = outcome.summary()

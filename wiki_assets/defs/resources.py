@@ -33,6 +33,14 @@ class CorpusResource(dg.ConfigurableResource):
     max_bytes: int = Field(
         default=DEFAULT_MAX_BYTES, ge=1, description="Larger files fail with a reason."
     )
+    sync_command: str | None = Field(
+        default_factory=lambda: os.environ.get("WIKI_ASSETS_SYNC_COMMAND") or None,
+        description="Command that mirrors the sources into the synced root before it is "
+        "observed, e.g. 'rclone sync confluence: synced/confluence' or 'git -C synced pull' "
+        "(env WIKI_ASSETS_SYNC_COMMAND). Its output is logged; a failure stops the ingest. "
+        "Without it, sync only observes.",
+    )
+    sync_timeout_s: float = Field(default=3600.0, gt=0, description="Limit for sync_command.")
 
     @property
     def synced_path(self) -> Path:

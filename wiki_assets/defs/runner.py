@@ -71,7 +71,7 @@ def sync_then_ingest(
 ) -> IngestOutcome:
     from wiki_assets.definitions import INGEST_JOB, build_defs
 
-    plan = sync(instance, corpus, summarizer)
+    plan = sync(instance, corpus, summarizer, log)
     if log:
         log.info(
             f"sync: {len(plan.states)} collections · {plan.documents} documents · "

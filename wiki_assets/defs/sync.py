@@ -1,6 +1,9 @@
 """Sync-then-ingest: observe the synced root, register new collections, request the stale ones."""
 
+import logging
 import os
+import shlex
+import subprocess
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,10 +37,45 @@ class SyncPlan:
         return {PARTITION_RANGE_START: self.pending[0], PARTITION_RANGE_END: self.pending[-1]}
 
 
+class SyncFailed(RuntimeError):
+    pass
+
+
+def run_sync_command(corpus: CorpusResource, log: Any) -> None:
+    """Run the configured mirror command; its output goes to the log, a failure raises."""
+    command = corpus.sync_command
+    if not command:
+        return
+    log.info(f"sync command: {command}")
+    try:
+        done = subprocess.run(
+            shlex.split(command),
+            capture_output=True,
+            text=True,
+            timeout=corpus.sync_timeout_s,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise SyncFailed(f"sync command could not run: {error}") from error
+    output = (done.stdout + done.stderr).strip().splitlines()
+    for line in output[-50:]:
+        log.info(f"sync | {line}")
+    if done.returncode != 0:
+        last = output[-1] if output else "no output"
+        raise SyncFailed(
+            f"sync command failed with exit code {done.returncode} ({last}); nothing was ingested"
+        )
+
+
 def sync(
-    instance: dg.DagsterInstance, corpus: CorpusResource, summarizer: SummarizerResource
+    instance: dg.DagsterInstance,
+    corpus: CorpusResource,
+    summarizer: SummarizerResource,
+    log: Any = None,
 ) -> SyncPlan:
-    """Observe every collection and register new ones as partitions. Idempotent."""
+    """Run the sync command (if any), observe every collection and register new ones as
+    partitions. Idempotent."""
+    run_sync_command(corpus, log or logging.getLogger("wiki_assets"))
     states = survey(
         corpus.synced_path,
         corpus.wiki_path,
@@ -81,7 +119,7 @@ def build_schedule(job: Any) -> dg.ScheduleDefinition:
         corpus: CorpusResource,
         summarizer: SummarizerResource,
     ) -> dg.RunRequest | dg.SkipReason:
-        plan = sync(context.instance, corpus, summarizer)
+        plan = sync(context.instance, corpus, summarizer, context.log)
         if not plan.pending:
             return dg.SkipReason(f"all {len(plan.states)} collections are up to date")
         return dg.RunRequest(tags=plan.run_tags(), run_config=run_config(IngestConfig()))
