@@ -1,0 +1,162 @@
+"""Scale: memory stays flat with corpus size, and Dagster's bookkeeping is a small share of a run.
+
+Run ``python -m benchmarks.scale memory [--docs 100000]`` and ``python -m benchmarks.scale dagster
+[--docs 3000]``.
+
+* ``memory``: N small documents (one collection) summarized by the engine against an instantly
+  answering simulated server that runs in a child process (so its memory is not counted). Reports
+  the process's peak RSS and throughput. Documents are streamed from the scan to the workers and
+  pages are flushed on a timer, so peak memory should not grow with N beyond the per-document
+  bookkeeping (a set of seen paths and page names). Target: 100,000 documents within 400 MB.
+* ``dagster``: N documents ingested through Dagster in this process (sync, then one run of the
+  ingest job on a real SQLite instance in a temporary DAGSTER_HOME) against two simulated batching
+  servers with automatic concurrency. Reports the run's wall time, the engine's own duration (from
+  the materialization metadata) and the difference: Dagster's bookkeeping (run start, resource
+  setup, events, one materialization per partition). Target: at most 5 % of the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+SAMPLE = Path(__file__).resolve().parents[1] / "synced"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _serve(*args: str) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "wiki_assets.simulator", "--port", str(port), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base_url = f"http://127.0.0.1:{port}/v1"
+    for _ in range(200):
+        try:
+            urllib.request.urlopen(f"{base_url}/models", timeout=1).close()
+            return process, base_url
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    raise RuntimeError("simulated server did not start")
+
+
+def _write_corpus(root: Path, count: int, collections: int) -> None:
+    texts = [p.read_text(encoding="utf-8")[:600] for p in sorted(SAMPLE.rglob("*")) if p.is_file()]
+    for i in range(count):
+        folder = root / f"c{i % collections:03}"
+        if i < collections:
+            folder.mkdir(parents=True)
+        (folder / f"doc-{i:06}.md").write_text(f"# Document {i}\n\n{texts[i % len(texts)]}\n")
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def memory(count: int) -> None:
+    from wiki_assets.engine import Dials, Endpoint, ingest
+
+    work = Path(tempfile.mkdtemp(prefix="wiki-scale-"))
+    server, base_url = _serve("--preset", "instant", "--model", "instant")
+    try:
+        started = time.monotonic()
+        _write_corpus(work / "synced", count, collections=1)
+        print(f"wrote {count} documents in {time.monotonic() - started:.0f} s", file=sys.stderr)
+        baseline = _peak_rss_mb()
+        report = ingest(
+            synced_root=work / "synced",
+            wiki_root=work / "wiki",
+            collections=["c000"],
+            endpoints=[Endpoint(name="instant", base_url=base_url, model="instant")],
+            dials=Dials(workers_per_model=32, claim_size=32, flush_seconds=10, max_tokens=64),
+        )
+        peak = _peak_rss_mb()
+    finally:
+        server.terminate()
+        shutil.rmtree(work, ignore_errors=True)
+    print("| documents | summarized | seconds | docs/s | RSS before run | peak RSS |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    print(
+        f"| {count:,} | {report.count:,} | {report.duration_s:.0f} | {report.docs_per_sec:.0f} | "
+        f"{baseline:.0f} MB | {peak:.0f} MB |"
+    )
+
+
+def dagster(count: int) -> None:
+    work = Path(tempfile.mkdtemp(prefix="wiki-scale-"))
+    home = work / "dagster_home"
+    home.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[1] / "dagster_home" / "dagster.yaml", home)
+    os.environ["DAGSTER_HOME"] = str(home)
+    servers = [
+        _serve("--model", name, "--per-request-tps", "600", "--aggregate-tps", tps,
+               "--max-batch", "32")
+        for name, tps in (("fast", "9600"), ("slow", "2400"))
+    ]  # fmt: skip
+    try:
+        import dagster as dg
+
+        from wiki_assets.defs.assets import IngestConfig
+        from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
+        from wiki_assets.defs.runner import sync_then_ingest
+
+        _write_corpus(work / "synced", count, collections=10)
+        corpus = CorpusResource(synced_root=str(work / "synced"), wiki_root=str(work / "wiki"))
+        summarizer = SummarizerResource(
+            models=[
+                ModelConfig(name=name, base_url=url, model=name)
+                for name, (_, url) in zip(("fast", "slow"), servers, strict=True)
+            ]
+        )
+        # A deployment holds its instance open; creating it (storage migrations) is not per run.
+        instance = dg.DagsterInstance.get()
+        started = time.monotonic()
+        outcome = sync_then_ingest(
+            instance,
+            corpus,
+            summarizer,
+            IngestConfig(workers_per_model="auto", flush_seconds=30),
+        )
+        wall = time.monotonic() - started
+    finally:
+        for process, _ in servers:
+            process.terminate()
+        shutil.rmtree(work, ignore_errors=True)
+    engine = float(outcome.metadata["duration_s"])
+    print("| documents | partitions | run wall (sync + run) | engine | Dagster + sync | share |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    print(
+        f"| {outcome.metadata['count']:,} | {len(outcome.run_partitions)} | {wall:.1f} s | "
+        f"{engine:.1f} s | {wall - engine:.1f} s | {100 * (wall - engine) / wall:.1f} % |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=["memory", "dagster"])
+    parser.add_argument("--docs", type=int)
+    args = parser.parse_args()
+    if args.what == "memory":
+        memory(args.docs or 100_000)
+    else:
+        dagster(args.docs or 3_000)
+
+
+if __name__ == "__main__":
+    main()
