@@ -261,7 +261,8 @@ class WorkQueue:
             own.extend(islice(self._source, claim_size - len(own)))
         if not own:
             victim = max(self._claims.values(), key=len)
-            take = (len(victim) + 1) // 2 if len(victim) > 1 else 0
+            # Half, rounded up: even a single unstarted document moves to the idle worker.
+            take = (len(victim) + 1) // 2
             for _ in range(take):
                 own.appendleft(victim.pop())
             self.stolen += take
