@@ -220,3 +220,21 @@ def test_progress_lines_show_done_of_total_rates_and_time_left(
         re.search(r"progress: \d+/24 docs · [\d.]+ s · [\d.]+ docs/s · ", m) for m in progress
     )
     assert any(re.search(r" \d+ s left · a [\d.]+/s b [\d.]+/s", m) for m in progress), progress
+
+
+def test_page_answers_are_validated_and_cut_answers_closed() -> None:
+    from wiki_assets.engine.page import DraftError, draft_schema, parse_draft
+
+    fenced = '```json\n{"title": "T", "description": "D", "summary": "S\nline", "related": []}\n```'
+    assert parse_draft(fenced).summary == "S\nline"  # raw newline inside a string: accepted
+    with pytest.raises(DraftError, match="summary"):
+        parse_draft('{"title": "T", "description": "D"}')
+    with pytest.raises(DraftError, match="no JSON object"):
+        parse_draft("I am a language model and cannot help.")
+    cut = '{"title": "T", "description": "D", "summary": "cut sho'
+    with pytest.raises(DraftError):
+        parse_draft(cut)
+    assert parse_draft(cut, truncated=True).summary == "cut sho"
+    schema = draft_schema(["a.md", "b.md"])
+    assert schema["$defs"]["RelatedLink"]["properties"]["path"]["enum"] == ["a.md", "b.md"]
+    assert draft_schema([])["properties"]["related"]["maxItems"] == 0

@@ -122,3 +122,27 @@ def test_long_document_is_summarized_from_all_its_parts(tmp_path: Path) -> None:
     # One request per part, then the page: every section of the document was read.
     assert len(asked) == parts + 1
     assert f"in {parts} parts" in (tmp_path / "wiki" / "c" / "long.md").read_text()
+
+
+def test_structured_output_falls_back_when_json_schema_is_refused(tmp_path: Path) -> None:
+    """Like llama.cpp's server: `json_schema` answered with HTTP 500, `json_object` accepted."""
+    synced = tmp_path / "synced"
+    (synced / "c").mkdir(parents=True)
+    for i in range(6):
+        (synced / "c" / f"d{i}.md").write_text(f"# Note {i}\n\nA note about deploys. " * 5)
+    picky = SimModel(model="picky", json_schema_support=False)
+    with SimServer(picky) as server:
+        report = ingest(
+            synced_root=synced,
+            wiki_root=tmp_path / "wiki",
+            collections=["c"],
+            endpoints=[
+                Endpoint(name="picky", base_url=server.base_url, model="picky", max_retries=0)
+            ],
+            dials=Dials(workers_per_model=2, flush_seconds=0.5),
+        )
+        stats = server.snapshot()
+    assert report.count == 6 and not report.failed
+    # The first requests learn that json_schema is refused; the client then keeps json_object.
+    assert 1 <= stats.rejected <= 2 and stats.answered == 6
+    assert all(front_matter(p)["description"] for p in (tmp_path / "wiki" / "c").glob("*.md"))
