@@ -22,6 +22,8 @@ SUMMARIZED = "summarized"  # the model answered; the page is not on disk yet
 WRITTEN = "written"  # the page is on disk
 FAILED = "failed"
 
+_COLUMNS = "path, collection, content_hash, fingerprint, status, page, model, result, reason"
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
     path TEXT PRIMARY KEY,
@@ -81,8 +83,7 @@ class Journal:
 
     def get(self, path: str) -> Entry | None:
         row = self._db.execute(
-            "SELECT path, collection, content_hash, fingerprint, status, page, model, result,"
-            " reason FROM documents WHERE path = ?",
+            f"SELECT {_COLUMNS} FROM documents WHERE path = ?",
             (path,),
         ).fetchone()
         return _entry(row) if row else None
@@ -140,8 +141,7 @@ class Journal:
     def pages(self) -> Iterator[Entry]:
         """Every document that has a page (or a result waiting to be written), by path."""
         rows = self._db.execute(
-            "SELECT path, collection, content_hash, fingerprint, status, page, model, result,"
-            " reason FROM documents WHERE status IN (?, ?) ORDER BY path",
+            f"SELECT {_COLUMNS} FROM documents WHERE status IN (?, ?) ORDER BY path",
             (SUMMARIZED, WRITTEN),
         )
         yield from (_entry(row) for row in rows)
@@ -212,15 +212,5 @@ class Journal:
 
 
 def _entry(row: tuple[Any, ...]) -> Entry:
-    path, collection, content_hash, fingerprint, status, page, model, result, reason = row
-    return Entry(
-        path,
-        collection,
-        content_hash,
-        fingerprint,
-        status,
-        page,
-        model,
-        None if result is None else json.loads(result),
-        reason,
-    )
+    *head, result, reason = row  # in the order of _COLUMNS
+    return Entry(*head, None if result is None else json.loads(result), reason)
