@@ -98,8 +98,8 @@ def build_index(journal: Journal, wiki: Wiki) -> IndexReport:
         entries = sorted(by_collection[collection])
         lines += [f"### {collection} ({len(entries)})", ""]
         for _, link in entries:
-            description = f" — {link.reason}" if link.reason else ""
-            lines.append(f"- {link_to(INDEX_PAGE, link)}{_plain(description)}")
+            description = f" — {_plain(link.reason)}" if link.reason else ""
+            lines.append(f"- {link_to(INDEX_PAGE, link)}{description}")
         lines.append("")
     shared = {topic: links for topic, links in by_topic.items() if len(links) > 1}
     lines += ["## By topic", ""]
