@@ -8,7 +8,7 @@ thin adapter over :func:`ingest`.
 
 from wiki_assets.engine.corpus import ROOT_COLLECTION, SourceDocument, collection_version, scan
 from wiki_assets.engine.fleet import Dials, Endpoint
-from wiki_assets.engine.ingest import IngestReport, ModelStats, ingest, pending_collections
+from wiki_assets.engine.ingest import IngestReport, ModelStats, ingest
 
 __all__ = [
     "ROOT_COLLECTION",
@@ -19,6 +19,5 @@ __all__ = [
     "SourceDocument",
     "collection_version",
     "ingest",
-    "pending_collections",
     "scan",
 ]

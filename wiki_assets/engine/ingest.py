@@ -15,7 +15,7 @@ import hashlib
 import logging
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -123,10 +123,6 @@ def survey(
         if journal:
             journal.close()
     return states
-
-
-def pending_collections(states: Iterable[CollectionState]) -> list[str]:
-    return [state.name for state in states if state.pending]
 
 
 # --------------------------------------------------------------------------------------------------
