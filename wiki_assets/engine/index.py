@@ -22,17 +22,25 @@ from wiki_assets.engine.wiki import STATE_DIR, Link, Wiki, link_to, render_page
 INDEX_PAGE = "index.md"
 
 
-def _link(journal: Journal, path: str, reason: str = "") -> Link | None:
+def _link(
+    journal: Journal, path: str, reason: str = "", landing: frozenset[str] = frozenset()
+) -> Link | None:
     entry = journal.get(path)
-    if entry is None or entry.status != WRITTEN or not entry.page or entry.result is None:
+    if entry is None or not entry.page or entry.result is None:
+        return None
+    if entry.status != WRITTEN and path not in landing:
         return None
     return Link(entry.page, entry.result["title"], reason)
 
 
-def page_text(journal: Journal, entry: Entry) -> str:
+def page_text(journal: Journal, entry: Entry, landing: frozenset[str] = frozenset()) -> str:
+    """The page of ``entry`` with links to every page that exists, or is ``landing`` in the same
+    write (pages written together may link to each other)."""
     assert entry.page is not None and entry.result is not None
-    related = [_link(journal, target, reason) for target, reason in journal.links_from(entry.path)]
-    backlinks = [_link(journal, source) for source in journal.links_to(entry.path)]
+    related = [
+        _link(journal, target, reason, landing) for target, reason in journal.links_from(entry.path)
+    ]
+    backlinks = [_link(journal, source, "", landing) for source in journal.links_to(entry.path)]
     return render_page(
         entry.page,
         entry.path,

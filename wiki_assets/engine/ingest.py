@@ -576,7 +576,8 @@ class _Run:
             return
         title = _title_of(text, doc)
         language = _language(self.dials.language, text)
-        candidates = self.related.candidates(doc.path, k=RELATED_CANDIDATES)
+        # The query runs in SQLite's C code, which releases the GIL: off the event loop.
+        candidates = await asyncio.to_thread(self.related.candidates, doc.path, RELATED_CANDIDATES)
         sent = time.monotonic()
         job.attempts += 1
         try:
@@ -680,23 +681,26 @@ class _Run:
 
     def _flush(self) -> None:
         batch, self.unwritten = self.unwritten, []
+        landing = frozenset(job.doc.path for job, _ in batch)
         written = []
         for job, _ in batch:
             entry = self.journal.get(job.doc.path)
             if entry is None or entry.page is None or entry.result is None:
                 continue
             try:
-                self.wiki.write(entry.page, page_text(self.journal, entry))
+                self.wiki.write(entry.page, page_text(self.journal, entry, landing))
             except OSError as error:
                 self.report.count -= 1
                 self._fail(job.doc, f"page not written: {error.strerror or error}")
                 continue
             written.append(job.doc.path)
         self.journal.mark_written(written)
-        # Links render only to pages that exist: the new pages, the pages they link to (new
-        # backlinks) and the pages linking to them (a link that can now be shown) are rendered
-        # again where that changed something.
-        relink(self.journal, self.wiki, [*written, *neighbours(self.journal, written)])
+        # Links render only to pages that exist: the pages the new ones link to (new backlinks)
+        # and the pages linking to them (a link that can now be shown) are rendered again where
+        # that changed something. A page that failed to land is left out of the others' links.
+        failed = landing - set(written)
+        stale = neighbours(self.journal, written) - (landing - failed)
+        relink(self.journal, self.wiki, [*stale, *neighbours(self.journal, failed)])
 
     def _remove_vanished(self) -> None:
         gone = [p for p in self.journal.paths_in(self.report.collections) if p not in self.seen]
