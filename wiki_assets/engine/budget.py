@@ -15,7 +15,8 @@ def char_cost(char: str) -> float:
 
 
 def estimate_tokens(text: str) -> int:
-    ascii_chars = sum(1 for char in text if char < "\x80")
+    # Counted in C: encoding to ASCII with errors ignored keeps exactly the ASCII characters.
+    ascii_chars = len(text) if text.isascii() else len(text.encode("ascii", "ignore"))
     other = len(text) - ascii_chars
     return int(ascii_chars * ASCII_TOKENS_PER_CHAR + other * OTHER_TOKENS_PER_CHAR) + 1
 

@@ -300,7 +300,9 @@ class ModelClient:
     ) -> tuple[str, str]:
         extra: dict[str, Any] = {}
         if response_format is not None:
-            extra["response_format"] = response_format
+            # As a raw body field: the typed parameter makes the client walk the whole schema
+            # through its type-driven transform on every request (milliseconds per document).
+            extra["extra_body"] = {"response_format": response_format}
         try:
             response = await self._client.chat.completions.create(
                 model=self.endpoint.model,
