@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path, PurePosixPath
 
-from wiki_assets.simulator import estimate_tokens
+from wiki_assets.simulator import estimate_tokens, truncate_to_tokens
 
 SAMPLE_ROOT = Path(__file__).resolve().parents[1] / "synced"
 
@@ -75,20 +75,6 @@ def load_sources(root: Path = SAMPLE_ROOT) -> list[_Source]:
     return sources
 
 
-def _cut_to_tokens(text: str, tokens: int) -> str:
-    """Longest prefix of ``text`` within ``tokens`` (the estimate grows with the prefix)."""
-    if estimate_tokens(text) <= tokens:
-        return text
-    lo, hi = 0, len(text)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if estimate_tokens(text[:mid]) <= tokens:
-            lo = mid
-        else:
-            hi = mid
-    return text[:lo].rstrip()
-
-
 def _write(root: Path, doc: BenchDoc) -> None:
     target = root / doc.path
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -120,7 +106,7 @@ def build_documents(
             # A whole further document, its heading demoted to a section heading.
             section = "## " + more.heading.lstrip("#").strip()
             text += "\n\n" + "\n\n".join((section, *more.paragraphs))
-        text = _cut_to_tokens(text, target) + "\n"
+        text = truncate_to_tokens(text, target) + "\n"
         path = f"{collection}/{index:04d}-{primary.stem}{primary.suffix}"
         doc = BenchDoc(path, title_of(text, path), text, estimate_tokens(text))
         _write(root, doc)

@@ -57,6 +57,7 @@ __all__ = [
     "SimServer",
     "SimStats",
     "estimate_tokens",
+    "truncate_to_tokens",
     "fleet",
     "main",
 ]
@@ -164,7 +165,7 @@ def estimate_tokens(text: str) -> int:
     return (5 * ascii_chars + 34 * non_ascii + 19) // 20
 
 
-def _truncate_to_tokens(text: str, tokens: int) -> str:
+def truncate_to_tokens(text: str, tokens: int) -> str:
     """Longest prefix of ``text`` whose estimate fits in ``tokens`` (estimate is monotonic)."""
     if estimate_tokens(text) <= tokens:
         return text
@@ -337,13 +338,13 @@ def _answer_text(document: str, schema: dict[str, Any] | None, as_json: bool, to
     if as_json:
         if schema is None:
             words = " ".join(document.split()[:_SUMMARY_WORDS])
-            return json.dumps({"summary": _truncate_to_tokens(words, tokens)}, ensure_ascii=False)
+            return json.dumps({"summary": truncate_to_tokens(words, tokens)}, ensure_ascii=False)
         # Structured answers stay valid JSON even when max_tokens "cut" them: servers with
         # grammar-constrained decoding are what the pipeline relies on, and tests want to
         # validate the payload; finish_reason still reports the cut.
         return json.dumps(_SchemaFiller(schema, document).value(schema), ensure_ascii=False)
     words = " ".join(document.split()[:_SUMMARY_WORDS])
-    return _truncate_to_tokens(f"Summary: {words}", tokens)
+    return truncate_to_tokens(f"Summary: {words}", tokens)
 
 
 # ---------------------------------------------------------------------------------------------
