@@ -3,8 +3,10 @@ OpenAI-compatible servers over HTTP (the project's own, not mocks)."""
 
 from __future__ import annotations
 
+import os
 import shutil
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import dagster as dg
 import pytest
 
 from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
+from wiki_assets.engine.store import StateStore
 from wiki_assets.simulator import SimModel, SimServer
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -80,3 +83,64 @@ def summarizer_for(*servers: SimServer, **overrides: object) -> SummarizerResour
             for index, server in enumerate(servers)
         ]
     )
+
+
+POSTGRES_ENV = "WIKI_ASSETS_TEST_POSTGRES"
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """The test PostgreSQL server that .ci/run starts (scripts/test-postgres). Outside CI a
+    machine without one skips these tests; in CI a missing server fails them."""
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail(f"{POSTGRES_ENV} is not set: .ci/run starts PostgreSQL for these tests")
+        pytest.skip(f"no PostgreSQL: run `export {POSTGRES_ENV}=$(scripts/test-postgres)`")
+    return url
+
+
+@pytest.fixture
+def pg_schema(postgres_url: str) -> Iterator[str]:
+    """A fresh schema of the test database for one test, dropped afterwards."""
+    import psycopg2
+
+    schema = f"test_{uuid.uuid4().hex[:10]}"
+    yield schema
+    with psycopg2.connect(postgres_url) as connection, connection.cursor() as cursor:
+        cursor.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+@pytest.fixture
+def pg_database(postgres_url: str) -> Iterator[str]:
+    """URL of a fresh database for one test (a whole Dagster instance), dropped afterwards."""
+    import psycopg2
+    from psycopg2 import sql
+
+    name = f"test_{uuid.uuid4().hex[:10]}"
+
+    def admin(statement: sql.Composable) -> None:
+        connection = psycopg2.connect(postgres_url)
+        connection.autocommit = True  # CREATE/DROP DATABASE cannot run in a transaction
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(statement)
+        finally:
+            connection.close()
+
+    admin(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    yield postgres_url.rsplit("/", 1)[0] + "/" + name
+    admin(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+StoreFor = Callable[[Path], StateStore]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_for(request: pytest.FixtureRequest) -> StoreFor:
+    """Runs a test once per state store: SQLite in the wiki's state folder, and PostgreSQL."""
+    if request.param == "sqlite":
+        return lambda wiki: StateStore(wiki / ".wiki_assets")
+    url = request.getfixturevalue("postgres_url")
+    schema = request.getfixturevalue("pg_schema")
+    return lambda wiki: StateStore(wiki / ".wiki_assets", url, schema)

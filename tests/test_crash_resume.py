@@ -1,6 +1,7 @@
 """Crash and resume: a run killed with SIGKILL at arbitrary moments leaves no partial page and an
 intact journal, and the next run asks no model again for a document whose summary had already
-returned (only for those in flight at the kill), then finishes the rest."""
+returned (only for those in flight at the kill), then finishes the rest. The same on either state
+store: SQLite in the wiki's state folder, or PostgreSQL."""
 
 from __future__ import annotations
 
@@ -10,29 +11,36 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from wiki_assets.engine.ingest import JOURNAL_FILE
+from wiki_assets.engine.journal import Journal
+from wiki_assets.engine.store import JOURNAL_FILE, StateStore
 from wiki_assets.simulator import SimModel, SimServer
 
 DRIVER = """
 import sys
 from pathlib import Path
 from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine.store import StateStore
+wiki = Path(sys.argv[2])
+url, schema = sys.argv[4], sys.argv[5]
 ingest(
-    synced_root=Path(sys.argv[1]), wiki_root=Path(sys.argv[2]), collections=["c"],
+    synced_root=Path(sys.argv[1]), wiki_root=wiki, collections=["c"],
     endpoints=[Endpoint(name="sim", base_url=sys.argv[3], model="sim")],
     dials=Dials(workers_per_model=3, claim_size=4, flush_seconds=0.3, max_tokens=64),
+    store=StateStore(wiki / ".wiki_assets", url or None, schema),
 )
 """
 DOCUMENTS = 60
 
 
-def done_in_journal(wiki: Path) -> set[str]:
-    with sqlite3.connect(wiki / ".wiki_assets" / JOURNAL_FILE) as db:
-        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        rows = db.execute("SELECT path FROM documents WHERE status IN ('summarized', 'written')")
-        return {row[0] for row in rows}
+def done_in_journal(store: StateStore) -> set[str]:
+    if store.url is None:
+        with sqlite3.connect(store.state_dir / JOURNAL_FILE) as db:
+            assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    with Journal(store) as journal:
+        return {entry.path for entry in journal.pages()}
 
 
 def assert_pages_whole(wiki: Path) -> None:
@@ -43,16 +51,20 @@ def assert_pages_whole(wiki: Path) -> None:
         assert text.rstrip().endswith("`"), f"{page} is cut short"
 
 
-def test_sigkill_at_random_moments_loses_and_repeats_nothing(tmp_path: Path) -> None:
+def test_sigkill_at_random_moments_loses_and_repeats_nothing(
+    tmp_path: Path, store_for: Callable[[Path], StateStore]
+) -> None:
     synced = tmp_path / "synced" / "c"
     synced.mkdir(parents=True)
     for i in range(DOCUMENTS):
         (synced / f"doc-{i:03}.md").write_text(f"# Doc {i}\n\nBody {i}. " * 30)
     wiki = tmp_path / "wiki"
+    store = store_for(wiki)
     rng = random.Random(1234)
     # ~0.1 s a request, 3 in flight: a full run takes about 2 s.
     with SimServer(SimModel(model="sim", latency_s=0.1, per_request_tps=4000)) as server:
         command = [sys.executable, "-c", DRIVER, str(synced.parent), str(wiki), server.base_url]
+        command += [store.url or "", store.schema]
         done_before: set[str] = set()
         for _ in range(3):
             asked_before = len(server.request_log())
@@ -69,7 +81,7 @@ def test_sigkill_at_random_moments_loses_and_repeats_nothing(tmp_path: Path) -> 
             }
             assert not asked & done_before, "a finished summary was requested again"
             assert_pages_whole(wiki)
-            done_now = done_in_journal(wiki)
+            done_now = done_in_journal(store)
             assert done_now >= done_before, "a killed run lost finished summaries"
             done_before = done_now
         assert 0 < len(done_before) < DOCUMENTS, "the kills should land mid-run"

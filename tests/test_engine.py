@@ -14,8 +14,9 @@ import pytest
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.budget import cut_to_budget, estimate_tokens
 from wiki_assets.engine.corpus import DocumentError, SourceDocument, decode, scan
-from wiki_assets.engine.ingest import JOURNAL_FILE, Job, WorkQueue, fingerprint
+from wiki_assets.engine.ingest import Job, WorkQueue, fingerprint
 from wiki_assets.engine.journal import Journal
+from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki import UnsafePath, Wiki, page_for
 from wiki_assets.simulator import SimModel, SimServer, fleet
 
@@ -137,7 +138,7 @@ def test_a_summary_that_returned_before_a_crash_is_not_requested_again(tmp_path:
     with SimServer(SimModel(model="sim")) as server:
         first = next(d for d in scan(synced) if d.path == "c/doc-000.md")
         # A run died right after the model answered: the journal has the result, the page is absent.
-        with Journal(wiki / ".wiki_assets" / JOURNAL_FILE) as journal:
+        with Journal(StateStore(wiki / ".wiki_assets")) as journal:
             journal.record_summary(
                 path=first.path,
                 collection="c",

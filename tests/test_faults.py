@@ -5,16 +5,13 @@ stops cleanly; two runs cannot work on one collection at once."""
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 from pathlib import Path
 
 import pytest
 
 from wiki_assets.engine import Dials, Endpoint, ingest
-from wiki_assets.engine.ingest import JOURNAL_FILE
 from wiki_assets.engine.journal import Journal
-from wiki_assets.engine.locks import CollectionBusy
+from wiki_assets.engine.store import CollectionBusy, StateStore
 from wiki_assets.simulator import SimModel, SimServer, fleet
 
 FAST = {"per_request_tps": 5000.0, "aggregate_tps": 50000.0}
@@ -81,7 +78,7 @@ def test_every_model_down_stops_cleanly_and_leaves_the_rest(tmp_path: Path) -> N
     assert report.stopped is not None and "every model is down" in report.stopped
     assert report.count == 2 and not report.failed
     assert report.unfinished == 28
-    with Journal(wiki / ".wiki_assets" / JOURNAL_FILE) as journal:
+    with Journal(StateStore(wiki / ".wiki_assets")) as journal:
         recorded = list(journal.paths_in(["c"]))
     assert len(recorded) == 2, "unfinished documents are not marked done or failed"
 
@@ -119,14 +116,10 @@ def test_rate_limits_are_honoured_and_everything_finishes(tmp_path: Path) -> Non
 def test_a_second_run_on_the_same_collection_is_refused(tmp_path: Path) -> None:
     synced = corpus(tmp_path / "synced", 2)
     wiki = tmp_path / "wiki"
-    locks = wiki / ".wiki_assets" / "locks"
-    locks.mkdir(parents=True)
-    lock_file = locks / (hashlib.sha256(b"c").hexdigest()[:16] + ".lock")
-    with lock_file.open("a+") as held, SimServer(SimModel(model="m", **FAST)) as server:
-        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
-        held.write("pid 4242 on elsewhere")
-        held.flush()
-        with pytest.raises(CollectionBusy, match=r"'c' is being ingested by another run"):
+    store = StateStore(wiki / ".wiki_assets")
+    # flock locks belong to an open file, so holding one here stands for another process.
+    with store.collection_locks(["c"]), SimServer(SimModel(model="m", **FAST)) as server:
+        with pytest.raises(CollectionBusy, match=r"'c' is being ingested by another run \(.*pid"):
             ingest(
                 synced_root=synced,
                 wiki_root=wiki,

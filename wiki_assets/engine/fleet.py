@@ -55,6 +55,14 @@ class Endpoint:
     timeout_s: float = 120.0
     context_tokens: int = 8192
     max_retries: int = 2
+    # Requests in flight to this model across every run sharing the state store (None: no shared
+    # limit, each run only bounds its own workers).
+    max_in_flight: int | None = None
+
+    @property
+    def identity(self) -> str:
+        """The physical model, the same in every run's config: what a fleet-wide limit counts."""
+        return f"{self.base_url.rstrip('/')} {self.model}"
 
     def api_key(self) -> str:
         # Local servers accept any key; the openai client insists on a non-empty one.

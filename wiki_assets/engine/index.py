@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from wiki_assets.engine.journal import JOURNAL_FILE, WRITTEN, Entry, Journal
+from wiki_assets.engine.journal import WRITTEN, Entry, Journal
+from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki import STATE_DIR, Link, Wiki, link_to, render_page
 
 INDEX_PAGE = "index.md"
@@ -140,10 +141,11 @@ def _write_if_changed(wiki: Wiki, page: str, text: str) -> bool:
 _MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+\.md)\)")
 
 
-def index_wiki(wiki_root: Path) -> IndexReport:
+def index_wiki(wiki_root: Path, store: StateStore | None = None) -> IndexReport:
     """Rebuild ``index.md`` and bring every page's links and backlinks up to date."""
     wiki = Wiki(wiki_root)
-    with Journal(wiki.state_dir / JOURNAL_FILE) as journal:
+    store = store or StateStore(wiki.state_dir)
+    with Journal(store) as journal, store.page_writes():
         return build_index(journal, wiki)
 
 

@@ -31,7 +31,8 @@ from wiki_assets.engine.corpus import (
 )
 from wiki_assets.engine.fleet import AUTO, Dials, Endpoint, ModelClient, ModelError, Summary
 from wiki_assets.engine.index import INDEX_PAGE, neighbours, page_text, relink
-from wiki_assets.engine.journal import JOURNAL_FILE, SUMMARIZED, WRITTEN, Entry, Journal
+from wiki_assets.engine.journal import SUMMARIZED, WRITTEN, Entry, Journal
+from wiki_assets.engine.leases import SlotLeases
 from wiki_assets.engine.limits import (
     AdaptiveConcurrency,
     Breaker,
@@ -39,13 +40,16 @@ from wiki_assets.engine.limits import (
     FixedConcurrency,
     work_units,
 )
-from wiki_assets.engine.locks import collection_locks
 from wiki_assets.engine.page import LANGUAGES, detect_language
 from wiki_assets.engine.prompts import PROMPT_VERSION
 from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki import STATE_DIR, UnsafePath, Wiki, now_iso, page_for
 
+# The related-document index is derived from the synced text alone (rebuildable at any time), so it
+# stays a SQLite file in the wiki's state folder whatever store holds the per-document state.
 RELATED_FILE = "related.sqlite"
+LEASE_POLL_S = 0.5  # how often a worker waiting for a fleet-wide slot looks again
 
 
 class Log(Protocol):
@@ -97,6 +101,7 @@ def survey(
     endpoints: Sequence[Endpoint],
     dials: Dials | None = None,
     depth: int = 1,
+    store: StateStore | None = None,
 ) -> list[CollectionState]:
     """Every collection under the synced root (and every one the wiki still has pages for), with its
     data version and how much an ingest would have to do. Reads, never writes."""
@@ -104,9 +109,9 @@ def survey(
     by_collection: dict[str, list[SourceDocument]] = {}
     for doc in scan(synced_root, depth):
         by_collection.setdefault(doc.collection, []).append(doc)
-    journal_path = wiki_root / STATE_DIR / JOURNAL_FILE
+    store = store or StateStore(wiki_root / STATE_DIR)
     states = []
-    journal = Journal(journal_path) if journal_path.exists() else None
+    journal = Journal(store) if store.has_state() else None
     try:
         known = journal.collections() if journal else set()
         for name in sorted(by_collection.keys() | known):
@@ -279,14 +284,18 @@ def ingest(
     depth: int = 1,
     max_bytes: int = DEFAULT_MAX_BYTES,
     log: Log | None = None,
+    store: StateStore | None = None,
 ) -> IngestReport:
-    """Bring the wiki pages of ``collections`` up to date with the synced root."""
+    """Bring the wiki pages of ``collections`` up to date with the synced root. Per-document state
+    goes to ``store`` (default: SQLite in the wiki's state folder)."""
     if not endpoints:
         raise ValueError("no model endpoints to summarize with")
     wiki = Wiki(wiki_root)
+    store = store or StateStore(wiki.state_dir)
     run = _Run(
         synced_root=synced_root.resolve(),
         wiki=wiki,
+        store=store,
         collections=list(collections),
         endpoints=list(endpoints),
         dials=dials,
@@ -294,7 +303,7 @@ def ingest(
         max_bytes=max_bytes,
         log=log or logging.getLogger("wiki_assets"),
     )
-    with collection_locks(wiki.state_dir, collections):
+    with store.collection_locks(collections):
         return asyncio.run(run.execute())
 
 
@@ -313,6 +322,7 @@ class _Model:
     breaker: Breaker
     slots: int  # worker tasks started; only those the limit and the breaker allow take documents
     client: ModelClient | None = None
+    leased: dict[int, int] = field(default_factory=dict)  # worker slot -> fleet-wide slot held
 
     def allows(self, slot: int, now: float) -> bool:
         return slot < self.concurrency.limit and self.breaker.allows(slot, now)
@@ -335,6 +345,7 @@ class _Run:
         *,
         synced_root: Path,
         wiki: Wiki,
+        store: StateStore,
         collections: list[str],
         endpoints: list[Endpoint],
         dials: Dials,
@@ -344,6 +355,8 @@ class _Run:
     ) -> None:
         self.synced_root = synced_root
         self.wiki = wiki
+        self.store = store
+        self.leases: SlotLeases | None = None
         self.endpoints = endpoints
         self.dials = dials
         self.depth = depth
@@ -381,16 +394,19 @@ class _Run:
             self.models.append(model)
             self.report.models.append(stats)
         with (
-            Journal(self.wiki.state_dir / JOURNAL_FILE) as journal,
+            Journal(self.store) as journal,
             RelatedIndex(self.wiki.state_dir / RELATED_FILE) as related,
         ):
             self.journal = journal
             self.related = related
+            if any(m.endpoint.max_in_flight for m in self.models):
+                self.leases = SlotLeases(self.store)
             self.wiki.sweep_temporaries()
             self._refresh_related()
             self._log_start()
             queue = WorkQueue(self._plan())
             flusher = asyncio.create_task(self._flush_periodically())
+            renewer = asyncio.create_task(self._renew_leases()) if self.leases else None
             try:
                 async with asyncio.TaskGroup() as group:
                     for index, model in enumerate(self.models):
@@ -399,6 +415,10 @@ class _Run:
                             group.create_task(self._work(queue, worker, slot, model))
             finally:
                 flusher.cancel()
+                if renewer is not None:
+                    renewer.cancel()
+                if self.leases is not None:
+                    self.leases.close()  # gives back every slot this run still holds
                 for model in self.models:
                     assert model.client is not None
                     await model.client.close()
@@ -443,6 +463,7 @@ class _Run:
             f"flush {dials.flush_seconds:g}s · max_tokens {dials.max_tokens} · "
             f"{self.total} to summarize · collections {', '.join(self.report.collections)}"
         )
+        self.log.info(f"state: {self.store.describe()}")
         for model in self.models:
             ep = model.endpoint
             workers = (
@@ -452,7 +473,8 @@ class _Run:
             )
             self.log.info(
                 f"model {ep.name}: {ep.model} · {workers} · "
-                f"max_tokens {ep.max_tokens or dials.max_tokens} · context {ep.context_tokens} · "
+                + (f"≤{ep.max_in_flight} in flight fleet-wide · " if ep.max_in_flight else "")
+                + f"max_tokens {ep.max_tokens or dials.max_tokens} · context {ep.context_tokens} · "
                 f"timeout {ep.timeout_s:g}s"
             )
 
@@ -523,20 +545,35 @@ class _Run:
 
     async def _work(self, queue: WorkQueue, worker: int, slot: int, model: _Model) -> None:
         assert model.client is not None
+        try:
+            await self._work_loop(queue, worker, slot, model)
+        finally:
+            await self._unlease(model, slot)
+
+    async def _work_loop(self, queue: WorkQueue, worker: int, slot: int, model: _Model) -> None:
         while not self.finished:
             now = time.monotonic()
             if not model.allows(slot, now):
                 # Parked (above the limit, or the model is out): let the others have the claim.
                 queue.give_back(worker)
+                await self._unlease(model, slot)
                 wake_at = model.breaker.open_until if model.breaker.tripped else None
                 await self._wait(lambda: model.allows(slot, time.monotonic()), wake_at)
+                continue
+            if not await self._lease(model, slot):
+                # The model's fleet-wide limit is reached by other runs: hand the claim to workers
+                # of models that are free, and look again shortly.
+                queue.give_back(worker)
+                await self._wait(lambda: False, time.monotonic() + LEASE_POLL_S)
                 continue
             job = queue.next_job(worker, self.dials.claim_size)
             if job is None:
                 if self.in_flight == 0:
                     await self._finish(None)
                     return
-                # Requests still out may fail and put their document back: stay until they end.
+                # Requests still out may fail and put their document back: stay until they end,
+                # without holding a fleet-wide slot another run could use meanwhile.
+                await self._unlease(model, slot)
                 await self._wait(lambda: queue.has_work() or self.in_flight == 0, None)
                 continue
             self.in_flight += 1
@@ -546,6 +583,29 @@ class _Run:
                 self.in_flight -= 1
                 async with self.changed:
                     self.changed.notify_all()
+
+    async def _lease(self, model: _Model, slot: int) -> bool:
+        """Whether this worker may send a request: always, unless the model has a fleet-wide
+        limit, in which case the worker must hold one of its slots in the state store."""
+        limit = model.endpoint.max_in_flight
+        if self.leases is None or limit is None or slot in model.leased:
+            return True
+        held = await asyncio.to_thread(self.leases.try_acquire, model.endpoint.identity, limit)
+        if held is None:
+            return False
+        model.leased[slot] = held
+        return True
+
+    async def _unlease(self, model: _Model, slot: int) -> None:
+        held = model.leased.pop(slot, None)
+        if held is not None and self.leases is not None:
+            await asyncio.to_thread(self.leases.release, model.endpoint.identity, held)
+
+    async def _renew_leases(self) -> None:
+        assert self.leases is not None
+        while True:
+            await asyncio.sleep(self.leases.ttl_s / 3)
+            await asyncio.to_thread(self.leases.renew)
 
     async def _wait(self, ready: Any, wake_at: float | None) -> None:
         timeout = None if wake_at is None else max(0.0, wake_at - time.monotonic())
@@ -681,6 +741,12 @@ class _Run:
 
     def _flush(self) -> None:
         batch, self.unwritten = self.unwritten, []
+        if not batch:
+            return
+        with self.store.page_writes():
+            self._write_pages(batch)
+
+    def _write_pages(self, batch: list[tuple[Job, dict[str, Any]]]) -> None:
         landing = frozenset(job.doc.path for job, _ in batch)
         written = []
         for job, _ in batch:
@@ -703,6 +769,10 @@ class _Run:
         relink(self.journal, self.wiki, [*stale, *neighbours(self.journal, failed)])
 
     def _remove_vanished(self) -> None:
+        with self.store.page_writes():
+            self._remove_pages()
+
+    def _remove_pages(self) -> None:
         gone = [p for p in self.journal.paths_in(self.report.collections) if p not in self.seen]
         linked = neighbours(self.journal, gone) - set(gone)
         for path in gone:

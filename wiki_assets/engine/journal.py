@@ -1,22 +1,22 @@
 """Per-document state, recorded durably the moment a result returns.
 
-SQLite in WAL mode inside the wiki's hidden state folder: a commit per result costs well under a
-millisecond, and a run killed at any point keeps every summary that had already returned, so the
-next run writes those pages without asking a model again.
+Every result is committed (with its links) before its page is written, so a run killed at any point
+keeps every summary that had already returned, and the next run writes those pages without asking a
+model again. The tables live in the state store: SQLite in WAL mode in the wiki's state folder (a
+commit costs well under a millisecond), or PostgreSQL when several machines share the wiki.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-JOURNAL_FILE = "journal.sqlite"  # in the wiki's state folder
+from wiki_assets.engine.store import JOURNAL_FILE, Db, StateStore
+
+__all__ = ["JOURNAL_FILE", "Entry", "Journal"]
 
 SUMMARIZED = "summarized"  # the model answered; the page is not on disk yet
 WRITTEN = "written"  # the page is on disk
@@ -35,7 +35,7 @@ CREATE TABLE IF NOT EXISTS documents (
     model TEXT,
     result TEXT,
     reason TEXT,
-    updated REAL NOT NULL
+    updated {float} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS documents_by_collection ON documents (collection);
 CREATE INDEX IF NOT EXISTS documents_by_page ON documents (page);
@@ -43,7 +43,7 @@ CREATE INDEX IF NOT EXISTS documents_by_page ON documents (page);
 CREATE TABLE IF NOT EXISTS links (
     source TEXT NOT NULL,
     target TEXT NOT NULL,
-    reason TEXT NOT NULL,
+    reason TEXT NOT NULL,{link_order_column}
     PRIMARY KEY (source, target)
 );
 CREATE INDEX IF NOT EXISTS links_by_target ON links (target);
@@ -64,13 +64,21 @@ class Entry:
 
 
 class Journal:
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # NORMAL keeps every commit across a process crash (only power loss may drop the last one).
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+    def __init__(self, store: StateStore) -> None:
+        self._db: Db = store.connect()
+        sqlite = self._db.dialect == "sqlite"
+        # Links keep the model's order: SQLite's rowid does that; PostgreSQL needs a sequence.
+        self._link_order = "rowid" if sqlite else "seq"
+        with self._db.transaction():
+            if not sqlite:
+                # Two runs creating the tables at once would race in the catalog: one at a time.
+                self._db.execute("SELECT pg_advisory_xact_lock(hashtext('wiki_assets schema'))")
+            self._db.script(
+                _SCHEMA.format(
+                    float="REAL" if sqlite else "DOUBLE PRECISION",
+                    link_order_column="" if sqlite else "\n    seq BIGSERIAL,",
+                )
+            )
 
     def close(self) -> None:
         self._db.close()
@@ -114,20 +122,22 @@ class Journal:
         result: dict[str, Any],
     ) -> None:
         """The result and its links, in one transaction: committed before the page is written."""
-        with self._transaction():
+        with self._db.transaction():
             self._upsert(
                 path, collection, content_hash, fingerprint, SUMMARIZED, page, model, result
             )
             self._db.execute("DELETE FROM links WHERE source = ?", (path,))
             self._db.executemany(
-                "INSERT OR REPLACE INTO links (source, target, reason) VALUES (?, ?, ?)",
+                "INSERT INTO links (source, target, reason) VALUES (?, ?, ?)"
+                " ON CONFLICT (source, target) DO UPDATE SET reason = excluded.reason",
                 [(path, link["path"], link["reason"]) for link in result.get("related", [])],
             )
 
     def links_from(self, path: str) -> list[tuple[str, str]]:
         """(target, reason) of a document's related links, in the order the model gave them."""
         rows = self._db.execute(
-            "SELECT target, reason FROM links WHERE source = ? ORDER BY rowid", (path,)
+            f"SELECT target, reason FROM links WHERE source = ? ORDER BY {self._link_order}",
+            (path,),
         )
         return [(row[0], row[1]) for row in rows]
 
@@ -149,7 +159,7 @@ class Journal:
     def record_failure(
         self, *, path: str, collection: str, content_hash: str, fingerprint: str, reason: str
     ) -> None:
-        with self._transaction():
+        with self._db.transaction():
             self._upsert(
                 path, collection, content_hash, fingerprint, FAILED, None, None, None, reason
             )
@@ -157,7 +167,7 @@ class Journal:
 
     def mark_written(self, paths: Iterable[str]) -> None:
         now = time.time()
-        with self._transaction():
+        with self._db.transaction():
             self._db.executemany(
                 "UPDATE documents SET status = ?, updated = ? WHERE path = ?",
                 [(WRITTEN, now, path) for path in paths],
@@ -165,7 +175,7 @@ class Journal:
 
     def forget(self, paths: Iterable[str]) -> None:
         paths = [(path,) for path in paths]
-        with self._transaction():
+        with self._db.transaction():
             self._db.executemany("DELETE FROM documents WHERE path = ?", paths)
             self._db.executemany("DELETE FROM links WHERE source = ?", paths)
 
@@ -182,9 +192,13 @@ class Journal:
         reason: str | None = None,
     ) -> None:
         self._db.execute(
-            "INSERT OR REPLACE INTO documents"
+            "INSERT INTO documents"
             " (path, collection, content_hash, fingerprint, status, page, model, result, reason,"
-            "  updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "  updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (path) DO UPDATE SET collection = excluded.collection,"
+            " content_hash = excluded.content_hash, fingerprint = excluded.fingerprint,"
+            " status = excluded.status, page = excluded.page, model = excluded.model,"
+            " result = excluded.result, reason = excluded.reason, updated = excluded.updated",
             (
                 path,
                 collection,
@@ -198,17 +212,6 @@ class Journal:
                 time.time(),
             ),
         )
-
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        # With isolation_level=None the connection autocommits; group bulk updates explicitly.
-        self._db.execute("BEGIN")
-        try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
 
 
 def _entry(row: tuple[Any, ...]) -> Entry:

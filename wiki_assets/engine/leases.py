@@ -1,0 +1,110 @@
+"""Fleet-wide in-flight limits: one model's requests across every run stay under its limit.
+
+Parallel runs (a backfill of many collections, several machines) each drive the same endpoints.
+A model that serves 16 requests well does not serve 16 per run, so its limit is held in the state
+store as numbered slots: a worker takes a slot before it starts a request and gives it back when it
+parks or ends. A slot is a lease with an expiry that the holding run renews while it lives, so a run
+that is killed (no ``finally`` runs) frees its slots after ``ttl_s`` instead of leaking them.
+
+Slots are taken per worker, not per request: a busy worker keeps its slot from one document to the
+next, so the store is touched when a worker starts and stops, not on every request.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+
+from wiki_assets.engine.store import Db, StateStore
+
+DEFAULT_TTL_S = 60.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS model_slots (
+    model TEXT NOT NULL,
+    slot INTEGER NOT NULL,
+    holder TEXT,
+    expires {float},
+    PRIMARY KEY (model, slot)
+)
+"""
+
+
+class SlotLeases:
+    """This run's slots. Thread-safe: calls go through one connection, one at a time."""
+
+    def __init__(self, store: StateStore, ttl_s: float = DEFAULT_TTL_S) -> None:
+        self.ttl_s = ttl_s
+        self.holder = f"{socket.gethostname()} pid {os.getpid()} {uuid.uuid4().hex[:8]}"
+        self._lock = threading.Lock()
+        self._db: Db = store.connect()
+        with self._db.transaction():
+            if self._db.dialect == "postgres":
+                self._db.execute("SELECT pg_advisory_xact_lock(hashtext('wiki_assets schema'))")
+            self._db.execute(
+                _SCHEMA.format(float="REAL" if self._db.dialect == "sqlite" else "DOUBLE PRECISION")
+            )
+
+    def try_acquire(self, model: str, limit: int) -> int | None:
+        """A free slot number below ``limit`` for ``model``, now held by this run; or None when
+        ``limit`` requests of that model are already out, from any run."""
+        with self._lock, self._db.transaction():
+            self._db.executemany(
+                "INSERT INTO model_slots (model, slot) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                [(model, slot) for slot in range(limit)],
+            )
+            # SKIP LOCKED: two runs racing for slots each take a different one, neither waits.
+            lock = " FOR UPDATE SKIP LOCKED" if self._db.dialect == "postgres" else ""
+            row = self._db.execute(
+                "SELECT slot FROM model_slots WHERE model = ? AND slot < ?"
+                " AND (holder IS NULL OR expires < {now}) ORDER BY slot LIMIT 1" + lock,
+                (model, limit),
+            ).fetchone()
+            if row is None:
+                return None
+            self._db.execute(
+                "UPDATE model_slots SET holder = ?, expires = {now} + ?"
+                " WHERE model = ? AND slot = ?",
+                (self.holder, self.ttl_s, model, row[0]),
+            )
+            return int(row[0])
+
+    def release(self, model: str, slot: int) -> None:
+        with self._lock:
+            self._db.execute(
+                "UPDATE model_slots SET holder = NULL, expires = NULL"
+                " WHERE model = ? AND slot = ? AND holder = ?",
+                (model, slot, self.holder),
+            )
+
+    def renew(self) -> int:
+        """Extends every slot this run holds; returns how many it holds."""
+        with self._lock:
+            cursor = self._db.execute(
+                "UPDATE model_slots SET expires = {now} + ? WHERE holder = ?",
+                (self.ttl_s, self.holder),
+            )
+            return cursor.rowcount
+
+    def in_use(self, model: str) -> int:
+        """Slots of ``model`` held by any run right now."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT COUNT(*) FROM model_slots WHERE model = ? AND holder IS NOT NULL"
+                " AND expires >= {now}",
+                (model,),
+            ).fetchone()
+            return int(row[0])
+
+    def close(self) -> None:
+        """Frees every slot this run still holds."""
+        with self._lock:
+            try:
+                self._db.execute(
+                    "UPDATE model_slots SET holder = NULL, expires = NULL WHERE holder = ?",
+                    (self.holder,),
+                )
+            finally:
+                self._db.close()

@@ -1,0 +1,236 @@
+"""Where the state that runs share lives, and the locks that keep parallel runs apart.
+
+Two kinds of store, one interface:
+
+* **SQLite** files in the wiki's hidden state folder (the default): one machine, any number of
+  processes. Locks are ``flock`` locks, which the kernel drops when their holder dies.
+* **PostgreSQL** (``postgresql://…``, e.g. the Dagster instance's own database): several machines.
+  Tables live in their own schema; locks are session-level advisory locks, which the server drops
+  when the holder's connection closes, however the holder died.
+
+Both commit every recorded result before the page is written, so a run killed at any point keeps
+what it had already paid a model for.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import socket
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlsplit
+
+JOURNAL_FILE = "journal.sqlite"  # in the wiki's state folder, for the SQLite store
+DEFAULT_SCHEMA = "wiki_assets"
+
+_POSTGRES_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg2")
+_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+class CollectionBusy(RuntimeError):
+    pass
+
+
+class Db:
+    """One connection with the few differences between SQLite and PostgreSQL papered over: SQL is
+    written once, with ``?`` placeholders and ``{now}`` for the database clock in epoch seconds."""
+
+    def __init__(self, connection: Any, dialect: str) -> None:
+        self.connection = connection
+        self.dialect = dialect  # "sqlite" or "postgres"
+        self._now = (
+            "((julianday('now') - 2440587.5) * 86400.0)"
+            if dialect == "sqlite"
+            # The server's clock, not each machine's: leases compare times from many machines.
+            else "extract(epoch from clock_timestamp())"
+        )
+
+    def sql(self, statement: str) -> str:
+        statement = statement.replace("{now}", self._now)
+        return statement if self.dialect == "sqlite" else statement.replace("?", "%s")
+
+    def execute(self, statement: str, params: Sequence[Any] = ()) -> Any:
+        if self.dialect == "sqlite":
+            return self.connection.execute(self.sql(statement), params)
+        cursor = self.connection.cursor()
+        # No parameters means no %-formatting at all (a literal % must survive).
+        cursor.execute(self.sql(statement), tuple(params) or None)
+        return cursor
+
+    def executemany(self, statement: str, rows: Iterable[Sequence[Any]]) -> None:
+        rows = list(rows)
+        if not rows:
+            return
+        if self.dialect == "sqlite":
+            self.connection.executemany(self.sql(statement), rows)
+        else:
+            with self.connection.cursor() as cursor:
+                cursor.executemany(self.sql(statement), rows)
+
+    def script(self, statements: str) -> None:
+        for statement in statements.split(";"):
+            if statement.strip():
+                self.execute(statement)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        # Both connections autocommit; a group of statements is one explicit transaction.
+        # IMMEDIATE takes SQLite's write lock up front, so two writers never deadlock on upgrade.
+        self.execute("BEGIN IMMEDIATE" if self.dialect == "sqlite" else "BEGIN")
+        try:
+            yield
+        except BaseException:
+            self.execute("ROLLBACK")
+            raise
+        self.execute("COMMIT")
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+@dataclass(frozen=True, slots=True)
+class StateStore:
+    """Where one wiki's shared state lives. ``url`` None means SQLite in ``state_dir``."""
+
+    state_dir: Path
+    url: str | None = None
+    schema: str = DEFAULT_SCHEMA
+
+    def __post_init__(self) -> None:
+        if self.url is not None and urlsplit(self.url).scheme not in _POSTGRES_SCHEMES:
+            raise ValueError("state store URL must be postgresql://… (or unset for SQLite)")
+        if not _IDENTIFIER.fullmatch(self.schema):
+            raise ValueError(f"state schema {self.schema!r} is not a plain lower-case SQL name")
+
+    @property
+    def shared(self) -> bool:
+        return self.url is not None
+
+    def describe(self) -> str:
+        """For logs: where the state is, never the password."""
+        if self.url is None:
+            return f"sqlite {self.state_dir / JOURNAL_FILE}"
+        parts = urlsplit(self.url)
+        return f"postgres {parts.hostname}:{parts.port or 5432}{parts.path} schema {self.schema}"
+
+    def has_state(self) -> bool:
+        """Whether anything was ever recorded (reading must not create a SQLite file)."""
+        return self.url is not None or (self.state_dir / JOURNAL_FILE).exists()
+
+    def connect(self) -> Db:
+        if self.url is None:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(
+                self.state_dir / JOURNAL_FILE,
+                isolation_level=None,
+                timeout=60,
+                check_same_thread=False,
+            )
+            connection.execute("PRAGMA journal_mode=WAL")
+            # NORMAL keeps every commit across a process crash (only power loss may drop the last).
+            connection.execute("PRAGMA synchronous=NORMAL")
+            return Db(connection, "sqlite")
+        import psycopg2  # installed with dagster-postgres
+
+        # SQLAlchemy's spelling (what Dagster's storage needs) works too: one URL for both.
+        url = "postgresql" + self.url[self.url.index(":") :]
+        connection = psycopg2.connect(url, application_name=_holder()[:63])
+        connection.autocommit = True
+        db = Db(connection, "postgres")
+        try:
+            db.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
+        except psycopg2.errors.UniqueViolation:
+            pass  # two runs creating the schema at the same moment: the other one won
+        db.execute(f"SET search_path TO {self.schema}")
+        return db
+
+    @contextmanager
+    def collection_locks(self, collections: Iterable[str]) -> Iterator[None]:
+        """One ingest at a time per collection: two runs writing the same collection would race on
+        its pages and journal rows. A run that finds one locked stops before doing anything."""
+        names = sorted(set(collections))  # a fixed order: overlapping runs cannot deadlock
+        if self.url is None:
+            with ExitStack() as held:
+                for name in names:
+                    handle = held.enter_context(self._lock_file(f"collection {name}"))
+                    _flock(handle, blocking=False, what=f"collection {name!r}")
+                yield
+            return
+        db = self.connect()
+        try:
+            for name in names:
+                key = self._lock_key(f"collection {name}")
+                if not db.execute("SELECT pg_try_advisory_lock(?, ?)", key).fetchone()[0]:
+                    holder = db.execute(
+                        "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a"
+                        " ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted"
+                        " AND l.classid::int = ? AND l.objid::int = ?",
+                        key,
+                    ).fetchone()
+                    raise _busy(f"collection {name!r}", holder[0] if holder else None)
+            yield
+        finally:
+            db.close()  # closing the session releases its advisory locks
+
+    @contextmanager
+    def page_writes(self) -> Iterator[None]:
+        """Serializes page writing across runs. A page's text depends on other documents' rows
+        (backlinks), so a run re-linking a neighbour must not overwrite a fresher version written
+        by the run that owns it; writing pages is short, so waiting here costs little."""
+        if self.url is None:
+            with self._lock_file("page writes") as handle:
+                _flock(handle, blocking=True, what="page writes")
+                yield
+            return
+        db = self.connect()
+        try:
+            db.execute("SELECT pg_advisory_lock(?, ?)", self._lock_key("page writes"))
+            yield
+        finally:
+            db.close()
+
+    @contextmanager
+    def _lock_file(self, name: str) -> Iterator[IO[str]]:
+        folder = self.state_dir / "locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+        with (folder / f"{digest}.lock").open("a+", encoding="utf-8") as handle:
+            yield handle
+
+    def _lock_key(self, name: str) -> tuple[int, int]:
+        """Two signed 32-bit ints: this schema's namespace, and the lock's name within it."""
+
+        def int32(text: str) -> int:
+            return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big", signed=True)
+
+        return int32(self.schema), int32(name)
+
+
+def _holder() -> str:
+    return f"wiki_assets pid {os.getpid()} on {socket.gethostname()}"
+
+
+def _busy(what: str, holder: str | None) -> CollectionBusy:
+    return CollectionBusy(
+        f"{what} is being ingested by another run ({holder or 'another process'}); "
+        "wait for it to finish, then run again"
+    )
+
+
+def _flock(handle: IO[str], *, blocking: bool, what: str) -> None:
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except BlockingIOError:
+        handle.seek(0)
+        raise _busy(what, handle.read().strip() or None) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(_holder())
+    handle.flush()
