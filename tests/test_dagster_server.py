@@ -102,23 +102,26 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_dev(tmp_path: Path, home: Path, synced: Path, wiki: Path) -> DevServer:
+def start_dev(
+    tmp_path: Path, home: Path, synced: Path, wiki: Path, env: dict[str, str] | None = None
+) -> DevServer:
     port = free_port()
     log = tmp_path / "dagster-dev.log"
-    env = {
+    environment = {
         **os.environ,
         "DAGSTER_HOME": str(home),
         "WIKI_ASSETS_SYNCED_ROOT": str(synced),
         "WIKI_ASSETS_WIKI_ROOT": str(wiki),
         "WIKI_ASSETS_CRON": "* * * * *",
         "PYTHONUNBUFFERED": "1",
+        **(env or {}),
     }
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [sys.executable, "-c", LAUNCH, "dev", "-w", "workspace.yaml", "-h", "127.0.0.1",
              "-p", str(port)],
             cwd=PROJECT,
-            env=env,
+            env=environment,
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=subprocess.STDOUT,

@@ -1,5 +1,6 @@
 """The two assets: the synced documents (a source) and the wiki pages summarized from them."""
 
+import os
 import warnings
 from typing import Any
 
@@ -13,7 +14,7 @@ from wiki_assets.engine.fleet import parse_workers
 from wiki_assets.engine.index import dangling_links, index_wiki
 from wiki_assets.engine.prompts import PROMPT_VERSION
 
-# Single-run backfills are what this asset is built for; the beta notice only adds noise to logs.
+# Backfill policies are what this asset is built on; the beta notice only adds noise to logs.
 warnings.filterwarnings("ignore", message="Parameter `backfill_policy`", category=dg.BetaWarning)
 
 synced_documents = dg.AssetSpec(
@@ -84,13 +85,33 @@ def run_config(dials: IngestConfig) -> dict[str, Any]:
     }
 
 
+def collections_per_run() -> int | None:
+    """WIKI_ASSETS_COLLECTIONS_PER_RUN: unset, a backfill is one run; N, runs of N collections."""
+    value = os.environ.get("WIKI_ASSETS_COLLECTIONS_PER_RUN", "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"WIKI_ASSETS_COLLECTIONS_PER_RUN must be a positive integer: {value!r}")
+    return int(value)
+
+
+def backfill_policy() -> dg.BackfillPolicy:
+    # By default a backfill of many collections is one run: one fleet, one queue, one set of
+    # figures, no per-run start-up. Past one machine, runs of a few collections each go through
+    # Dagster's run queue in parallel (its concurrency limit), sharing each model's in-flight limit
+    # through the state store.
+    per_run = collections_per_run()
+    if per_run is None:
+        return dg.BackfillPolicy.single_run()
+    return dg.BackfillPolicy.multi_run(max_partitions_per_run=per_run)
+
+
 @dg.asset(
     partitions_def=collections_partitions,
     deps=[synced_documents],
     group_name="wiki",
     code_version=PROMPT_VERSION,
-    # A backfill of many collections is one run: one fleet, one queue, one set of figures.
-    backfill_policy=dg.BackfillPolicy.single_run(),
+    backfill_policy=backfill_policy(),
     kinds={"openai", "markdown"},
 )
 def wiki_pages(
@@ -116,6 +137,7 @@ def wiki_pages(
             depth=corpus.collection_depth,
             max_bytes=corpus.max_bytes,
             log=context.log,
+            store=corpus.state_store(),
         )
     if report.stopped:
         # Finished pages are on disk and journaled; the rest is left for the next run, so the
@@ -138,7 +160,7 @@ def wiki_pages(
 def wiki_index(context: dg.AssetExecutionContext, corpus: CorpusResource) -> dg.MaterializeResult:
     """``index.md``: every page by collection and by shared topic. Building it also re-renders any
     page whose related links or backlinks are out of date, so no link in the wiki dangles."""
-    report = index_wiki(corpus.wiki_path)
+    report = index_wiki(corpus.wiki_path, corpus.state_store())
     dangling = dangling_links(corpus.wiki_path)
     for page, target in dangling[:20]:
         context.log.warning(f"dangling link in {page}: {target}")

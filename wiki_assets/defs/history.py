@@ -68,8 +68,13 @@ def runs_table(
         runs.setdefault(record.run_id, []).append(record)
     order = _partition_order(instance)
     rows = [_row(run_id, records, order) for run_id, records in runs.items()]
-    return pl.DataFrame(rows, schema=SCHEMA, orient="row").sort(
-        sort, descending=descending, nulls_last=True, maintain_order=True
+    # Shown to the second, but two runs can end within one: the exact time breaks ties.
+    exact = [max(record.timestamp for record in records) for records in runs.values()]
+    return (
+        pl.DataFrame(rows, schema=SCHEMA, orient="row")
+        .with_columns(pl.Series("_exact", exact, dtype=pl.Float64))
+        .sort([sort, "_exact"], descending=descending, nulls_last=True)
+        .drop("_exact")
     )
 
 

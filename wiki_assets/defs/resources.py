@@ -13,6 +13,8 @@ from wiki_assets.engine import Endpoint
 from wiki_assets.engine.corpus import DEFAULT_MAX_BYTES
 from wiki_assets.engine.fleet import parse_workers
 from wiki_assets.engine.local_model import embedded_endpoint, embedded_server
+from wiki_assets.engine.store import DEFAULT_SCHEMA, StateStore
+from wiki_assets.engine.wiki import STATE_DIR
 
 
 class CorpusResource(dg.ConfigurableResource):
@@ -41,6 +43,27 @@ class CorpusResource(dg.ConfigurableResource):
         "Without it, sync only observes.",
     )
     sync_timeout_s: float = Field(default=3600.0, gt=0, description="Limit for sync_command.")
+    state_url_env: str = Field(
+        default="WIKI_ASSETS_STATE_URL",
+        description="Name of the environment variable holding a postgresql:// URL for the "
+        "per-document state that parallel runs and machines share (the Dagster instance's own "
+        "database fits). Unset or empty variable: SQLite in the wiki's state folder.",
+    )
+    state_schema: str = Field(
+        default=DEFAULT_SCHEMA,
+        description="PostgreSQL schema for that state: one per wiki sharing a database.",
+    )
+
+    @field_validator("state_url_env")
+    @classmethod
+    def _state_env_name(cls, value: str) -> str:
+        if not value.replace("_", "").isalnum():
+            raise ValueError("must be the name of an environment variable, not a URL")
+        return value
+
+    def state_store(self) -> StateStore:
+        url = os.environ.get(self.state_url_env) or None
+        return StateStore(self.wiki_path / STATE_DIR, url, self.state_schema)
 
     @property
     def synced_path(self) -> Path:
@@ -68,6 +91,12 @@ class ModelConfig(dg.Config):
     timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout in seconds.")
     context_tokens: int = Field(
         default=8192, ge=512, description="Context window; longer documents are cut to fit."
+    )
+    max_in_flight: int | None = Field(
+        default=None,
+        ge=1,
+        description="Most requests in flight to this model across every run at once (parallel "
+        "backfill runs share it through the state store); unset: each run bounds only itself.",
     )
 
     @field_validator("name", "model")
@@ -106,6 +135,7 @@ class ModelConfig(dg.Config):
             max_tokens=self.max_tokens,
             timeout_s=self.timeout_s,
             context_tokens=self.context_tokens,
+            max_in_flight=self.max_in_flight,
         )
 
 

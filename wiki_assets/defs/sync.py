@@ -9,7 +9,7 @@ from typing import Any
 
 import dagster as dg
 
-from wiki_assets.defs.assets import IngestConfig, run_config
+from wiki_assets.defs.assets import IngestConfig, collections_per_run, run_config
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import Dials
@@ -35,6 +35,22 @@ class SyncPlan:
         date collections inside the range cost a hash check per document, far less than the fixed
         cost of a run per collection."""
         return {PARTITION_RANGE_START: self.pending[0], PARTITION_RANGE_END: self.pending[-1]}
+
+    def run_requests(self, per_run: int | None) -> list[dg.RunRequest]:
+        """One run for everything (``per_run`` None), or runs of at most ``per_run`` pending
+        collections each, which Dagster's run queue executes in parallel up to its limit."""
+        if per_run is None:
+            groups = [self.pending]
+        else:
+            groups = [self.pending[i : i + per_run] for i in range(0, len(self.pending), per_run)]
+        return [
+            dg.RunRequest(
+                run_key=None,
+                tags={PARTITION_RANGE_START: group[0], PARTITION_RANGE_END: group[-1]},
+                run_config=run_config(IngestConfig()),
+            )
+            for group in groups
+        ]
 
 
 class SyncFailed(RuntimeError):
@@ -82,6 +98,7 @@ def sync(
         summarizer.planned_endpoints(),
         Dials(),
         corpus.collection_depth,
+        corpus.state_store(),
     )
     name = collections_partitions.name
     assert name is not None
@@ -112,16 +129,17 @@ def build_schedule(job: Any) -> dg.ScheduleDefinition:
         job=job,
         default_status=dg.DefaultScheduleStatus.RUNNING,
         description="Observe the synced root, register new collections, then ingest every "
-        "collection that is new or stale in one run (cron from WIKI_ASSETS_CRON).",
+        "collection that is new or stale: in one run, or in parallel runs of "
+        "WIKI_ASSETS_COLLECTIONS_PER_RUN collections (cron from WIKI_ASSETS_CRON).",
     )
     def daily_sync_then_ingest(
         context: dg.ScheduleEvaluationContext,
         corpus: CorpusResource,
         summarizer: SummarizerResource,
-    ) -> dg.RunRequest | dg.SkipReason:
+    ) -> list[dg.RunRequest] | dg.SkipReason:
         plan = sync(context.instance, corpus, summarizer, context.log)
         if not plan.pending:
             return dg.SkipReason(f"all {len(plan.states)} collections are up to date")
-        return dg.RunRequest(tags=plan.run_tags(), run_config=run_config(IngestConfig()))
+        return plan.run_requests(collections_per_run())
 
     return daily_sync_then_ingest
