@@ -16,6 +16,9 @@ Run ``python -m benchmarks.scale memory [--docs 100000]`` and ``python -m benchm
   ``--postgres URL`` runs the same on the deployment layout instead: Dagster's storage and the
   per-document state in that PostgreSQL database (deploy/postgres/dagster.yaml; the state in a
   fresh schema). ``--collections N`` sets the partitions (default 10).
+* ``state``: the per-document state's own cost, on SQLite and (with ``--postgres URL``) on
+  PostgreSQL: milliseconds per durable journal record (one commit per result, as a run does) and
+  per fleet-wide slot taken and given back.
 """
 
 from __future__ import annotations
@@ -172,15 +175,59 @@ def dagster(count: int, collections: int, postgres: str | None) -> None:
     )
 
 
+def state(count: int, postgres: str | None) -> None:
+    from wiki_assets.engine.journal import Journal
+    from wiki_assets.engine.leases import SlotLeases
+    from wiki_assets.engine.store import StateStore
+
+    work = Path(tempfile.mkdtemp(prefix="wiki-state-"))
+    stores = [("SQLite", StateStore(work / "state"))]
+    if postgres:
+        stores.append(("PostgreSQL", StateStore(work / "state", postgres, f"bench_{os.getpid()}")))
+    print("| store | records | ms per journal record | slot take + give back |")
+    print("|---|---:|---:|---:|")
+    try:
+        for name, store in stores:
+            result = {
+                "title": "t",
+                "related": [{"path": f"c/{i}.md", "reason": "r"} for i in range(5)],
+            }
+            with Journal(store) as journal:
+                started = time.perf_counter()
+                for i in range(count):
+                    journal.record_summary(
+                        path=f"c/doc-{i}.md", collection="c", content_hash="h", fingerprint="f",
+                        page=f"c/doc-{i}.md", model="m", result=result,
+                    )  # fmt: skip
+                per_record = (time.perf_counter() - started) * 1000 / count
+            leases = SlotLeases(store)
+            started = time.perf_counter()
+            for _ in range(count // 4):
+                slot = leases.try_acquire("m", 8)
+                assert slot is not None
+                leases.release("m", slot)
+            per_slot = (time.perf_counter() - started) * 1000 / (count // 4)
+            leases.close()
+            if store.url:
+                db = store.connect()
+                db.execute(f"DROP SCHEMA {store.schema} CASCADE")
+                db.close()
+            print(f"| {name} | {count:,} | {per_record:.2f} ms | {per_slot:.2f} ms |")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["memory", "dagster"])
+    parser.add_argument("what", choices=["memory", "dagster", "state"])
     parser.add_argument("--docs", type=int)
     parser.add_argument("--collections", type=int, default=10, help="dagster: partitions")
-    parser.add_argument("--postgres", metavar="URL", help="dagster: the deployment layout")
+    parser.add_argument("--postgres", metavar="URL", help="dagster, state: use PostgreSQL")
     args = parser.parse_args()
     if args.what == "memory":
         memory(args.docs or 100_000)
+    elif args.what == "state":
+        state(args.docs or 4_000, args.postgres)
     else:
         dagster(args.docs or 3_000, args.collections, args.postgres)
 

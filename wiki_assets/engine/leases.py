@@ -39,6 +39,7 @@ class SlotLeases:
         self.ttl_s = ttl_s
         self.holder = f"{socket.gethostname()} pid {os.getpid()} {uuid.uuid4().hex[:8]}"
         self._lock = threading.Lock()
+        self._seeded: set[tuple[str, int]] = set()  # (model, limit) whose slot rows exist
         self._db: Db = store.connect()
         with self._db.transaction():
             if self._db.dialect == "postgres":
@@ -50,26 +51,30 @@ class SlotLeases:
     def try_acquire(self, model: str, limit: int) -> int | None:
         """A free slot number below ``limit`` for ``model``, now held by this run; or None when
         ``limit`` requests of that model are already out, from any run."""
-        with self._lock, self._db.transaction():
-            self._db.executemany(
-                "INSERT INTO model_slots (model, slot) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                [(model, slot) for slot in range(limit)],
-            )
-            # SKIP LOCKED: two runs racing for slots each take a different one, neither waits.
-            lock = " FOR UPDATE SKIP LOCKED" if self._db.dialect == "postgres" else ""
-            row = self._db.execute(
-                "SELECT slot FROM model_slots WHERE model = ? AND slot < ?"
-                " AND (holder IS NULL OR expires < {now}) ORDER BY slot LIMIT 1" + lock,
-                (model, limit),
-            ).fetchone()
-            if row is None:
-                return None
-            self._db.execute(
-                "UPDATE model_slots SET holder = ?, expires = {now} + ?"
-                " WHERE model = ? AND slot = ?",
-                (self.holder, self.ttl_s, model, row[0]),
-            )
-            return int(row[0])
+        with self._lock:
+            if (model, limit) not in self._seeded:
+                # Each slot is a row; its number is what limits, so create them once per model.
+                self._db.executemany(
+                    "INSERT INTO model_slots (model, slot) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                    [(model, slot) for slot in range(limit)],
+                )
+                self._seeded.add((model, limit))
+            with self._db.transaction():
+                # SKIP LOCKED: two runs racing for slots each take a different one; none waits.
+                lock = " FOR UPDATE SKIP LOCKED" if self._db.dialect == "postgres" else ""
+                row = self._db.execute(
+                    "SELECT slot FROM model_slots WHERE model = ? AND slot < ?"
+                    " AND (holder IS NULL OR expires < {now}) ORDER BY slot LIMIT 1" + lock,
+                    (model, limit),
+                ).fetchone()
+                if row is None:
+                    return None
+                self._db.execute(
+                    "UPDATE model_slots SET holder = ?, expires = {now} + ?"
+                    " WHERE model = ? AND slot = ?",
+                    (self.holder, self.ttl_s, model, row[0]),
+                )
+                return int(row[0])
 
     def release(self, model: str, slot: int) -> None:
         with self._lock:
