@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from wiki_assets.engine.budget import estimate_tokens, split_to_budget
 from wiki_assets.engine.page import DraftError, PageDraft, draft_schema, parse_draft
@@ -306,18 +307,22 @@ class ModelClient:
     async def _request(
         self, messages: list[dict[str, str]], response_format: Any, usage: _Usage
     ) -> tuple[str, str]:
-        extra: dict[str, Any] = {}
+        body: dict[str, Any] = {
+            "model": self.endpoint.model,
+            "messages": messages,
+            "max_tokens": self.max_tokens,
+            "temperature": 0.2,
+        }
         if response_format is not None:
-            # As a raw body field: the typed parameter makes the client walk the whole schema
-            # through its type-driven transform on every request (milliseconds per document).
-            extra["extra_body"] = {"response_format": response_format}
+            body["response_format"] = response_format
         try:
-            response = await self._client.chat.completions.create(
-                model=self.endpoint.model,
-                messages=messages,  # type: ignore[arg-type]
-                max_tokens=self.max_tokens,
-                temperature=0.2,
-                **extra,
+            # The client's generic POST, not ``chat.completions.create``: that method walks every
+            # request through its type-driven parameter transform (about a millisecond a request,
+            # a third of the client's whole cost against a fast server), which does nothing to a
+            # body of plain strings and numbers. Retries, timeouts, headers, hooks, errors and the
+            # parsed ChatCompletion are the same: both go through the client's one request path.
+            response = await self._client.post(
+                "/chat/completions", cast_to=ChatCompletion, body=body
             )
         except openai.APIStatusError as error:
             text = str(error.body or "") + error.message
