@@ -637,7 +637,7 @@ class _Run:
         title = _title_of(text, doc)
         language = _language(self.dials.language, text)
         # The query runs in SQLite's C code, which releases the GIL: off the event loop.
-        candidates = self.related.candidates(doc.path, RELATED_CANDIDATES)
+        candidates = await asyncio.to_thread(self.related.candidates, doc.path, RELATED_CANDIDATES)
         sent = time.monotonic()
         job.attempts += 1
         try:
