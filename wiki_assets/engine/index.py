@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -24,19 +24,23 @@ INDEX_PAGE = "index.md"
 
 
 def _link(
-    journal: Journal, path: str, reason: str = "", landing: frozenset[str] = frozenset()
+    journal: Journal, path: str, reason: str = "", landing: Mapping[str, Entry] | None = None
 ) -> Link | None:
-    entry = journal.get(path)
-    if entry is None or not entry.page or entry.result is None:
-        return None
-    if entry.status != WRITTEN and path not in landing:
+    # A page landing in the same write is taken from memory: no query, no result JSON parsed
+    # again just for its title (in a first run, every link points at a page of the same flush).
+    entry = landing.get(path) if landing else None
+    if entry is None:
+        entry = journal.get(path)
+        if entry is None or entry.status != WRITTEN:
+            return None
+    if not entry.page or entry.result is None:
         return None
     return Link(entry.page, entry.result["title"], reason)
 
 
-def page_text(journal: Journal, entry: Entry, landing: frozenset[str] = frozenset()) -> str:
+def page_text(journal: Journal, entry: Entry, landing: Mapping[str, Entry] | None = None) -> str:
     """The page of ``entry`` with links to every page that exists, or is ``landing`` in the same
-    write (pages written together may link to each other)."""
+    write (path -> entry: pages written together may link to each other)."""
     assert entry.page is not None and entry.result is not None
     related = [
         _link(journal, target, reason, landing) for target, reason in journal.links_from(entry.path)

@@ -365,7 +365,7 @@ class _Run:
         self.current = fingerprints(endpoints, dials)
         self.models: list[_Model] = []
         self.report = IngestReport(collections=collections, dials=dials, models=[])
-        self.unwritten: list[tuple[Job, dict[str, Any]]] = []
+        self.unwritten: list[tuple[Job, Entry]] = []  # recorded in the journal, page not written
         self.seen: set[str] = set()
         self.page_owners: dict[str, str] = {}  # page -> document, for the pages of this run
         self.started = 0.0
@@ -518,7 +518,7 @@ class _Run:
                     continue
                 if entry.result is not None and entry.page is not None:
                     # A run that died after the model answered: write the page, ask no model.
-                    self.unwritten.append((Job(doc, entry.page), entry.result))
+                    self.unwritten.append((Job(doc, entry.page), entry))
                     self.report.recovered += 1
                     continue
             page = page_for(doc.path)
@@ -654,17 +654,27 @@ class _Run:
         stats.prompt_tokens += summary.prompt_tokens
         stats.completion_tokens += summary.completion_tokens
         stats.hit_max_tokens += summary.finish_reason == "length"
-        result = _result(title, language, summary)
-        self.journal.record_summary(
+        entry = Entry(
             path=doc.path,
             collection=doc.collection,
             content_hash=doc.content_hash,
             fingerprint=fingerprint(client.max_tokens, self.dials.language),
+            status=SUMMARIZED,
             page=job.page,
             model=client.endpoint.model,
-            result=result,
+            result=_result(title, language, summary),
+            reason=None,
         )
-        self.unwritten.append((job, result))
+        self.journal.record_summary(
+            path=entry.path,
+            collection=entry.collection,
+            content_hash=entry.content_hash,
+            fingerprint=entry.fingerprint,
+            page=job.page,
+            model=client.endpoint.model,
+            result=entry.result,
+        )
+        self.unwritten.append((job, entry))
         self.report.count += 1
 
     async def _model_failed(
@@ -746,12 +756,12 @@ class _Run:
         with self.store.page_writes():
             self._write_pages(batch)
 
-    def _write_pages(self, batch: list[tuple[Job, dict[str, Any]]]) -> None:
-        landing = frozenset(job.doc.path for job, _ in batch)
+    def _write_pages(self, batch: list[tuple[Job, Entry]]) -> None:
+        # The entries are the ones this run recorded (or found recorded): nothing to read back.
+        landing = {entry.path: entry for _, entry in batch}
         written = []
-        for job, _ in batch:
-            entry = self.journal.get(job.doc.path)
-            if entry is None or entry.page is None or entry.result is None:
+        for job, entry in batch:
+            if entry.page is None or entry.result is None:
                 continue
             try:
                 self.wiki.write(entry.page, page_text(self.journal, entry, landing))
@@ -764,8 +774,8 @@ class _Run:
         # Links render only to pages that exist: the pages the new ones link to (new backlinks)
         # and the pages linking to them (a link that can now be shown) are rendered again where
         # that changed something. A page that failed to land is left out of the others' links.
-        failed = landing - set(written)
-        stale = neighbours(self.journal, written) - (landing - failed)
+        failed = landing.keys() - set(written)
+        stale = neighbours(self.journal, written) - (landing.keys() - failed)
         relink(self.journal, self.wiki, [*stale, *neighbours(self.journal, failed)])
 
     def _remove_vanished(self) -> None:
