@@ -71,8 +71,11 @@ class Db:
         if self.dialect == "sqlite":
             self.connection.executemany(self.sql(statement), rows)
         else:
+            from psycopg2.extras import execute_batch
+
+            # One round trip per 100 rows; psycopg2's executemany makes one per row.
             with self.connection.cursor() as cursor:
-                cursor.executemany(self.sql(statement), rows)
+                execute_batch(cursor, self.sql(statement), rows, page_size=100)
 
     def script(self, statements: str) -> None:
         for statement in statements.split(";"):
