@@ -31,7 +31,7 @@ from wiki_assets.engine.corpus import (
 )
 from wiki_assets.engine.fleet import AUTO, Dials, Endpoint, ModelClient, ModelError, Summary
 from wiki_assets.engine.index import INDEX_PAGE, neighbours, page_text, relink
-from wiki_assets.engine.journal import SUMMARIZED, WRITTEN, Entry, Journal
+from wiki_assets.engine.journal import SUMMARIZED, WRITTEN, Entry, Journal, JournalWriter
 from wiki_assets.engine.leases import SlotLeases
 from wiki_assets.engine.limits import (
     AdaptiveConcurrency,
@@ -405,6 +405,7 @@ class _Run:
             self._refresh_related()
             self._log_start()
             queue = WorkQueue(self._plan())
+            self.writer = JournalWriter(self.store)
             flusher = asyncio.create_task(self._flush_periodically())
             renewer = asyncio.create_task(self._renew_leases()) if self.leases else None
             try:
@@ -419,6 +420,7 @@ class _Run:
                     renewer.cancel()
                 if self.leases is not None:
                     self.leases.close()  # gives back every slot this run still holds
+                self.writer.close()
                 for model in self.models:
                     assert model.client is not None
                     await model.client.close()
@@ -665,15 +667,7 @@ class _Run:
             result=_result(title, language, summary),
             reason=None,
         )
-        self.journal.record_summary(
-            path=entry.path,
-            collection=entry.collection,
-            content_hash=entry.content_hash,
-            fingerprint=entry.fingerprint,
-            page=job.page,
-            model=client.endpoint.model,
-            result=entry.result,
-        )
+        await self.writer.record(entry)  # durable before its page is written
         self.unwritten.append((job, entry))
         self.report.count += 1
 
