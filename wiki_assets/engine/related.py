@@ -323,7 +323,10 @@ class RelatedIndex:
         self.stats = IndexStats()
         self._lock = threading.RLock()
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.db_path, isolation_level=None, check_same_thread=False)
+        # Parallel runs share the file; one may wait while another indexes a batch of documents.
+        self._db = sqlite3.connect(
+            self.db_path, isolation_level=None, check_same_thread=False, timeout=120
+        )
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(f"PRAGMA cache_size=-{int(cache_mib) * 1024}")
