@@ -2,13 +2,16 @@
 
 One shared work queue feeds every model's workers; each worker claims a few documents at a time and
 comes back for more when it is done, so no model ever waits for another. Results are journaled the
-moment they return and written to the wiki on a timer. The Dagster layer (``wiki_assets.defs``) is a
+moment they return and written to the wiki on a timer; the state that runs share (journal, locks,
+fleet-wide model slots) lives in a :class:`StateStore`, SQLite by default or PostgreSQL when several
+machines run at once. The Dagster layer (``wiki_assets.defs``) is a
 thin adapter over :func:`ingest`.
 """
 
 from wiki_assets.engine.corpus import ROOT_COLLECTION, SourceDocument, collection_version, scan
 from wiki_assets.engine.fleet import Dials, Endpoint
 from wiki_assets.engine.ingest import IngestReport, ModelStats, ingest
+from wiki_assets.engine.store import StateStore
 
 __all__ = [
     "ROOT_COLLECTION",
@@ -17,6 +20,7 @@ __all__ = [
     "IngestReport",
     "ModelStats",
     "SourceDocument",
+    "StateStore",
     "collection_version",
     "ingest",
     "scan",
