@@ -1,15 +1,19 @@
 """Secrets: an API key comes only from the environment variable a model names; it reaches the
 endpoint, and appears nowhere else: not in the CLI's output and logs, not in Dagster's storage
-(run config, event log, metadata, compute logs) and not in any wiki page or state file."""
+(run config, event log, metadata, compute logs) and not in any wiki page or state file. The same
+for the password in the state store's URL when the store refuses the run."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import pytest
 import yaml
 from conftest import Workspace
 
@@ -52,3 +56,31 @@ def test_planted_key_reaches_the_endpoint_and_nothing_else(
     assert files_containing(workspace.wiki, key.encode()) == []
     # The search does read Dagster's storage: the run's metadata is found there.
     assert files_containing(workspace.home, b"docs_per_sec")
+
+
+@pytest.mark.parametrize("server", ["closed port", "wrong password"])
+def test_a_state_store_password_appears_nowhere(
+    workspace: Workspace, server: str, request: pytest.FixtureRequest
+) -> None:
+    """The state store's URL holds a password; when the store refuses, the run stops with an
+    error that names the store (host, port, database) and not the password."""
+    password = "pw-planted-" + secrets.token_hex(8)
+    if server == "closed port":
+        url = f"postgresql://wiki:{password}@127.0.0.1:9/wiki"
+    else:
+        real = urlsplit(request.getfixturevalue("postgres_url"))
+        url = f"postgresql://{real.username}:{password}@{real.hostname}:{real.port}{real.path}"
+    done = subprocess.run(
+        [sys.executable, "-m", "wiki_assets.cli", "ingest", "--synced", str(workspace.synced),
+         "--wiki", str(workspace.wiki), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "DAGSTER_HOME": str(workspace.home), "WIKI_ASSETS_STATE_URL": url},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert error.startswith("state store postgres ") and "unavailable" in error
+    assert password not in done.stdout and password not in done.stderr
+    assert files_containing(workspace.home, password.encode()) == []
+    assert not workspace.wiki.exists() or files_containing(workspace.wiki, password.encode()) == []

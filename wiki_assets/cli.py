@@ -134,10 +134,11 @@ def run_ingest(
     import dagster as dg
 
     from wiki_assets.defs.sync import SyncFailed
+    from wiki_assets.engine.store import StateUnavailable
 
     try:
         outcome = sync_then_ingest(dg.DagsterInstance.get(), corpus, summarizer, dials, log=log)
-    except SyncFailed as error:
+    except (SyncFailed, StateUnavailable) as error:
         log.error(str(error))
         if as_json:
             print(json.dumps({"success": False, "error": str(error), "failed": []}))

@@ -38,6 +38,10 @@ class CollectionBusy(RuntimeError):
     pass
 
 
+class StateUnavailable(RuntimeError):
+    """The state store cannot be reached; the message names it without credentials."""
+
+
 class Db:
     """One connection with the few differences between SQLite and PostgreSQL papered over: SQL is
     written once, with ``?`` placeholders and ``{now}`` for the database clock in epoch seconds."""
@@ -144,7 +148,12 @@ class StateStore:
 
         # SQLAlchemy's spelling (what Dagster's storage needs) works too: one URL for both.
         url = "postgresql" + self.url[self.url.index(":") :]
-        connection = psycopg2.connect(url, application_name=_holder()[:63])
+        try:
+            connection = psycopg2.connect(url, application_name=_holder()[:63])
+        except psycopg2.OperationalError as error:
+            # libpq's message names host and port, never the password; keep its first line.
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else "refused"
+            raise StateUnavailable(f"state store {self.describe()} unavailable: {reason}") from None
         connection.autocommit = True
         db = Db(connection, "postgres")
         try:
