@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from wiki_assets.engine import related as related_module
 from wiki_assets.engine.related import (
     LINE_MAX,
     Candidate,
@@ -344,3 +345,43 @@ def test_five_thousand_documents(tmp_path: Path) -> None:
 
 def vars_of(obj: object) -> dict[str, object]:
     return {name: value for name, value in vars(obj).items() if not name.startswith("__")}
+
+
+def test_a_query_over_budget_keeps_its_rarest_grams(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query's cost is bounded: past the postings budget only its rarest grams are matched, so
+    a pair sharing rare words is still found among documents sharing common ones."""
+    rng = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = ["".join(rng.choice(letters) for _ in range(7)) for _ in range(900)]
+    common = "The weekly status meeting covers roadmap, hiring and the budget. " * 3
+    items = [  # filler, so that the common text is not common enough to be ignored
+        (f"f/{i:03}.md", f"F {i}", " ".join(rng.sample(words, 30)), f"f{i}") for i in range(100)
+    ]
+    items += [
+        (f"c/status-{i:03}.md", f"Status {i}", f"# Status {i}\n\n{common}", f"h{i}")
+        for i in range(20)
+    ]
+    rare = "Zygomorphic quokka telemetry ingestion via xylophone gateways."
+    items += [
+        ("c/a.md", "A", f"# A\n\n{common}\n{rare}", "ha"),
+        ("c/b.md", "B", f"# B\n\n{common}\n{rare}", "hb"),
+    ]
+    kept: list[int] = []
+    real = related_module._within_budget
+
+    def spy(query: list, budget: int) -> list:
+        result = real(query, budget)
+        kept.append(len(query) - len(result))
+        return result
+
+    monkeypatch.setattr(related_module, "_within_budget", spy)
+    with RelatedIndex(tmp_path / "related.db") as idx:
+        idx.update_many(items)
+        unbounded = idx.candidates("c/a.md", 3)
+        monkeypatch.setattr(related_module, "QUERY_POSTINGS", 40)
+        bounded = idx.candidates("c/a.md", 3)
+    assert kept[0] == 0 and kept[1] > 0, "the second query was cut to its budget"
+    assert unbounded[0].path == "c/b.md"
+    assert bounded and bounded[0].path == "c/b.md", "the rare shared grams decide"

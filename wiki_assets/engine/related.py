@@ -91,6 +91,10 @@ COMMON_FRACTION = 0.2
 """Grams posted by more than this fraction of the corpus are ignored at query time..."""
 COMMON_MIN_DOCS = 50
 """...once the corpus has at least this many documents."""
+QUERY_POSTINGS = 10_000
+"""Most posting rows one candidates query joins. A query's cost is the sum of its grams' document
+counts, which grows with the corpus; past this budget only the rarest grams (the most telling ones)
+are matched, so a query costs about the same at a million documents as at ten thousand."""
 CHUNK = 64
 """Documents whose grams :meth:`RelatedIndex.update_many` counts together before they choose
 their features."""
@@ -277,6 +281,22 @@ CREATE TABLE IF NOT EXISTS df (
     seen INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 """
+
+
+def _within_budget(
+    query: list[tuple[int, str, float]], budget: int
+) -> list[tuple[int, str, float]]:
+    """The query's grams, rarest first, as long as their document counts fit in ``budget``
+    (always at least one)."""
+    if sum(df for df, _, _ in query) <= budget:
+        return query
+    kept, used = [], 0
+    for item in sorted(query):
+        if kept and used + item[0] > budget:
+            break
+        kept.append(item)
+        used += item[0]
+    return kept
 
 
 def _tf_weight(tf: int) -> float:
@@ -478,7 +498,7 @@ class RelatedIndex:
             doc = row[0]
             n_docs = self._meta("docs")
             max_df = n_docs * COMMON_FRACTION if n_docs >= COMMON_MIN_DOCS else n_docs
-            query: list[tuple[str, float]] = []
+            query: list[tuple[int, str, float]] = []  # (df, gram, query weight)
             norm_sq = 0.0
             for gram, weight, df in self._db.execute(
                 "SELECT p.gram, p.weight, d.n FROM postings p JOIN df d ON d.gram = p.gram"
@@ -490,11 +510,12 @@ class RelatedIndex:
                 idf = _idf(n_docs, df)
                 norm_sq += (weight * idf) ** 2
                 if df > 1:  # a gram only this document posts matches nothing
-                    query.append((gram, weight * idf * idf))
+                    query.append((df, gram, weight * idf * idf))
             if not query or norm_sq <= 0.0:
                 return []
+            query = _within_budget(query, QUERY_POSTINGS)
             values = ",".join("(?, ?)" for _ in query)
-            params: list[object] = [x for pair in query for x in pair]
+            params: list[object] = [x for _, gram, qw in query for x in (gram, qw)]
             shortlist = self._db.execute(
                 f"""
                 WITH q(gram, qw) AS (VALUES {values}),
