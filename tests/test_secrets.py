@@ -24,6 +24,19 @@ def files_containing(root: Path, needle: bytes) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and needle in p.read_bytes()]
 
 
+def cli_ingest(
+    workspace: Workspace, *args: str, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "wiki_assets.cli", "ingest", "--synced", str(workspace.synced),
+         "--wiki", str(workspace.wiki), "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "DAGSTER_HOME": str(workspace.home), **env},
+    )  # fmt: skip
+
+
 def test_planted_key_reaches_the_endpoint_and_nothing_else(
     workspace: Workspace, sim: SimServer
 ) -> None:
@@ -40,14 +53,7 @@ def test_planted_key_reaches_the_endpoint_and_nothing_else(
             }
         )
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "wiki_assets.cli", "ingest", "--synced", str(workspace.synced),
-         "--wiki", str(workspace.wiki), "--config", str(config), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "DAGSTER_HOME": str(workspace.home), "WIKI_GW_KEY": key},
-    )  # fmt: skip
+    done = cli_ingest(workspace, "--config", str(config), env={"WIKI_GW_KEY": key})
 
     assert done.returncode == 0, done.stderr
     assert sim.bearer_tokens() == {key}, "the key from the environment was used"
@@ -70,14 +76,7 @@ def test_a_state_store_password_appears_nowhere(
     else:
         real = urlsplit(request.getfixturevalue("postgres_url"))
         url = f"postgresql://{real.username}:{password}@{real.hostname}:{real.port}{real.path}"
-    done = subprocess.run(
-        [sys.executable, "-m", "wiki_assets.cli", "ingest", "--synced", str(workspace.synced),
-         "--wiki", str(workspace.wiki), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "DAGSTER_HOME": str(workspace.home), "WIKI_ASSETS_STATE_URL": url},
-    )  # fmt: skip
+    done = cli_ingest(workspace, env={"WIKI_ASSETS_STATE_URL": url})
     assert done.returncode == 1, done.stderr
     error = json.loads(done.stdout)["error"]
     assert error.startswith("state store postgres ") and "unavailable" in error

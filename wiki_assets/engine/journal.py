@@ -71,16 +71,9 @@ class Journal:
         sqlite = self._db.dialect == "sqlite"
         # Links keep the model's order: SQLite's rowid does that; PostgreSQL needs a sequence.
         self._link_order = "rowid" if sqlite else "seq"
-        with self._db.transaction():
-            if not sqlite:
-                # Two runs creating the tables at once would race in the catalog: one at a time.
-                self._db.execute("SELECT pg_advisory_xact_lock(hashtext('wiki_assets schema'))")
-            self._db.script(
-                _SCHEMA.format(
-                    float="REAL" if sqlite else "DOUBLE PRECISION",
-                    link_order_column="" if sqlite else "\n    seq BIGSERIAL,",
-                )
-            )
+        self._db.create_tables(
+            _SCHEMA.replace("{link_order_column}", "" if sqlite else "\n    seq BIGSERIAL,")
+        )
 
     def close(self) -> None:
         self._db.close()

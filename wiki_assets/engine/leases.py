@@ -41,12 +41,7 @@ class SlotLeases:
         self._lock = threading.Lock()
         self._seeded: set[tuple[str, int]] = set()  # (model, limit) whose slot rows exist
         self._db: Db = store.connect()
-        with self._db.transaction():
-            if self._db.dialect == "postgres":
-                self._db.execute("SELECT pg_advisory_xact_lock(hashtext('wiki_assets schema'))")
-            self._db.execute(
-                _SCHEMA.format(float="REAL" if self._db.dialect == "sqlite" else "DOUBLE PRECISION")
-            )
+        self._db.create_tables(_SCHEMA)
 
     def try_acquire(self, model: str, limit: int) -> int | None:
         """A free slot number below ``limit`` for ``model``, now held by this run; or None when

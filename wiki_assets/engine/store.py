@@ -86,6 +86,16 @@ class Db:
             if statement.strip():
                 self.execute(statement)
 
+    def create_tables(self, ddl: str) -> None:
+        """Runs ``CREATE TABLE IF NOT EXISTS`` statements; ``{float}`` is a 64-bit float type."""
+        with self.transaction():
+            if self.dialect == "postgres":
+                # Two runs creating tables at once would race in the catalog: one at a time.
+                self.execute("SELECT pg_advisory_xact_lock(hashtext('wiki_assets schema'))")
+            self.script(
+                ddl.replace("{float}", "REAL" if self.dialect == "sqlite" else "DOUBLE PRECISION")
+            )
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         # Both connections autocommit; a group of statements is one explicit transaction.
@@ -131,7 +141,8 @@ class StateStore:
         """Whether anything was ever recorded (reading must not create a SQLite file)."""
         return self.url is not None or (self.state_dir / JOURNAL_FILE).exists()
 
-    def connect(self) -> Db:
+    def connect(self, *, tables: bool = True) -> Db:
+        """A connection to the store. ``tables=False`` (locks only) skips the schema set-up."""
         if self.url is None:
             self.state_dir.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(
@@ -156,6 +167,8 @@ class StateStore:
             raise StateUnavailable(f"state store {self.describe()} unavailable: {reason}") from None
         connection.autocommit = True
         db = Db(connection, "postgres")
+        if not tables:
+            return db
         try:
             db.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
         except psycopg2.errors.UniqueViolation:
@@ -175,7 +188,7 @@ class StateStore:
                     _flock(handle, blocking=False, what=f"collection {name!r}")
                 yield
             return
-        db = self.connect()
+        db = self.connect(tables=False)
         try:
             for name in names:
                 key = self._lock_key(f"collection {name}")
@@ -201,7 +214,7 @@ class StateStore:
                 _flock(handle, blocking=True, what="page writes")
                 yield
             return
-        db = self.connect()
+        db = self.connect(tables=False)
         try:
             db.execute("SELECT pg_advisory_lock(?, ?)", self._lock_key("page writes"))
             yield
