@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import aiohttp
 import openai
 from openai.types.chat import ChatCompletion
 
@@ -164,12 +165,16 @@ class ModelClient:
 
             hooks = {"response": [watch]}
         # openai's client owns HTTP retries (with backoff, honouring Retry-After) and timeouts.
+        # Its aiohttp transport (the ``openai[aiohttp]`` extra, documented "for improved
+        # concurrency performance") replaces httpx's connection pool, which checks every pooled
+        # connection with a system call on each request: with dozens of requests in flight that
+        # was the single largest cost of a request against a fast server.
         self._client = openai.AsyncOpenAI(
             base_url=endpoint.base_url,
             api_key=endpoint.api_key(),
             timeout=endpoint.timeout_s,
             max_retries=endpoint.max_retries,
-            http_client=openai.DefaultAsyncHttpxClient(event_hooks=hooks),
+            http_client=openai.DefaultAioHttpClient(event_hooks=hooks),
         )
 
     async def close(self) -> None:
@@ -375,8 +380,22 @@ def _candidate_list(candidates: Sequence[Candidate]) -> str:
     return "\n".join(f"- {c.path}: {c.title} — {c.line}" for c in candidates)
 
 
+def _timed_out(error: openai.APIError) -> bool:
+    """Whether the request ran out of time. The aiohttp transport reports every lost connection
+    (a server that dropped it, a refused connect) as a connect *timeout*; its own exception, at
+    the bottom of the chain, tells a real timeout from a connection that is gone."""
+    if not isinstance(error, openai.APITimeoutError):
+        return False
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, aiohttp.ClientError):
+            return isinstance(cause, aiohttp.ServerTimeoutError)
+        cause = cause.__cause__ or cause.__context__
+    return True
+
+
 def _kind(error: openai.APIError) -> ErrorKind:
-    if isinstance(error, openai.APITimeoutError):
+    if _timed_out(error):
         return "timeout"
     if isinstance(error, openai.APIStatusError) and error.status_code in (400, 413, 422):
         return "rejected"
@@ -386,7 +405,7 @@ def _kind(error: openai.APIError) -> ErrorKind:
 
 
 def _reason(error: openai.APIError) -> str:
-    if isinstance(error, openai.APITimeoutError):
+    if _timed_out(error):
         return "timed out"
     if isinstance(error, openai.APIConnectionError):
         return "connection failed"
