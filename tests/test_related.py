@@ -334,10 +334,19 @@ def test_five_thousand_documents(tmp_path: Path) -> None:
         )
         assert precision >= 0.9
         assert size > 5_000_000  # the postings live in the database file...
-        # ...and the instance holds only a connection, a lock, settings and counters
-        assert all(
-            not isinstance(value, list | dict | set | tuple) for value in vars_of(idx).values()
-        )
+        # ...and the instance holds connections, a lock, settings and counters, and the answers
+        # computed since they were last saved (emptied by saving).
+        assert idx.save_answers() == len(queries)
+        containers = {
+            name: value
+            for name, value in vars_of(idx).items()
+            if isinstance(value, list | dict | set | tuple)
+        }
+        assert containers == {
+            "_reader_connections": containers["_reader_connections"],
+            "_new_answers": [],
+        }
+        assert len(containers["_reader_connections"]) == 1  # one per thread that queried
     with RelatedIndex(db) as reopened:
         assert len(reopened) == 5000
         assert len(reopened.candidates("topic-07/doc-00007.md", k=5)) == 5
@@ -385,3 +394,26 @@ def test_a_query_over_budget_keeps_its_rarest_grams(
     assert kept[0] == 0 and kept[1] > 0, "the second query was cut to its budget"
     assert unbounded[0].path == "c/b.md"
     assert bounded and bounded[0].path == "c/b.md", "the rare shared grams decide"
+
+
+def test_answers_are_reused_until_the_index_changes(tmp_path: Path) -> None:
+    db = tmp_path / "answers.db"
+    with RelatedIndex(db) as idx:
+        idx.update_many(synthetic(0, 300))
+        path = "topic-03/doc-00003.md"
+        first = idx.candidates(path, k=5)
+        assert idx.save_answers() == 1
+        # Served from the stored answer: nothing new to save, the same candidates.
+        assert idx.candidates(path, k=5) == first and idx.save_answers() == 0
+        # Fewer are a prefix of the stored answer; more need a new query.
+        assert idx.candidates(path, k=3) == first[:3] and idx.save_answers() == 0
+        assert idx.candidates(path, k=8)[:5] == first and idx.save_answers() == 1
+        # A new document that copies this one's text must show up: the answer has expired.
+        text = next(body for p, _, body, _ in synthetic(3, 4) if p == path)
+        idx.update("topic-99/copy.md", "Copy", text, "copy-1")
+        after = idx.candidates(path, k=5)
+        assert after[0].path == "topic-99/copy.md" and idx.save_answers() == 1
+    with RelatedIndex(db) as reopened:  # answers persist with the index
+        assert reopened.candidates(path, k=5) == after and reopened.save_answers() == 0
+        reopened.remove("topic-99/copy.md")
+        assert "topic-99/copy.md" not in _paths(reopened.candidates(path, k=5))

@@ -744,6 +744,7 @@ class _Run:
         )
 
     def _flush(self) -> None:
+        self.related.save_answers()
         batch, self.unwritten = self.unwritten, []
         if not batch:
             return

@@ -22,8 +22,13 @@ Tables:
     query-time idf and decides which grams are too common to query. ``seen``: how many documents
     ever indexed contained ``gram`` at all (not only as a feature); it only steers which grams a
     document keeps.
+``answers(doc, generation, k, found)``
+    The last candidates answer for each document (``id:score`` pairs), valid while the index's
+    ``generation`` is unchanged: re-summarizing an unchanged corpus (a tuning run, a new prompt)
+    asks again for the same candidates, and a lookup costs far less than the query.
 ``meta(key, value)``
-    Counters: indexed documents, documents counted in ``seen``, schema version.
+    Counters: indexed documents, documents counted in ``seen``, schema version, and the
+    ``generation``, bumped by every change to the indexed documents.
 
 Feature choice (at index time). Grams are ranked by ``tf_weight * ln(1 + S / seen)``, S being the
 number of documents counted in ``seen``, with two adjustments that matter for linking: a gram no
@@ -275,6 +280,12 @@ CREATE TABLE IF NOT EXISTS postings (
     PRIMARY KEY (gram, doc)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS postings_by_doc ON postings (doc, weight);
+CREATE TABLE IF NOT EXISTS answers (
+    doc INTEGER PRIMARY KEY,
+    generation INTEGER NOT NULL,
+    k INTEGER NOT NULL,
+    found TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS df (
     gram TEXT PRIMARY KEY,
     n INTEGER NOT NULL DEFAULT 0,
@@ -351,6 +362,15 @@ class RelatedIndex:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(f"PRAGMA cache_size=-{int(cache_mib) * 1024}")
         self._db.execute("PRAGMA temp_store=FILE")
+        # Candidates queries read through one connection per thread, outside the lock: SQLite
+        # runs a query without the GIL, so several go at once beside the event loop (WAL lets
+        # them read beside a writer). A run asks for candidates at hundreds a second.
+        self._readers = threading.local()
+        self._reader_connections: list[sqlite3.Connection] = []
+        self._reader_cache_kib = max(1024, int(cache_mib) * 1024 // 4)
+        # Answers computed by readers, written by save_answers() in one transaction: a reader
+        # must not wait for the write lock another run may hold while it indexes.
+        self._new_answers: list[tuple[int, int, int, str]] = []
         with self._transaction():
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -367,7 +387,28 @@ class RelatedIndex:
 
     def close(self) -> None:
         with self._lock:
+            if self._new_answers:
+                self.save_answers()
+            for reader in self._reader_connections:
+                reader.close()
+            self._reader_connections.clear()
+            self._readers = threading.local()
             self._db.close()
+
+    def _reader(self) -> sqlite3.Connection:
+        """This thread's read-only connection."""
+        reader: sqlite3.Connection | None = getattr(self._readers, "db", None)
+        if reader is None:
+            reader = sqlite3.connect(
+                self.db_path, isolation_level=None, check_same_thread=False, timeout=120
+            )
+            reader.execute("PRAGMA query_only=ON")
+            reader.execute(f"PRAGMA cache_size=-{self._reader_cache_kib}")
+            reader.execute("PRAGMA temp_store=MEMORY")
+            with self._lock:
+                self._reader_connections.append(reader)
+            self._readers.db = reader
+        return reader
 
     def __enter__(self) -> RelatedIndex:
         return self
@@ -470,6 +511,7 @@ class RelatedIndex:
         """Recompute every stored norm with the current idf (optional maintenance)."""
         with self._lock, self._transaction():
             n_docs = self._meta("docs")
+            self._set_meta("generation", self._meta("generation") + 1)  # stored answers expire
             self._db.create_function("ri_idf", 1, lambda n: _idf(n_docs, n), deterministic=True)
             self._db.create_function("ri_sqrt", 1, math.sqrt, deterministic=True)
             self._db.execute(
@@ -491,55 +533,113 @@ class RelatedIndex:
         """
         if k < 1:
             return []
-        with self._lock:
-            row = self._db.execute("SELECT id FROM docs WHERE path = ?", (path,)).fetchone()
+        db = self._reader()
+        db.execute("BEGIN")  # one snapshot for every read, even beside a writer
+        try:
+            row = db.execute("SELECT id FROM docs WHERE path = ?", (path,)).fetchone()
             if row is None:
                 return []
             doc = row[0]
-            n_docs = self._meta("docs")
-            max_df = n_docs * COMMON_FRACTION if n_docs >= COMMON_MIN_DOCS else n_docs
-            query: list[tuple[int, str, float]] = []  # (df, gram, query weight)
-            norm_sq = 0.0
-            for gram, weight, df in self._db.execute(
-                "SELECT p.gram, p.weight, d.n FROM postings p JOIN df d ON d.gram = p.gram"
-                " WHERE p.doc = ?",
-                (doc,),
-            ):
-                if df > max_df:
-                    continue
-                idf = _idf(n_docs, df)
-                norm_sq += (weight * idf) ** 2
-                if df > 1:  # a gram only this document posts matches nothing
-                    query.append((df, gram, weight * idf * idf))
-            if not query or norm_sq <= 0.0:
-                return []
-            query = _within_budget(query, QUERY_POSTINGS)
-            values = ",".join("(?, ?)" for _ in query)
-            params: list[object] = [x for _, gram, qw in query for x in (gram, qw)]
-            shortlist = self._db.execute(
-                f"""
-                WITH q(gram, qw) AS (VALUES {values}),
-                hits AS (
-                    SELECT o.doc AS doc, sum(q.qw * o.weight) AS dot
-                    FROM q JOIN postings o ON o.gram = q.gram
-                    WHERE o.doc <> ?
-                    GROUP BY o.doc
-                )
-                SELECT d.path, d.title, d.line, hits.dot / max(d.norm, 1e-9) AS score
-                FROM hits JOIN docs d ON d.id = hits.doc
-                WHERE hits.dot > 0
-                ORDER BY score DESC, d.path
-                LIMIT ?
-                """,
-                [*params, doc, k],
-            ).fetchall()
-            # Norms are the ones stored at indexing time (idf then): an approximation that keeps
-            # a query to one SQL statement, which matters at hundreds of documents a second.
-            query_norm = math.sqrt(norm_sq)
-            return [
-                Candidate(path_, title, line, min(1.0, score / query_norm))
-                for path_, title, line, score in shortlist
-            ]
+            meta = dict(
+                db.execute("SELECT key, value FROM meta WHERE key IN ('docs', 'generation')")
+            )
+            generation = int(meta.get("generation", 0))
+            found = self._answered(db, doc, generation, k)
+            if found is None:
+                found = self._candidates(db, doc, int(meta.get("docs", 0)), k)
+                answer = ",".join(f"{other}:{score!r}" for other, score in found)
+                with self._lock:
+                    self._new_answers.append((doc, generation, k, answer))
+            return self._describe(db, found)
+        finally:
+            db.execute("COMMIT")
+
+    def save_answers(self) -> int:
+        """Write the candidates answers computed since the last call; returns how many."""
+        with self._lock:
+            answers, self._new_answers = self._new_answers, []
+            if answers:
+                with self._transaction():
+                    self._db.executemany(
+                        "INSERT INTO answers (doc, generation, k, found) VALUES (?, ?, ?, ?)"
+                        " ON CONFLICT(doc) DO UPDATE SET generation = excluded.generation,"
+                        " k = excluded.k, found = excluded.found",
+                        answers,
+                    )
+            return len(answers)
+
+    @staticmethod
+    def _answered(
+        db: sqlite3.Connection, doc: int, generation: int, k: int
+    ) -> list[tuple[int, float]] | None:
+        """A stored answer still valid for this index and at least ``k`` long, or None."""
+        row = db.execute(
+            "SELECT found FROM answers WHERE doc = ? AND generation = ? AND k >= ?",
+            (doc, generation, k),
+        ).fetchone()
+        if row is None:
+            return None
+        pairs = [pair.split(":") for pair in row[0].split(",")] if row[0] else []
+        return [(int(other), float(score)) for other, score in pairs[:k]]
+
+    @staticmethod
+    def _describe(db: sqlite3.Connection, found: list[tuple[int, float]]) -> list[Candidate]:
+        if not found:
+            return []
+        marks = ",".join("?" * len(found))
+        rows = {
+            row[0]: row[1:]
+            for row in db.execute(
+                f"SELECT id, path, title, line FROM docs WHERE id IN ({marks})",
+                [other for other, _ in found],
+            )
+        }
+        return [Candidate(*rows[other], score) for other, score in found if other in rows]
+
+    def _candidates(
+        self, db: sqlite3.Connection, doc: int, n_docs: int, k: int
+    ) -> list[tuple[int, float]]:
+        """``(document id, cosine)`` of the ``k`` documents most like ``doc``, best first."""
+        max_df = n_docs * COMMON_FRACTION if n_docs >= COMMON_MIN_DOCS else n_docs
+        query: list[tuple[int, str, float]] = []  # (df, gram, query weight)
+        norm_sq = 0.0
+        for gram, weight, df in db.execute(
+            "SELECT p.gram, p.weight, d.n FROM postings p JOIN df d ON d.gram = p.gram"
+            " WHERE p.doc = ?",
+            (doc,),
+        ):
+            if df > max_df:
+                continue
+            idf = _idf(n_docs, df)
+            norm_sq += (weight * idf) ** 2
+            if df > 1:  # a gram only this document posts matches nothing
+                query.append((df, gram, weight * idf * idf))
+        if not query or norm_sq <= 0.0:
+            return []
+        query = _within_budget(query, QUERY_POSTINGS)
+        values = ",".join("(?, ?)" for _ in query)
+        params: list[object] = [x for _, gram, qw in query for x in (gram, qw)]
+        shortlist = db.execute(
+            f"""
+            WITH q(gram, qw) AS (VALUES {values}),
+            hits AS (
+                SELECT o.doc AS doc, sum(q.qw * o.weight) AS dot
+                FROM q JOIN postings o ON o.gram = q.gram
+                WHERE o.doc <> ?
+                GROUP BY o.doc
+            )
+            SELECT d.id, hits.dot / max(d.norm, 1e-9) AS score
+            FROM hits JOIN docs d ON d.id = hits.doc
+            WHERE hits.dot > 0
+            ORDER BY score DESC, d.path
+            LIMIT ?
+            """,
+            [*params, doc, k],
+        ).fetchall()
+        # Norms are the ones stored at indexing time (idf then): an approximation that keeps
+        # a query to one SQL statement, which matters at hundreds of documents a second.
+        query_norm = math.sqrt(norm_sq)
+        return [(other, min(1.0, score / query_norm)) for other, score in shortlist]
 
     # -- internals --
 
@@ -608,6 +708,7 @@ class RelatedIndex:
             seen.update(
                 self._db.execute(f"SELECT gram, seen FROM df WHERE gram IN ({marks})", chunk)
             )
+        self._set_meta("generation", self._meta("generation") + 1)  # stored answers expire
         seen_docs = self._meta("seen_docs") + new_docs
         self._set_meta("seen_docs", seen_docs)
         for path, (title, line, content_hash, counts) in prepared.items():
@@ -698,6 +799,8 @@ class RelatedIndex:
         self._db.execute("DELETE FROM postings WHERE doc = ?", (doc,))
 
     def _delete(self, doc: int) -> None:
+        self._set_meta("generation", self._meta("generation") + 1)  # stored answers expire
+        self._db.execute("DELETE FROM answers WHERE doc = ?", (doc,))
         self._drop_postings(doc)
         self._db.execute("DELETE FROM docs WHERE id = ?", (doc,))
         self._set_meta("docs", self._meta("docs") - 1)
