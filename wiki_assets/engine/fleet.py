@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import aiohttp
 import openai
-from openai.types.chat import ChatCompletion
+from pydantic import BaseModel
 
 from wiki_assets.engine.budget import estimate_tokens, split_to_budget
 from wiki_assets.engine.page import DraftError, PageDraft, draft_schema, parse_draft
@@ -137,6 +137,27 @@ OUTPUT_MODES = ("json_schema", "json_object", "text")
 
 
 @dataclass
+class _AnswerUsage(BaseModel):
+    prompt_tokens: int | None = None  # some servers send nulls here
+    completion_tokens: int | None = None
+
+
+class _AnswerMessage(BaseModel):
+    content: str | None = None
+
+
+class _AnswerChoice(BaseModel):
+    message: _AnswerMessage
+    finish_reason: str | None = None
+
+
+class _Answer(BaseModel):
+    """The parts of a chat completion the engine reads, validated (extra fields ignored)."""
+
+    choices: list[_AnswerChoice]
+    usage: _AnswerUsage | None = None
+
+
 class _Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -322,13 +343,14 @@ class ModelClient:
             body["response_format"] = response_format
         try:
             # The client's generic POST, not ``chat.completions.create``: that method walks every
-            # request through its type-driven parameter transform (about a millisecond a request,
-            # a third of the client's whole cost against a fast server), which does nothing to a
-            # body of plain strings and numbers. Retries, timeouts, headers, hooks, errors and the
-            # parsed ChatCompletion are the same: both go through the client's one request path.
-            response = await self._client.post(
-                "/chat/completions", cast_to=ChatCompletion, body=body
-            )
+            # request through its type-driven parameter transform and builds the whole typed
+            # ChatCompletion from the answer (together about as much CPU as the HTTP exchange
+            # against a fast server). The body here is plain strings and numbers, and the engine
+            # reads four fields of the answer, which _Answer validates. Retries, timeouts,
+            # headers, hooks and errors are the same: both go through the client's one request
+            # path, and ``cast_to=object`` hands back the decoded JSON.
+            data = await self._client.post("/chat/completions", cast_to=object, body=body)
+            response = _Answer.model_validate(data)
         except openai.APIStatusError as error:
             text = str(error.body or "") + error.message
             if response_format is not None and error.status_code in (400, 422, 500):
@@ -344,8 +366,8 @@ class ModelClient:
             raise self._error(f"unparsable answer ({type(error).__name__})", "garbage") from error
         usage.requests += 1
         if response.usage:
-            usage.prompt_tokens += response.usage.prompt_tokens
-            usage.completion_tokens += response.usage.completion_tokens
+            usage.prompt_tokens += response.usage.prompt_tokens or 0
+            usage.completion_tokens += response.usage.completion_tokens or 0
         if not response.choices:
             raise self._error("answer without choices", "garbage")
         choice = response.choices[0]
