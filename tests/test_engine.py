@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import logging
+import posixpath
+import random
 import re
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from wiki_assets.engine.corpus import DocumentError, SourceDocument, decode, sca
 from wiki_assets.engine.ingest import Job, WorkQueue, fingerprint
 from wiki_assets.engine.journal import Journal
 from wiki_assets.engine.store import StateStore
-from wiki_assets.engine.wiki import UnsafePath, Wiki, page_for
+from wiki_assets.engine.wiki import UnsafePath, Wiki, page_for, relative_path
 from wiki_assets.simulator import SimModel, SimServer, fleet
 
 
@@ -239,3 +241,22 @@ def test_page_answers_are_validated_and_cut_answers_closed() -> None:
     schema = draft_schema(["a.md", "b.md"])
     assert schema["$defs"]["RelatedLink"]["properties"]["path"]["enum"] == ["a.md", "b.md"]
     assert draft_schema([])["properties"]["related"]["maxItems"] == 0
+
+
+def test_relative_links_match_posixpath_relpath() -> None:
+    rng = random.Random(5)
+    parts = ["a", "b", "데이터", "x y", "."]
+    for _ in range(5000):
+        page = "/".join(rng.choice(parts[:-1]) for _ in range(rng.randint(1, 4))) + ".md"
+        folder = "/".join(rng.choice(parts) for _ in range(rng.randint(0, 3)))
+        assert relative_path(page, folder) == posixpath.relpath(page, folder or ".")
+
+
+def test_many_pages_are_written_and_failures_reported_per_page(tmp_path: Path) -> None:
+    wiki = Wiki(tmp_path / "wiki")
+    (tmp_path / "wiki" / "blocked").write_text("a file where a folder is needed")
+    failed = wiki.write_many(
+        [(f"c/{i}.md", f"page {i}") for i in range(50)] + [("blocked/x.md", "x")]
+    )
+    assert set(failed) == {"blocked/x.md"} and isinstance(failed["blocked/x.md"], OSError)
+    assert all((tmp_path / "wiki" / "c" / f"{i}.md").read_text() == f"page {i}" for i in range(50))

@@ -16,6 +16,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -366,6 +367,7 @@ class _Run:
         self.models: list[_Model] = []
         self.report = IngestReport(collections=collections, dials=dials, models=[])
         self.unwritten: list[tuple[Job, Entry]] = []  # recorded in the journal, page not written
+        self.page_failures: list[tuple[SourceDocument, str]] = []  # from the flush thread
         self.seen: set[str] = set()
         self.page_owners: dict[str, str] = {}  # page -> document, for the pages of this run
         self.started = 0.0
@@ -406,6 +408,11 @@ class _Run:
             self._log_start()
             queue = WorkQueue(self._plan())
             self.writer = JournalWriter(self.store)
+            # Pages are written off the event loop, one flush at a time in order, through the
+            # flush's own journal connection: a flush of hundreds of pages (file creates and
+            # renames) no longer stalls every request, and the models keep working meanwhile.
+            self.pages_journal = Journal(self.store)
+            self.flushes = ThreadPoolExecutor(1, thread_name_prefix="page-flush")
             flusher = asyncio.create_task(self._flush_periodically())
             renewer = asyncio.create_task(self._renew_leases()) if self.leases else None
             try:
@@ -427,7 +434,11 @@ class _Run:
                     model.stats.workers = model.concurrency.limit
                     model.stats.peak_workers = model.concurrency.peak
                     model.stats.breaker_trips = model.breaker.trips
-                self._flush()
+                # After the flush in progress, if any: the executor runs flushes in order.
+                self.flushes.submit(self._flush, self._take_unwritten()).result()
+                self.flushes.shutdown()
+                self.pages_journal.close()
+                self._report_page_failures()
             if self.report.stopped is None:
                 # Only a complete pass knows which documents are gone.
                 self._remove_vanished()
@@ -721,9 +732,11 @@ class _Run:
         self.log.warning(f"failed: {doc.path}: {reason}")
 
     async def _flush_periodically(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(self.dials.flush_seconds)
-            self._flush()
+            await loop.run_in_executor(self.flushes, self._flush, self._take_unwritten())
+            self._report_page_failures()
             self.log.info(self._progress_line())
 
     def _progress_line(self) -> str:
@@ -743,35 +756,55 @@ class _Run:
             f"{eta} · {models} · skipped {report.skipped} · failed {len(report.failed)}"
         )
 
-    def _flush(self) -> None:
-        self.related.save_answers()
+    def _take_unwritten(self) -> list[tuple[Job, Entry]]:
         batch, self.unwritten = self.unwritten, []
+        return batch
+
+    def _flush(self, batch: list[tuple[Job, Entry]]) -> None:
+        """Runs on the flush thread, with :attr:`pages_journal`."""
+        self.related.save_answers()
         if not batch:
             return
         with self.store.page_writes():
             self._write_pages(batch)
 
     def _write_pages(self, batch: list[tuple[Job, Entry]]) -> None:
+        journal = self.pages_journal
         # The entries are the ones this run recorded (or found recorded): nothing to read back.
         landing = {entry.path: entry for _, entry in batch}
+        pages = [(job, entry) for job, entry in batch if entry.page and entry.result is not None]
+        failures = self.wiki.write_many(
+            (entry.page, page_text(journal, entry, landing)) for _, entry in pages
+        )
         written = []
-        for job, entry in batch:
-            if entry.page is None or entry.result is None:
-                continue
-            try:
-                self.wiki.write(entry.page, page_text(self.journal, entry, landing))
-            except OSError as error:
-                self.report.count -= 1
-                self._fail(job.doc, f"page not written: {error.strerror or error}")
+        for job, entry in pages:
+            error = failures.get(entry.page or "")
+            if error is not None:
+                reason = f"page not written: {error.strerror or error}"
+                journal.record_failure(
+                    path=job.doc.path,
+                    collection=job.doc.collection,
+                    content_hash=job.doc.content_hash,
+                    fingerprint="",
+                    reason=reason,
+                )
+                self.page_failures.append((job.doc, reason))  # reported by the event loop
                 continue
             written.append(job.doc.path)
-        self.journal.mark_written(written)
+        journal.mark_written(written)
         # Links render only to pages that exist: the pages the new ones link to (new backlinks)
         # and the pages linking to them (a link that can now be shown) are rendered again where
         # that changed something. A page that failed to land is left out of the others' links.
         failed = landing.keys() - set(written)
-        stale = neighbours(self.journal, written) - (landing.keys() - failed)
-        relink(self.journal, self.wiki, [*stale, *neighbours(self.journal, failed)])
+        stale = neighbours(journal, written) - (landing.keys() - failed)
+        relink(journal, self.wiki, [*stale, *neighbours(journal, failed)])
+
+    def _report_page_failures(self) -> None:
+        while self.page_failures:
+            doc, reason = self.page_failures.pop(0)
+            self.report.count -= 1
+            self.report.failed.append({"path": doc.path, "reason": reason})
+            self.log.warning(f"failed: {doc.path}: {reason}")
 
     def _remove_vanished(self) -> None:
         with self.store.page_writes():

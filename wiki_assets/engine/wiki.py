@@ -12,6 +12,8 @@ import os
 import posixpath
 import re
 import tempfile
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -20,6 +22,12 @@ from urllib.parse import quote
 
 STATE_DIR = ".wiki_assets"
 """Hidden folder in the wiki root for the journal; Obsidian and most readers skip dot-folders."""
+
+
+PAGE_WRITERS = 4
+"""Pages written at once. A write is file-system calls (create, write, rename) that release the
+GIL and cost far more than rendering on some disks, so a flush overlaps them with each other and
+with rendering the next page."""
 
 
 class UnsafePath(ValueError):
@@ -84,6 +92,23 @@ class Wiki:
             Path(temporary).unlink(missing_ok=True)
             raise
 
+    def write_many(self, pages: Iterable[tuple[str, str]]) -> dict[str, OSError]:
+        """Write ``(page, text)`` pairs, :data:`PAGE_WRITERS` at a time; ``pages`` is consumed in
+        the calling thread (it may render from a connection that thread owns) while earlier
+        pages are written. Returns the pages that could not be written, with their error."""
+        writes: dict[str, Future[None]] = {}
+        with ThreadPoolExecutor(PAGE_WRITERS, thread_name_prefix="page-writer") as pool:
+            for page, text in pages:
+                writes[page] = pool.submit(self.write, page, text)
+        failed: dict[str, OSError] = {}
+        for page, write in writes.items():
+            error = write.exception()
+            if isinstance(error, OSError):
+                failed[page] = error
+            elif error is not None:
+                raise error
+        return failed
+
     def remove(self, page: str) -> None:
         target = self.resolve(page)
         target.unlink(missing_ok=True)
@@ -104,9 +129,20 @@ class Link:
     reason: str = ""
 
 
+def relative_path(page: str, folder: str) -> str:
+    """``posixpath.relpath(page, folder)`` for two paths relative to the wiki root, without the
+    ``os.getcwd()`` call relpath makes for each (rendering a page computes a dozen of these)."""
+    target = posixpath.normpath(page).split("/")
+    start = [part for part in posixpath.normpath(folder or ".").split("/") if part != "."]
+    common = 0
+    while common < min(len(target), len(start)) and target[common] == start[common]:
+        common += 1
+    return "/".join([".."] * (len(start) - common) + target[common:]) or "."
+
+
 def link_to(from_page: str, link: Link) -> str:
     """A relative markdown link, which Obsidian resolves like a wikilink and any viewer follows."""
-    target = posixpath.relpath(link.page, posixpath.dirname(from_page) or ".")
+    target = relative_path(link.page, posixpath.dirname(from_page))
     title = _escape_html(_one_line(link.title)).replace("[", "\\[").replace("]", "\\]")
     return f"[{title}]({quote(target)})"
 
