@@ -88,9 +88,13 @@ class DesignResult:
         return self
 
 
-def _client(target: Target) -> openai.AsyncOpenAI:
+def _client(target: Target, aiohttp: bool = False) -> openai.AsyncOpenAI:
     return openai.AsyncOpenAI(
-        base_url=target.base_url, api_key=API_KEY, timeout=TIMEOUT_S, max_retries=MAX_RETRIES
+        base_url=target.base_url,
+        api_key=API_KEY,
+        timeout=TIMEOUT_S,
+        max_retries=MAX_RETRIES,
+        http_client=openai.DefaultAioHttpClient() if aiohttp else None,
     )
 
 
@@ -175,8 +179,12 @@ async def static_split(
             await client.close()
 
 
-async def bare_loop(target: Target, requests: Sequence[Body], in_flight: int) -> DesignResult:
-    client = _client(target)
+async def bare_loop(
+    target: Target, requests: Sequence[Body], in_flight: int, aiohttp: bool = False
+) -> DesignResult:
+    """``chat.completions.create`` in ``in_flight`` loops; ``aiohttp``: on openai's aiohttp
+    transport instead of its default httpx one."""
+    client = _client(target, aiohttp)
     result = DesignResult()
     try:
         result.start()
