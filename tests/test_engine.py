@@ -260,3 +260,10 @@ def test_many_pages_are_written_and_failures_reported_per_page(tmp_path: Path) -
     )
     assert set(failed) == {"blocked/x.md"} and isinstance(failed["blocked/x.md"], OSError)
     assert all((tmp_path / "wiki" / "c" / f"{i}.md").read_text() == f"page {i}" for i in range(50))
+    # A folder that became a symlink out of the wiki: that page fails, nothing lands outside.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "wiki" / "escape").symlink_to(outside, target_is_directory=True)
+    failed = wiki.write_many([("escape/p.md", "x"), ("c/0.md", "again")])
+    assert set(failed) == {"escape/p.md"} and isinstance(failed["escape/p.md"], UnsafePath)
+    assert not list(outside.iterdir()) and (tmp_path / "wiki" / "c" / "0.md").read_text() == "again"

@@ -38,14 +38,22 @@ def _link(
     return Link(entry.page, entry.result["title"], reason)
 
 
-def page_text(journal: Journal, entry: Entry, landing: Mapping[str, Entry] | None = None) -> str:
+def page_text(
+    journal: Journal,
+    entry: Entry,
+    landing: Mapping[str, Entry] | None = None,
+    links: tuple[Mapping[str, list[tuple[str, str]]], Mapping[str, list[str]]] | None = None,
+) -> str:
     """The page of ``entry`` with links to every page that exists, or is ``landing`` in the same
-    write (path -> entry: pages written together may link to each other)."""
+    write (path -> entry: pages written together may link to each other). ``links``: what
+    :meth:`Journal.links_of` returned for a batch that includes ``entry``."""
     assert entry.page is not None and entry.result is not None
-    related = [
-        _link(journal, target, reason, landing) for target, reason in journal.links_from(entry.path)
-    ]
-    backlinks = [_link(journal, source, "", landing) for source in journal.links_to(entry.path)]
+    if links is None:
+        links_from, links_to = journal.links_from(entry.path), journal.links_to(entry.path)
+    else:
+        links_from, links_to = links[0].get(entry.path, []), links[1].get(entry.path, [])
+    related = [_link(journal, target, reason, landing) for target, reason in links_from]
+    backlinks = [_link(journal, source, "", landing) for source in links_to]
     return render_page(
         entry.page,
         entry.path,

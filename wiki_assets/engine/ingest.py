@@ -773,14 +773,15 @@ class _Run:
         # The entries are the ones this run recorded (or found recorded): nothing to read back.
         landing = {entry.path: entry for _, entry in batch}
         pages = [(job, entry) for job, entry in batch if entry.page and entry.result is not None]
+        links = journal.links_of([entry.path for _, entry in pages])
         failures = self.wiki.write_many(
-            (entry.page, page_text(journal, entry, landing)) for _, entry in pages
+            (entry.page, page_text(journal, entry, landing, links)) for _, entry in pages
         )
         written = []
         for job, entry in pages:
             error = failures.get(entry.page or "")
             if error is not None:
-                reason = f"page not written: {error.strerror or error}"
+                reason = f"page not written: {getattr(error, 'strerror', None) or error}"
                 journal.record_failure(
                     path=job.doc.path,
                     collection=job.doc.collection,

@@ -65,6 +65,9 @@ class Entry:
     reason: str | None = None
 
 
+_IN_CHUNK = 500  # paths per ``IN (...)`` list, well under SQLite's bound-parameter limit
+
+
 class Journal:
     def __init__(self, store: StateStore) -> None:
         self._db: Db = store.connect()
@@ -154,6 +157,31 @@ class Journal:
             (path,),
         )
         return [(row[0], row[1]) for row in rows]
+
+    def links_of(
+        self, paths: Sequence[str]
+    ) -> tuple[dict[str, list[tuple[str, str]]], dict[str, list[str]]]:
+        """:meth:`links_from` and :meth:`links_to` of many documents in a few queries (a flush
+        renders hundreds of pages): ``(links from, backlinks)``, keyed by path, absent when none.
+        """
+        from_: dict[str, list[tuple[str, str]]] = {}
+        to: dict[str, list[str]] = {}
+        for start in range(0, len(paths), _IN_CHUNK):
+            chunk = list(paths[start : start + _IN_CHUNK])
+            marks = ",".join("?" * len(chunk))
+            for source, target, reason in self._db.execute(
+                f"SELECT source, target, reason FROM links WHERE source IN ({marks})"
+                f" ORDER BY source, {self._link_order}",
+                chunk,
+            ):
+                from_.setdefault(source, []).append((target, reason))
+            for source, target in self._db.execute(
+                f"SELECT source, target FROM links WHERE target IN ({marks})"
+                " ORDER BY target, source",
+                chunk,
+            ):
+                to.setdefault(target, []).append(source)
+        return from_, to
 
     def links_to(self, path: str) -> list[str]:
         """Documents that link to ``path``: its backlinks."""

@@ -57,6 +57,7 @@ class Wiki:
 
     @property
     def _scratch(self) -> Path:
+        """Where a page is written before it is renamed into place."""
         return self.state_dir / "tmp"
 
     def sweep_temporaries(self) -> int:
@@ -68,46 +69,65 @@ class Wiki:
 
     def resolve(self, page: str) -> Path:
         """The absolute path of ``page``, refusing anything that escapes the root."""
-        relative = PurePosixPath(page)
-        if relative.is_absolute() or ".." in relative.parts or not relative.parts:
-            raise UnsafePath(f"page path {page!r} is not a plain relative path")
-        if relative.parts[0] == STATE_DIR:
-            raise UnsafePath(f"page path {page!r} is inside the state folder")
+        relative = self._relative(page)
         target = (self.root / relative).resolve()
         if not target.is_relative_to(self.root):
             raise UnsafePath(f"page path {page!r} resolves outside the wiki root")
         return target
 
-    def write(self, page: str, text: str) -> None:
-        target = self.resolve(page)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        self._scratch.mkdir(parents=True, exist_ok=True)
-        # Same file system as the target, so the rename below is atomic.
-        fd, temporary = tempfile.mkstemp(dir=self._scratch, prefix=".tmp-", suffix=".md")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(temporary, target)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+    @staticmethod
+    def _relative(page: str) -> PurePosixPath:
+        relative = PurePosixPath(page)
+        if relative.is_absolute() or ".." in relative.parts or not relative.parts:
+            raise UnsafePath(f"page path {page!r} is not a plain relative path")
+        if relative.parts[0] == STATE_DIR:
+            raise UnsafePath(f"page path {page!r} is inside the state folder")
+        return relative
 
-    def write_many(self, pages: Iterable[tuple[str, str]]) -> dict[str, OSError]:
+    def write(self, page: str, text: str) -> None:
+        self._scratch.mkdir(parents=True, exist_ok=True)
+        self._write(page, text, {})
+
+    def write_many(self, pages: Iterable[tuple[str, str]]) -> dict[str, OSError | UnsafePath]:
         """Write ``(page, text)`` pairs, :data:`PAGE_WRITERS` at a time; ``pages`` is consumed in
         the calling thread (it may render from a connection that thread owns) while earlier
         pages are written. Returns the pages that could not be written, with their error."""
+        folders: dict[str, Path] = {}  # checked once per call, not once per page
+        self._scratch.mkdir(parents=True, exist_ok=True)
         writes: dict[str, Future[None]] = {}
         with ThreadPoolExecutor(PAGE_WRITERS, thread_name_prefix="page-writer") as pool:
             for page, text in pages:
-                writes[page] = pool.submit(self.write, page, text)
-        failed: dict[str, OSError] = {}
+                writes[page] = pool.submit(self._write, page, text, folders)
+        failed: dict[str, OSError | UnsafePath] = {}
         for page, write in writes.items():
             error = write.exception()
-            if isinstance(error, OSError):
+            if isinstance(error, OSError | UnsafePath):
                 failed[page] = error
             elif error is not None:
                 raise error
         return failed
+
+    def _write(self, page: str, text: str, folders: dict[str, Path]) -> None:
+        relative = self._relative(page)
+        key = str(relative.parent)
+        folder = folders.get(key)
+        if folder is None:
+            # The folder is resolved (symlinks followed) and must stay inside the root. A symlink
+            # at the page's own name is replaced by the rename below, never followed.
+            folder = (self.root / relative.parent).resolve()
+            if not folder.is_relative_to(self.root) or folder.is_relative_to(self.state_dir):
+                raise UnsafePath(f"page path {page!r} resolves outside the wiki root")
+            folder.mkdir(parents=True, exist_ok=True)
+            folders[key] = folder
+        # Same file system as the target, so the rename below is atomic.
+        fd, temporary = tempfile.mkstemp(dir=self._scratch, prefix=".tmp-", suffix=".md")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(text.encode("utf-8"))
+            os.replace(temporary, folder / relative.name)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
 
     def remove(self, page: str) -> None:
         target = self.resolve(page)
