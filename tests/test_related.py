@@ -413,6 +413,15 @@ def test_answers_are_reused_until_the_index_changes(tmp_path: Path) -> None:
         idx.update("topic-99/copy.md", "Copy", text, "copy-1")
         after = idx.candidates(path, k=5)
         assert after[0].path == "topic-99/copy.md" and idx.save_answers() == 1
+        # Looked up many at a time: only valid stored answers come back, exactly as asked.
+        other = "topic-04/doc-00004.md"
+        assert idx.stored_answers([path, other, "nowhere.md"], k=5) == {path: after}
+        idx.candidates(other, k=5)
+        assert idx.stored_answers([other], k=5) == {}  # not saved yet
+        idx.save_answers()
+        assert set(idx.stored_answers([path, other], k=5)) == {path, other}
+        assert idx.stored_answers([path], k=3) == {path: after[:3]}
+        assert idx.stored_answers([path], k=9) == {}  # longer than what was stored
     with RelatedIndex(db) as reopened:  # answers persist with the index
         assert reopened.candidates(path, k=5) == after and reopened.save_answers() == 0
         reopened.remove("topic-99/copy.md")

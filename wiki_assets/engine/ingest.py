@@ -43,7 +43,7 @@ from wiki_assets.engine.limits import (
 )
 from wiki_assets.engine.page import LANGUAGES, detect_language
 from wiki_assets.engine.prompts import PROMPT_VERSION
-from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.related import Candidate, RelatedIndex
 from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki import STATE_DIR, UnsafePath, Wiki, now_iso, page_for
 
@@ -223,6 +223,7 @@ class Job:
     doc: SourceDocument
     page: str
     attempts: int = 0
+    candidates: list[Candidate] | None = None  # link candidates, when already known
 
 
 class WorkQueue:
@@ -309,6 +310,7 @@ def ingest(
 
 
 RELATED_CANDIDATES = 8  # documents offered to the model as link targets
+LOOKAHEAD = 64  # planned documents whose stored link candidates are looked up together
 MAX_ATTEMPTS = 3  # tries per document across the fleet for timeouts and outages
 MAX_GARBAGE = 2  # an unparsable answer is retried once
 
@@ -521,6 +523,23 @@ class _Run:
 
     # Planning streams the scan: documents are hashed as workers claim them, never all at once.
     def _plan(self) -> Iterator[Job]:
+        """The jobs of this run, with the link candidates the index still has stored for them
+        (looked up :data:`LOOKAHEAD` documents at a time)."""
+        ahead: list[Job] = []
+        for job in self._jobs():
+            ahead.append(job)
+            if len(ahead) >= LOOKAHEAD:
+                yield from self._with_stored_candidates(ahead)
+                ahead = []
+        yield from self._with_stored_candidates(ahead)
+
+    def _with_stored_candidates(self, jobs: list[Job]) -> list[Job]:
+        stored = self.related.stored_answers([job.doc.path for job in jobs], RELATED_CANDIDATES)
+        for job in jobs:
+            job.candidates = stored.get(job.doc.path)
+        return jobs
+
+    def _jobs(self) -> Iterator[Job]:
         for doc in scan(self.synced_root, self.depth, self.report.collections):
             self.seen.add(doc.path)
             entry = self.journal.get(doc.path)
@@ -643,14 +662,18 @@ class _Run:
         assert client is not None
         try:
             text = read_text(self.synced_root, doc, self.max_bytes)
-            self.wiki.resolve(job.page)
+            self.wiki.check(job.page)
         except (DocumentError, UnsafePath) as error:
             self._fail(doc, str(error))
             return
         title = _title_of(text, doc)
         language = _language(self.dials.language, text)
-        # The query runs in SQLite's C code, which releases the GIL: off the event loop.
-        candidates = await asyncio.to_thread(self.related.candidates, doc.path, RELATED_CANDIDATES)
+        candidates = job.candidates
+        if candidates is None:
+            # The query runs in SQLite's C code, which releases the GIL: off the event loop.
+            candidates = await asyncio.to_thread(
+                self.related.candidates, doc.path, RELATED_CANDIDATES
+            )
         sent = time.monotonic()
         job.attempts += 1
         try:

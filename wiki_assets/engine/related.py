@@ -71,7 +71,7 @@ import sqlite3
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -308,6 +308,12 @@ def _within_budget(
         kept.append(item)
         used += item[0]
     return kept
+
+
+def _decode_answer(found: str) -> list[tuple[int, float]]:
+    """``answers.found`` (``id:score,...``) as ``(id, score)`` pairs."""
+    pairs = [pair.split(":") for pair in found.split(",")] if found else []
+    return [(int(other), float(score)) for other, score in pairs]
 
 
 def _tf_weight(tf: int) -> float:
@@ -554,6 +560,40 @@ class RelatedIndex:
         finally:
             db.execute("COMMIT")
 
+    def stored_answers(self, paths: Sequence[str], k: int = 8) -> dict[str, list[Candidate]]:
+        """The still-valid stored answers among ``paths``, in two queries for all of them: a run
+        looks ahead at the documents it is about to summarize instead of asking one by one."""
+        if k < 1 or not paths:
+            return {}
+        db = self._reader()
+        db.execute("BEGIN")
+        try:
+            meta = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+            generation = int(meta[0]) if meta else 0
+            found: dict[str, list[tuple[int, float]]] = {}
+            for chunk in _chunks(list(paths)):
+                marks = ",".join("?" * len(chunk))
+                for path, answer in db.execute(
+                    "SELECT d.path, a.found FROM docs d JOIN answers a ON a.doc = d.id"
+                    f" WHERE d.path IN ({marks}) AND a.generation = ? AND a.k >= ?",
+                    [*chunk, generation, k],
+                ):
+                    found[path] = _decode_answer(answer)[:k]
+            others = sorted({other for pairs in found.values() for other, _ in pairs})
+            described: dict[int, tuple[str, str, str]] = {}
+            for chunk in _chunks(others):
+                marks = ",".join("?" * len(chunk))
+                for other, *row in db.execute(
+                    f"SELECT id, path, title, line FROM docs WHERE id IN ({marks})", chunk
+                ):
+                    described[other] = tuple(row)  # type: ignore[assignment]
+            return {
+                path: [Candidate(*described[o], score) for o, score in pairs if o in described]
+                for path, pairs in found.items()
+            }
+        finally:
+            db.execute("COMMIT")
+
     def save_answers(self) -> int:
         """Write the candidates answers computed since the last call; returns how many."""
         with self._lock:
@@ -577,10 +617,7 @@ class RelatedIndex:
             "SELECT found FROM answers WHERE doc = ? AND generation = ? AND k >= ?",
             (doc, generation, k),
         ).fetchone()
-        if row is None:
-            return None
-        pairs = [pair.split(":") for pair in row[0].split(",")] if row[0] else []
-        return [(int(other), float(score)) for other, score in pairs[:k]]
+        return None if row is None else _decode_answer(row[0])[:k]
 
     @staticmethod
     def _describe(db: sqlite3.Connection, found: list[tuple[int, float]]) -> list[Candidate]:

@@ -76,6 +76,12 @@ class Wiki:
         return target
 
     @staticmethod
+    def check(page: str) -> None:
+        """Refuse a page name that could never be written (absolute, ``..``, the state folder);
+        where its folder leads on disk is checked when it is written."""
+        Wiki._relative(page)
+
+    @staticmethod
     def _relative(page: str) -> PurePosixPath:
         relative = PurePosixPath(page)
         if relative.is_absolute() or ".." in relative.parts or not relative.parts:
