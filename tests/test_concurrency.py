@@ -7,8 +7,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from wiki_assets.engine import Dials, Endpoint, ingest
-from wiki_assets.engine.limits import AdaptiveConcurrency, FixedConcurrency, work_units
+from wiki_assets.engine.limits import (
+    AdaptiveConcurrency,
+    FixedConcurrency,
+    Pace,
+    work_units,
+    worth_starting,
+)
 from wiki_assets.simulator import SimModel, fleet
 
 
@@ -103,3 +111,52 @@ def test_auto_finds_each_models_saturation_point(tmp_path: Path) -> None:
     assert peaks["wide"] <= max(m.peak_workers for m in report.models if m.name == "wide")
     docs = {m.name: m.docs for m in report.models}
     assert docs["wide"] > 2 * docs["narrow"], docs
+
+
+def test_pace_learns_seconds_per_unit_and_answer_length() -> None:
+    pace = Pace()
+    assert pace.expected_s(1000) is None  # nothing observed yet
+    for _ in range(30):
+        pace.observe(latency_s=2.0, prompt_tokens=1000, completion_tokens=100)
+    assert pace.seconds_per_request == pytest.approx(2.0)
+    assert pace.expected_s(1000) == pytest.approx(2.0)
+    longer = 2.0 * work_units(4000, 100) / work_units(1000, 100)
+    assert pace.expected_s(4000) == pytest.approx(longer)
+
+
+def test_a_slow_model_starts_a_document_only_while_the_others_are_busy_longer() -> None:
+    # The others do 10 docs/s, 0.4 s a request: with 50 unstarted they are busy for 5 s, so a
+    # 2 s document helps; with 5 unstarted they are done in 1 s: a 2 s document would delay the end.
+    assert worth_starting(2.0, left_to_others=50, others_docs_per_s=10.0, others_request_s=0.4)
+    assert not worth_starting(2.0, left_to_others=5, others_docs_per_s=10.0, others_request_s=0.4)
+    # The last document, next to an equally fast model: start it, the other is no quicker.
+    assert worth_starting(0.4, left_to_others=0, others_docs_per_s=10.0, others_request_s=0.4)
+    # Nobody else can work (all other models down or not measured yet): always start.
+    assert worth_starting(60.0, left_to_others=0, others_docs_per_s=0.0, others_request_s=0.0)
+
+
+def test_the_slow_model_leaves_the_last_documents_to_the_fast_one(tmp_path: Path) -> None:
+    synced = tmp_path / "synced" / "c"
+    synced.mkdir(parents=True)
+    for i in range(40):
+        (synced / f"d{i:03}.md").write_text(f"# Document {i}\n\nA short note about topic {i}.\n")
+    quick = {"per_request_tps": 100_000, "aggregate_tps": 1_000_000}
+    fast = SimModel(model="fast", latency_s=0.1, **quick)
+    slow = SimModel(model="slow", latency_s=3.0, **quick)
+    with fleet(fast, slow) as servers:
+        report = ingest(
+            synced_root=synced.parent,
+            wiki_root=tmp_path / "wiki",
+            collections=["c"],
+            endpoints=[
+                Endpoint(name=s.sim.model, base_url=s.base_url, model=s.sim.model) for s in servers
+            ],
+            dials=Dials(workers_per_model=1, claim_size=2, flush_seconds=5),
+        )
+        asked = {s.sim.model: s.snapshot().answered for s in servers}
+    assert report.count == 40 and not report.failed
+    # The slow model's first answer takes 3 s; by then the fast one has done most of the rest and
+    # will finish what is left (about 1.5 s) long before a second slow answer would come (3 s):
+    # the slow model starts no second document, and the run ends with the fast one's last answer.
+    assert asked == {"fast": 39, "slow": 1}, asked
+    assert report.duration_s < 5.8, report.duration_s  # not 6 s and more: no second slow answer

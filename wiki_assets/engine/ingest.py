@@ -22,6 +22,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol
 
+from wiki_assets.engine.budget import estimate_tokens
 from wiki_assets.engine.corpus import (
     DEFAULT_MAX_BYTES,
     DocumentError,
@@ -30,7 +31,15 @@ from wiki_assets.engine.corpus import (
     read_text,
     scan,
 )
-from wiki_assets.engine.fleet import AUTO, Dials, Endpoint, ModelClient, ModelError, Summary
+from wiki_assets.engine.fleet import (
+    AUTO,
+    PROMPT_OVERHEAD_TOKENS,
+    Dials,
+    Endpoint,
+    ModelClient,
+    ModelError,
+    Summary,
+)
 from wiki_assets.engine.index import INDEX_PAGE, neighbours, page_text, relink
 from wiki_assets.engine.journal import SUMMARIZED, WRITTEN, Entry, Journal, JournalWriter
 from wiki_assets.engine.leases import SlotLeases
@@ -39,7 +48,9 @@ from wiki_assets.engine.limits import (
     Breaker,
     Concurrency,
     FixedConcurrency,
+    Pace,
     work_units,
+    worth_starting,
 )
 from wiki_assets.engine.page import LANGUAGES, detect_language
 from wiki_assets.engine.prompts import PROMPT_VERSION
@@ -51,6 +62,7 @@ from wiki_assets.engine.wiki import STATE_DIR, UnsafePath, Wiki, now_iso, page_f
 # stays a SQLite file in the wiki's state folder whatever store holds the per-document state.
 RELATED_FILE = "related.sqlite"
 LEASE_POLL_S = 0.5  # how often a worker waiting for a fleet-wide slot looks again
+TAIL_POLL_S = 0.25  # how often a worker that left a document to faster models looks again
 
 
 class Log(Protocol):
@@ -249,6 +261,10 @@ class WorkQueue:
     def has_work(self) -> bool:
         return bool(self._returned)
 
+    def returned(self) -> int:
+        """Jobs put back and not yet claimed again."""
+        return len(self._returned)
+
     def give_back(self, worker: int) -> None:
         """Return a worker's unstarted claim (it is being parked) ahead of the unclaimed source."""
         own = self._claims.get(worker)
@@ -325,6 +341,7 @@ class _Model:
     breaker: Breaker
     slots: int  # worker tasks started; only those the limit and the breaker allow take documents
     client: ModelClient | None = None
+    pace: Pace = field(default_factory=Pace)
     leased: dict[int, int] = field(default_factory=dict)  # worker slot -> fleet-wide slot held
 
     def allows(self, slot: int, now: float) -> bool:
@@ -375,6 +392,7 @@ class _Run:
         self.started = 0.0
         self.in_flight = 0
         self.total = 0  # documents this run expects to summarize (counted before it starts)
+        self.first_tries = 0  # documents sent to a model at least once
         self.finished = False  # nothing left to do, or the run was stopped
         self.last_success = 0.0
 
@@ -610,11 +628,15 @@ class _Run:
                 continue
             self.in_flight += 1
             try:
-                await self._process(job, model, queue)
+                started = await self._process(job, model, queue)
             finally:
                 self.in_flight -= 1
                 async with self.changed:
                     self.changed.notify_all()
+            if not started:
+                # Left to a faster model (the run's end): look again shortly, slot given back.
+                await self._unlease(model, slot)
+                await self._wait(lambda: False, time.monotonic() + TAIL_POLL_S)
 
     async def _lease(self, model: _Model, slot: int) -> bool:
         """Whether this worker may send a request: always, unless the model has a fleet-wide
@@ -657,7 +679,9 @@ class _Run:
         async with self.changed:
             self.changed.notify_all()
 
-    async def _process(self, job: Job, model: _Model, queue: WorkQueue) -> None:
+    async def _process(self, job: Job, model: _Model, queue: WorkQueue) -> bool:
+        """Summarize one document and record the result; False when the document was put back
+        for a faster model instead."""
         doc, stats, client = job.doc, model.stats, model.client
         assert client is not None
         try:
@@ -665,7 +689,11 @@ class _Run:
             self.wiki.check(job.page)
         except (DocumentError, UnsafePath) as error:
             self._fail(doc, str(error))
-            return
+            return True
+        prompt_tokens = estimate_tokens(text) + PROMPT_OVERHEAD_TOKENS
+        if not self._worth_starting(model, job, prompt_tokens, queue):
+            queue.put_back(job)
+            return False
         title = _title_of(text, doc)
         language = _language(self.dials.language, text)
         candidates = job.candidates
@@ -675,17 +703,19 @@ class _Run:
                 self.related.candidates, doc.path, RELATED_CANDIDATES
             )
         sent = time.monotonic()
+        self.first_tries += job.attempts == 0
         job.attempts += 1
         try:
             summary = await client.summarize(doc.path, title, text, candidates, language)
         except ModelError as error:
             await self._model_failed(job, model, queue, error)
-            return
+            return True
         model.breaker.on_success()
         self.last_success = time.monotonic()
         model.concurrency.on_success(
             self.last_success - sent, work_units(summary.prompt_tokens, summary.completion_tokens)
         )
+        model.pace.observe(self.last_success - sent, prompt_tokens, summary.completion_tokens)
         stats.docs += 1
         stats.prompt_tokens += summary.prompt_tokens
         stats.completion_tokens += summary.completion_tokens
@@ -704,6 +734,30 @@ class _Run:
         await self.writer.record(entry)  # durable before its page is written
         self.unwritten.append((job, entry))
         self.report.count += 1
+        return True
+
+    def _worth_starting(
+        self, model: _Model, job: Job, prompt_tokens: int, queue: WorkQueue
+    ) -> bool:
+        """Whether ``model`` should start ``job`` now, or leave it to the other models because
+        they would do it and every other unstarted document before this model finished it."""
+        mine = model.pace.expected_s(prompt_tokens)
+        if mine is None:
+            return True
+        others = [
+            (other.concurrency.limit, other.pace.seconds_per_request)
+            for other in self.models
+            if other is not model and other.pace.seconds_per_request and not other.breaker.tripped
+        ]
+        if not others:
+            return True
+        unstarted = max(0, self.total - self.first_tries - (job.attempts == 0))
+        return worth_starting(
+            mine,
+            unstarted + queue.returned(),
+            sum(limit / seconds for limit, seconds in others),
+            min(seconds for _, seconds in others),
+        )
 
     async def _model_failed(
         self, job: Job, model: _Model, queue: WorkQueue, error: ModelError
