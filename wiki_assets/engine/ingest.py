@@ -62,6 +62,7 @@ from wiki_assets.engine.wiki import STATE_DIR, UnsafePath, Wiki, now_iso, page_f
 # stays a SQLite file in the wiki's state folder whatever store holds the per-document state.
 RELATED_FILE = "related.sqlite"
 LEASE_POLL_S = 0.5  # how often a worker waiting for a fleet-wide slot looks again
+AUTO_START = 4  # requests in flight an automatic limit starts from
 TAIL_POLL_S = 0.25  # how often a worker that left a document to faster models looks again
 
 
@@ -355,7 +356,11 @@ class _Model:
 def concurrency_for(endpoint: Endpoint, dials: Dials) -> Concurrency:
     setting = endpoint.workers if endpoint.workers is not None else dials.workers_per_model
     if setting == AUTO:
-        return AdaptiveConcurrency(ceiling=dials.max_workers, limit=min(2, dials.max_workers))
+        # Slow start from 4 in flight (TCP starts from 10 segments): any server worth a fleet
+        # takes 4 at once, and each doubling round costs a few request latencies at part load.
+        return AdaptiveConcurrency(
+            ceiling=dials.max_workers, limit=min(AUTO_START, dials.max_workers)
+        )
     return FixedConcurrency(int(setting))
 
 
