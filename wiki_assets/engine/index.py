@@ -9,9 +9,10 @@ that differs from what the journal says, which also repairs a wiki edited by han
 
 from __future__ import annotations
 
+import os
 import re
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -93,20 +94,56 @@ class IndexReport:
     rewritten: int  # pages whose links or backlinks were out of date
 
 
+class _Written(Mapping[str, Entry]):
+    """Written pages by path, read through from the journal and kept for the most recently used
+    :data:`REMEMBERED` of them: checking every page of a large wiki looks up each link target's
+    title, and the same targets come up again and again."""
+
+    REMEMBERED = 2_000
+
+    def __init__(self, journal: Journal) -> None:
+        self._journal = journal
+        self._kept: OrderedDict[str, Entry | None] = OrderedDict()
+
+    def __getitem__(self, path: str) -> Entry:
+        if path in self._kept:
+            self._kept.move_to_end(path)
+            entry = self._kept[path]
+        else:
+            entry = self._journal.get(path)
+            if entry is not None and entry.status != WRITTEN:
+                entry = None
+            self._kept[path] = entry
+            if len(self._kept) > self.REMEMBERED:
+                self._kept.popitem(last=False)
+        if entry is None:
+            raise KeyError(path)
+        return entry
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())  # only looked up, never listed
+
+    def __len__(self) -> int:
+        return 1  # truthy: page_text uses it
+
+
 def build_index(journal: Journal, wiki: Wiki) -> IndexReport:
     by_collection: dict[str, list[tuple[str, Link]]] = defaultdict(list)
     by_topic: dict[str, list[Link]] = defaultdict(list)
     rewritten = pages = 0
-    for entry in journal.pages():
-        if entry.status != WRITTEN or not entry.page or entry.result is None:
-            continue
-        pages += 1
-        if _write_if_changed(wiki, entry.page, page_text(journal, entry)):
-            rewritten += 1
-        link = Link(entry.page, entry.result["title"], entry.result.get("description", ""))
-        by_collection[entry.collection].append((entry.path, link))
-        for topic in entry.result.get("topics", []):
-            by_topic[" ".join(topic.split()).lower()].append(link)
+    written = _Written(journal)
+    for chunk in _chunked(journal.pages(), 500):
+        links = journal.links_of([entry.path for entry in chunk])
+        for entry in chunk:
+            if entry.status != WRITTEN or not entry.page or entry.result is None:
+                continue
+            pages += 1
+            if _write_if_changed(wiki, entry.page, page_text(journal, entry, written, links)):
+                rewritten += 1
+            link = Link(entry.page, entry.result["title"], entry.result.get("description", ""))
+            by_collection[entry.collection].append((entry.path, link))
+            for topic in entry.result.get("topics", []):
+                by_topic[" ".join(topic.split()).lower()].append(link)
     lines = [
         "# Wiki index",
         "",
@@ -132,6 +169,17 @@ def build_index(journal: Journal, wiki: Wiki) -> IndexReport:
         lines += ["No topic is shared by two pages yet.", ""]
     _write_if_changed(wiki, INDEX_PAGE, "\n".join(lines))
     return IndexReport(pages, len(by_collection), len(shared), rewritten)
+
+
+def _chunked(entries: Iterable[Entry], size: int) -> Iterator[list[Entry]]:
+    chunk: list[Entry] = []
+    for entry in entries:
+        chunk.append(entry)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def _plain(text: str) -> str:
@@ -165,10 +213,15 @@ def dangling_links(wiki_root: Path) -> list[tuple[str, str]]:
     """(page, target) for every relative markdown link whose target page does not exist."""
     root = wiki_root.resolve()
     found = []
+    exists: dict[str, bool] = {}  # one check per distinct target file
     for page in sorted(root.rglob("*.md")):
         if STATE_DIR in page.relative_to(root).parts:
             continue
+        folder = str(page.parent)
         for target in _MARKDOWN_LINK.findall(page.read_text(encoding="utf-8")):
-            if not (page.parent / unquote(target)).resolve().is_file():
+            file = os.path.normpath(os.path.join(folder, unquote(target)))
+            if file not in exists:
+                exists[file] = os.path.isfile(file)
+            if not exists[file]:
                 found.append((page.relative_to(root).as_posix(), target))
     return found
