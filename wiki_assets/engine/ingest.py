@@ -459,10 +459,12 @@ class _Run:
                     model.stats.workers = model.concurrency.limit
                     model.stats.peak_workers = model.concurrency.peak
                     model.stats.breaker_trips = model.breaker.trips
-                # After the flush in progress, if any: the executor runs flushes in order.
-                self.flushes.submit(self._flush, self._take_unwritten()).result()
-                self.flushes.shutdown()
-                self.pages_journal.close()
+                try:
+                    # After the flush in progress, if any: the executor runs flushes in order.
+                    self.flushes.submit(self._flush, self._take_unwritten()).result()
+                finally:
+                    self.flushes.shutdown()
+                    self.pages_journal.close()
                 self._report_page_failures()
             if self.report.stopped is None:
                 # Only a complete pass knows which documents are gone.
