@@ -9,6 +9,8 @@ import logging
 import posixpath
 import random
 import re
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,8 @@ from wiki_assets.engine.journal import Journal
 from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki import UnsafePath, Wiki, page_for, relative_path
 from wiki_assets.simulator import SimModel, SimServer, fleet
+
+ingest_module = sys.modules["wiki_assets.engine.ingest"]
 
 
 def jobs(count: int) -> list[Job]:
@@ -267,3 +271,34 @@ def test_many_pages_are_written_and_failures_reported_per_page(tmp_path: Path) -
     failed = wiki.write_many([("escape/p.md", "x"), ("c/0.md", "again")])
     assert set(failed) == {"escape/p.md"} and isinstance(failed["escape/p.md"], UnsafePath)
     assert not list(outside.iterdir()) and (tmp_path / "wiki" / "c" / "0.md").read_text() == "again"
+
+
+def test_a_slow_disk_holds_requests_back_instead_of_filling_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Pages are written on the flush thread while requests go on. When writing falls behind, at
+    # most UNWRITTEN_LIMIT results wait for their page (plus the requests already in flight).
+    monkeypatch.setattr(ingest_module, "UNWRITTEN_LIMIT", 8)
+    batches: list[int] = []
+    write_many = Wiki.write_many
+
+    def slow_write_many(self: Wiki, pages):  # type: ignore[no-untyped-def]
+        pages = list(pages)
+        batches.append(len(pages))
+        time.sleep(0.3)  # a slow disk: the instant model could answer hundreds meanwhile
+        return write_many(self, pages)
+
+    monkeypatch.setattr(Wiki, "write_many", slow_write_many)
+    synced = corpus(tmp_path, 60)
+    with SimServer(SimModel(model="instant", instant=True)) as server:
+        report = ingest(
+            synced_root=synced,
+            wiki_root=tmp_path / "wiki",
+            collections=["c"],
+            endpoints=[endpoint(server, workers=4)],
+            dials=Dials(claim_size=4, flush_seconds=30),
+        )
+    assert report.count == 60 and not report.failed
+    assert len(list((tmp_path / "wiki" / "c").glob("*.md"))) == 60
+    assert len(batches) >= 60 // 12  # flushes started by a full buffer, not the 30 s timer
+    assert max(batches) <= 8 + 4, batches  # the limit plus the requests that were in flight

@@ -11,6 +11,7 @@ documents a free model could start now.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import time
@@ -63,6 +64,9 @@ from wiki_assets.engine.wiki import STATE_DIR, UnsafePath, Wiki, now_iso, page_f
 RELATED_FILE = "related.sqlite"
 LEASE_POLL_S = 0.5  # how often a worker waiting for a fleet-wide slot looks again
 AUTO_START = 4  # requests in flight an automatic limit starts from
+UNWRITTEN_LIMIT = 2_000
+"""Results held for their pages at most: a flush starts as soon as this many wait, and workers
+pause while a flush is still writing the previous batch (a slow disk must not fill memory)."""
 TAIL_POLL_S = 0.25  # how often a worker that left a document to faster models looks again
 
 
@@ -406,6 +410,7 @@ class _Run:
         # One condition for every change a parked worker may wait for (a limit raised, a job put
         # back, a breaker's cooldown over, the end). Made here: it belongs to this event loop.
         self.changed = asyncio.Condition()
+        self.flush_due = asyncio.Event()  # the buffer of unwritten pages is full: flush now
         for endpoint in self.endpoints:
             concurrency = concurrency_for(endpoint, self.dials)
             slots = (
@@ -576,6 +581,8 @@ class _Run:
                 if entry.result is not None and entry.page is not None:
                     # A run that died after the model answered: write the page, ask no model.
                     self.unwritten.append((Job(doc, entry.page), entry))
+                    if len(self.unwritten) >= UNWRITTEN_LIMIT:
+                        self.flush_due.set()
                     self.report.recovered += 1
                     continue
             page = page_for(doc.path)
@@ -622,6 +629,12 @@ class _Run:
                 # of models that are free, and look again shortly.
                 queue.give_back(worker)
                 await self._wait(lambda: False, time.monotonic() + LEASE_POLL_S)
+                continue
+            if len(self.unwritten) >= UNWRITTEN_LIMIT:
+                # Pages lag behind (a flush is still writing the last batch): hold new requests
+                # until it takes this one, so memory stays bounded however slow the disk is.
+                await self._unlease(model, slot)
+                await self._wait(lambda: len(self.unwritten) < UNWRITTEN_LIMIT, None)
                 continue
             job = queue.next_job(worker, self.dials.claim_size)
             if job is None:
@@ -740,6 +753,8 @@ class _Run:
         )
         await self.writer.record(entry)  # durable before its page is written
         self.unwritten.append((job, entry))
+        if len(self.unwritten) >= UNWRITTEN_LIMIT:
+            self.flush_due.set()
         self.report.count += 1
         return True
 
@@ -818,8 +833,18 @@ class _Run:
     async def _flush_periodically(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(self.dials.flush_seconds)
-            await loop.run_in_executor(self.flushes, self._flush, self._take_unwritten())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.flush_due.wait(), self.dials.flush_seconds)
+            self.flush_due.clear()
+            batch = self._take_unwritten()
+            async with self.changed:
+                self.changed.notify_all()  # workers held back by a full buffer go on
+            try:
+                await loop.run_in_executor(self.flushes, self._flush, batch)
+            except Exception as error:
+                self.unwritten[:0] = batch  # for the last flush to try again
+                await self._finish(f"pages could not be written: {error}")
+                raise
             self._report_page_failures()
             self.log.info(self._progress_line())
 
