@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from itertools import islice
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
+from wiki_assets.engine.corpus import title_of
 from wiki_assets.simulator import estimate_tokens, truncate_to_tokens
 
 SAMPLE_ROOT = Path(__file__).resolve().parents[1] / "synced"
@@ -43,21 +43,6 @@ class _Source:
     korean: bool
     heading: str  # first non-blank line
     paragraphs: tuple[str, ...]  # the rest, split at blank lines
-
-
-def title_of(text: str, path: str) -> str:
-    """The engine's title rule (``wiki_assets.engine.ingest._title_of``), kept in step here so
-    baselines send the same ``Title:`` line: the first non-blank line of the first 20, without
-    Markdown heading marks, at most 120 characters; else the file name."""
-    for line in islice((line.strip() for line in text.splitlines()), 20):
-        if line:
-            title = line.lstrip("#").strip()
-            return title[:120] if title else _title_hint(path)
-    return _title_hint(path)
-
-
-def _title_hint(path: str) -> str:
-    return PurePosixPath(path).stem.replace("-", " ").replace("_", " ")
 
 
 def load_sources(root: Path = SAMPLE_ROOT) -> list[_Source]:

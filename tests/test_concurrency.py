@@ -8,15 +8,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from wiki_assets.engine import Dials, Endpoint, ingest
-from wiki_assets.engine.limits import (
+from wiki_assets.engine.dispatch import (
     AdaptiveConcurrency,
     FixedConcurrency,
     Pace,
+    Prospect,
+    should_start,
     work_units,
-    worth_starting,
 )
+
+from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.simulator import SimModel, fleet
 
 
@@ -132,14 +133,45 @@ def test_pace_learns_seconds_per_unit_and_answer_length() -> None:
 
 
 def test_a_slow_model_starts_a_document_only_while_the_others_are_busy_longer() -> None:
-    # The others do 10 docs/s, 0.4 s a request: with 50 unstarted they are busy for 5 s, so a
-    # 2 s document helps; with 5 unstarted they are done in 1 s: a 2 s document would delay the end.
-    assert worth_starting(2.0, left_to_others=50, others_docs_per_s=10.0, others_request_s=0.4)
-    assert not worth_starting(2.0, left_to_others=5, others_docs_per_s=10.0, others_request_s=0.4)
-    # The last document, next to an equally fast model: start it, the other is no quicker.
-    assert worth_starting(0.4, left_to_others=0, others_docs_per_s=10.0, others_request_s=0.4)
+    # The other model would finish this document in 0.4 s and does 10 docs/s: with 50 others
+    # unstarted it is busy for 5 s, so a 2 s start helps; with 5 it is done in about 1 s, and a
+    # 2 s document would delay the end.
+    fast = Prospect(order=0, finish_s=0.4, docs_per_s=10.0)
+    slow = Prospect(order=1, finish_s=2.0, docs_per_s=0.5)
+    assert should_start(slow, [fast], unstarted_elsewhere=50)
+    assert not should_start(slow, [fast], unstarted_elsewhere=5)
+    # The fast model itself never leaves it, whatever is unstarted.
+    assert should_start(fast, [slow], unstarted_elsewhere=0)
+    # The last document next to an equally fast model: exactly one of the two takes it.
+    twin = Prospect(order=1, finish_s=0.4, docs_per_s=10.0)
+    assert should_start(fast, [twin], 0) != should_start(twin, [fast], 0)
     # Nobody else can work (all other models down or not measured yet): always start.
-    assert worth_starting(60.0, left_to_others=0, others_docs_per_s=0.0, others_request_s=0.0)
+    assert should_start(Prospect(order=1, finish_s=60.0, docs_per_s=0.01), [], 0)
+
+
+def test_no_document_is_ever_left_by_every_model() -> None:
+    """The livelock of the old rule (each model compared its time for a long document with the
+    others' *average* request, so both left it to each other forever): for any document and any
+    fleet, the model that would finish it first starts it."""
+    import random
+
+    rng = random.Random(12)
+    for _ in range(20_000):
+        fleet_size = rng.randint(1, 5)
+        prospects = [
+            Prospect(
+                order=index,
+                finish_s=rng.choice([rng.uniform(0.01, 500.0), 1.0]),  # ties happen
+                docs_per_s=rng.uniform(0.0, 50.0),
+            )
+            for index in range(fleet_size)
+        ]
+        unstarted = rng.choice([0, 0, 1, 2, rng.randint(0, 1000)])
+        starters = [
+            p for p in prospects if should_start(p, [o for o in prospects if o is not p], unstarted)
+        ]
+        best = min(prospects, key=lambda p: (p.finish_s, p.order))
+        assert best in starters, (prospects, unstarted)
 
 
 def test_the_slow_model_leaves_the_last_documents_to_the_fast_one(tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ import pytest
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.budget import cut_to_budget, estimate_tokens
 from wiki_assets.engine.corpus import DocumentError, SourceDocument, decode, scan
-from wiki_assets.engine.ingest import Job, WorkQueue, fingerprint
+from wiki_assets.engine.dispatch import Job, WorkQueue
+from wiki_assets.engine.ingest import fingerprint
 from wiki_assets.engine.journal import Journal
 from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki import UnsafePath, Wiki, page_for, relative_path

@@ -359,7 +359,7 @@ class _Job:
         self.future = future
 
 
-class _Scheduler:
+class BatchScheduler:
     """Processor-sharing batch of at most ``max_batch`` jobs, FIFO queue behind it.
 
     Used only from the server's event loop, so it needs no locking.
@@ -379,9 +379,9 @@ class _Scheduler:
         self._closed = False
 
     async def run(self, work: float) -> None:
-        """Return once ``work`` token-units have been served; raises _Stopped on shutdown."""
+        """Return once ``work`` token-units have been served; SchedulerStopped on shutdown."""
         if self._closed:
-            raise _Stopped
+            raise SchedulerStopped
         job = _Job(work, self._loop.create_future())
         self._waiting.append(job)
         self._update()
@@ -430,13 +430,13 @@ class _Scheduler:
             self._timer = None
         for job in [*self._active, *self._waiting]:
             if not job.future.done():
-                job.future.set_exception(_Stopped())
+                job.future.set_exception(SchedulerStopped())
         self._active.clear()
         self._waiting.clear()
         self._on_active(0)
 
 
-class _Stopped(Exception):
+class SchedulerStopped(Exception):
     """The server is shutting down while a request was waiting."""
 
 
@@ -548,7 +548,7 @@ class SimServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
-        self._scheduler: _Scheduler | None = None
+        self._scheduler: BatchScheduler | None = None
         self._stopping: asyncio.Event | None = None
         self._started = False
 
@@ -606,7 +606,7 @@ class SimServer:
 
     async def _astart(self, loop: asyncio.AbstractEventLoop) -> None:
         self._stopping = asyncio.Event()
-        self._scheduler = _Scheduler(self.sim, loop, self._note_active)
+        self._scheduler = BatchScheduler(self.sim, loop, self._note_active)
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/chat/completions", self._chat)
@@ -702,7 +702,7 @@ class SimServer:
         except _Reject as reject:
             self._count("rejected")
             return reject.response
-        except _Stopped:
+        except SchedulerStopped:
             return _error(503, "the simulated server is shutting down", "server_error")
         finally:
             with self._lock:
@@ -723,7 +723,7 @@ class SimServer:
             if authorization.startswith("Bearer "):
                 self._bearer_tokens.add(authorization.removeprefix("Bearer "))
         if self._stopping.is_set():
-            raise _Stopped
+            raise SchedulerStopped
 
         # Faults, in a fixed order. Every request draws all four numbers so that the sequence
         # of faults for a seed does not depend on which fault rates are switched on.
@@ -743,7 +743,7 @@ class SimServer:
         if draws[2] < sim.hang_rate:
             self._count("hung")
             await self._stopping.wait()  # until stop(), or cancelled when the client leaves
-            raise _Stopped
+            raise SchedulerStopped
         if draws[3] < sim.garbage_rate:
             self._count("garbage")
             # A truncated body with a JSON content type, like a proxy cutting a response.
@@ -797,10 +797,10 @@ class SimServer:
         # Waiting for that, rather than returning, keeps aiohttp from writing a response into a
         # closed socket; the pause only bounds the wait should the cancellation never come.
         await self._pause(1.0)
-        raise _Stopped
+        raise SchedulerStopped
 
     async def _pause(self, delay: float) -> None:
-        """Sleep ``delay`` seconds, but raise _Stopped at once if the server stops meanwhile.
+        """Sleep ``delay`` seconds, but raise SchedulerStopped at once if the server stops.
 
         Every wait in a handler must end on stop(): the runner's graceful shutdown waits for
         open handlers, so one sleeping handler would hold stop() up for as long as it sleeps.
@@ -810,7 +810,7 @@ class SimServer:
             await asyncio.wait_for(self._stopping.wait(), delay)
         except TimeoutError:
             return
-        raise _Stopped
+        raise SchedulerStopped
 
 
 @contextlib.contextmanager

@@ -10,7 +10,8 @@ thin adapter over :func:`ingest`.
 
 from wiki_assets.engine.corpus import ROOT_COLLECTION, SourceDocument, collection_version, scan
 from wiki_assets.engine.fleet import Dials, Endpoint
-from wiki_assets.engine.ingest import IngestReport, ModelStats, ingest
+from wiki_assets.engine.ingest import ingest
+from wiki_assets.engine.report import IngestReport, ModelStats
 from wiki_assets.engine.store import StateStore
 
 __all__ = [

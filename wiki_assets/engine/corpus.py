@@ -12,6 +12,7 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path, PurePosixPath
 
 ROOT_COLLECTION = "_root"
@@ -33,7 +34,23 @@ class SourceDocument:
 
     @property
     def title_hint(self) -> str:
-        return PurePosixPath(self.path).stem.replace("-", " ").replace("_", " ")
+        return title_hint(self.path)
+
+
+def title_hint(path: str) -> str:
+    """A title from the file name, for documents without a heading."""
+    return PurePosixPath(path).stem.replace("-", " ").replace("_", " ")
+
+
+def title_of(text: str, path: str) -> str:
+    """A page's title: the document's first non-blank line within its first 20, without Markdown
+    heading marks, at most 120 characters (a document's own heading beats a model's rewording);
+    else the file name."""
+    for line in islice((line.strip() for line in text.splitlines()), 20):
+        if line:
+            title = line.lstrip("#").strip()
+            return title[:120] if title else title_hint(path)
+    return title_hint(path)
 
 
 def collection_of(relative: PurePosixPath, depth: int) -> str:

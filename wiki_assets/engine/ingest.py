@@ -1,11 +1,8 @@
 """One ingest pass: plan what changed, summarize it on the whole fleet at once, write the wiki.
 
-The dispatch is the project's core idea. There is one shared queue; each model has its own workers,
-and each worker claims ``claim_size`` documents, summarizes them one request at a time, and claims
-again when its claim is empty. Models never wait for each other, so a fast model simply takes more
-documents and the fleet's throughput approaches the sum of the models'. When the queue runs dry, an
-idle worker steals the unstarted back half of the largest claim, so a slow model cannot sit on
-documents a free model could start now.
+The dispatch (``wiki_assets.engine.dispatch``) is the project's core idea: one shared queue, each
+model's workers pulling from it whenever they are free, so models never wait for each other. This
+module is the run around it: what is current, the plan, the journal and the pages.
 """
 
 from __future__ import annotations
@@ -15,11 +12,9 @@ import contextlib
 import hashlib
 import logging
 import time
-from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
-from itertools import islice
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,43 +26,33 @@ from wiki_assets.engine.corpus import (
     collection_version,
     read_text,
     scan,
+    title_of,
 )
+from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, concurrency_for
 from wiki_assets.engine.fleet import (
-    AUTO,
     PROMPT_OVERHEAD_TOKENS,
     Dials,
     Endpoint,
     ModelClient,
-    ModelError,
     Summary,
 )
 from wiki_assets.engine.index import INDEX_PAGE, neighbours, page_text, relink
 from wiki_assets.engine.journal import SUMMARIZED, WRITTEN, Entry, Journal, JournalWriter
 from wiki_assets.engine.leases import SlotLeases
-from wiki_assets.engine.limits import (
-    AdaptiveConcurrency,
-    Breaker,
-    Concurrency,
-    FixedConcurrency,
-    Pace,
-    work_units,
-    worth_starting,
-)
 from wiki_assets.engine.page import LANGUAGES, detect_language
 from wiki_assets.engine.prompts import PROMPT_VERSION
-from wiki_assets.engine.related import Candidate, RelatedIndex
+from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.report import IngestReport, ModelStats
+from wiki_assets.engine.signals import stop_on_signals
 from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki import STATE_DIR, UnsafePath, Wiki, now_iso, page_for
 
 # The related-document index is derived from the synced text alone (rebuildable at any time), so it
 # stays a SQLite file in the wiki's state folder whatever store holds the per-document state.
 RELATED_FILE = "related.sqlite"
-LEASE_POLL_S = 0.5  # how often a worker waiting for a fleet-wide slot looks again
-AUTO_START = 4  # requests in flight an automatic limit starts from
 UNWRITTEN_LIMIT = 2_000
 """Results held for their pages at most: a flush starts as soon as this many wait, and workers
 pause while a flush is still writing the previous batch (a slow disk must not fill memory)."""
-TAIL_POLL_S = 0.25  # how often a worker that left a document to faster models looks again
 
 
 class Log(Protocol):
@@ -149,151 +134,6 @@ def survey(
 
 
 # --------------------------------------------------------------------------------------------------
-# The report
-
-
-@dataclass
-class ModelStats:
-    name: str
-    model: str
-    workers: int  # requests in flight: the fixed number, or where automatic concurrency settled
-    auto: bool = False
-    peak_workers: int = 0
-    docs: int = 0
-    failed: int = 0  # documents that failed on this model
-    errors: int = 0  # failed requests of any kind (after the client's own retries)
-    timeouts: int = 0
-    garbage: int = 0
-    breaker_trips: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    hit_max_tokens: int = 0
-
-
-@dataclass
-class IngestReport:
-    collections: list[str]
-    dials: Dials
-    models: list[ModelStats]
-    count: int = 0  # summarized by a model in this run
-    skipped: int = 0  # unchanged since their page was written
-    recovered: int = 0  # summarized by an earlier run that died before writing the page
-    removed: int = 0  # pages whose document no longer exists
-    failed: list[dict[str, str]] = field(default_factory=list)
-    requeued: int = 0  # documents sent back to the queue after a timeout, garbage or outage
-    unfinished: int = 0  # left for the next run because every model was down
-    stopped: str | None = None  # why the run stopped early
-    duration_s: float = 0.0
-
-    @property
-    def docs_per_sec(self) -> float:
-        return self.count / self.duration_s if self.duration_s > 0 else 0.0
-
-    @property
-    def prompt_tokens(self) -> int:
-        return sum(m.prompt_tokens for m in self.models)
-
-    @property
-    def completion_tokens(self) -> int:
-        return sum(m.completion_tokens for m in self.models)
-
-    @property
-    def hit_max_tokens(self) -> int:
-        return sum(m.hit_max_tokens for m in self.models)
-
-    def model_docs_per_sec(self, stats: ModelStats) -> float:
-        return stats.docs / self.duration_s if self.duration_s > 0 else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "collections": self.collections,
-            "count": self.count,
-            "skipped": self.skipped,
-            "recovered": self.recovered,
-            "removed": self.removed,
-            "failed": self.failed,
-            "requeued": self.requeued,
-            "unfinished": self.unfinished,
-            "stopped": self.stopped,
-            "duration_s": round(self.duration_s, 3),
-            "docs_per_sec": round(self.docs_per_sec, 3),
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "hit_max_tokens": self.hit_max_tokens,
-            "dials": asdict(self.dials),
-            "models": {
-                m.name: {
-                    **asdict(m),
-                    "docs_per_sec": round(self.model_docs_per_sec(m), 3),
-                }
-                for m in self.models
-            },
-        }
-
-
-# --------------------------------------------------------------------------------------------------
-# The shared queue
-
-
-@dataclass(slots=True)
-class Job:
-    doc: SourceDocument
-    page: str
-    attempts: int = 0
-    candidates: list[Candidate] | None = None  # link candidates, when already known
-
-
-class WorkQueue:
-    """One queue for the whole fleet. Workers claim in chunks; once the source is dry, an idle
-    worker steals the back half of the largest unstarted claim. Single-threaded (asyncio): no locks.
-    """
-
-    def __init__(self, source: Iterator[Job]) -> None:
-        self._source = source
-        self._returned: deque[Job] = deque()
-        self._claims: dict[int, deque[Job]] = {}
-        self.stolen = 0
-
-    def put_back(self, job: Job) -> None:
-        """A job whose request failed in a way another try may fix: next in line for anyone."""
-        self._returned.appendleft(job)
-
-    def remaining(self) -> int:
-        """Unstarted jobs (claimed, returned and not yet claimed); consumes the source."""
-        rest = sum(1 for _ in self._source)
-        return rest + len(self._returned) + sum(len(claim) for claim in self._claims.values())
-
-    def has_work(self) -> bool:
-        return bool(self._returned)
-
-    def returned(self) -> int:
-        """Jobs put back and not yet claimed again."""
-        return len(self._returned)
-
-    def give_back(self, worker: int) -> None:
-        """Return a worker's unstarted claim (it is being parked) ahead of the unclaimed source."""
-        own = self._claims.get(worker)
-        if own:
-            self._returned.extendleft(reversed(own))
-            own.clear()
-
-    def next_job(self, worker: int, claim_size: int) -> Job | None:
-        own = self._claims.setdefault(worker, deque())
-        if not own:
-            while self._returned and len(own) < claim_size:
-                own.append(self._returned.popleft())
-            own.extend(islice(self._source, claim_size - len(own)))
-        if not own:
-            victim = max(self._claims.values(), key=len)
-            # Half, rounded up: even a single unstarted document moves to the idle worker.
-            take = (len(victim) + 1) // 2
-            for _ in range(take):
-                own.appendleft(victim.pop())
-            self.stolen += take
-        return own.popleft() if own else None
-
-
-# --------------------------------------------------------------------------------------------------
 # The run
 
 
@@ -310,7 +150,12 @@ def ingest(
     store: StateStore | None = None,
 ) -> IngestReport:
     """Bring the wiki pages of ``collections`` up to date with the synced root. Per-document state
-    goes to ``store`` (default: SQLite in the wiki's state folder)."""
+    goes to ``store`` (default: SQLite in the wiki's state folder).
+
+    SIGTERM and SIGINT (when called on the main thread) stop the run cleanly: no new requests,
+    requests in flight cancelled, every answer that came back journaled and its page written; the
+    report says which signal (``stopped_by``) and how many documents are left for the next run.
+    """
     if not endpoints:
         raise ValueError("no model endpoints to summarize with")
     wiki = Wiki(wiki_root)
@@ -326,49 +171,18 @@ def ingest(
         max_bytes=max_bytes,
         log=log or logging.getLogger("wiki_assets"),
     )
-    with store.collection_locks(collections):
+    with stop_on_signals(run.request_stop), store.collection_locks(collections):
         return asyncio.run(run.execute())
 
 
 RELATED_CANDIDATES = 8  # documents offered to the model as link targets
 LOOKAHEAD = 64  # planned documents whose stored link candidates are looked up together
-MAX_ATTEMPTS = 3  # tries per document across the fleet for timeouts and outages
-MAX_GARBAGE = 2  # an unparsable answer is retried once
-
-
-@dataclass
-class _Model:
-    """One endpoint during a run: its client, concurrency controller, breaker and figures."""
-
-    endpoint: Endpoint
-    stats: ModelStats
-    concurrency: Concurrency
-    breaker: Breaker
-    slots: int  # worker tasks started; only those the limit and the breaker allow take documents
-    client: ModelClient | None = None
-    pace: Pace = field(default_factory=Pace)
-    leased: dict[int, int] = field(default_factory=dict)  # worker slot -> fleet-wide slot held
-
-    def allows(self, slot: int, now: float) -> bool:
-        return slot < self.concurrency.limit and self.breaker.allows(slot, now)
-
-    def describe(self) -> str:
-        mode = f"auto ≤{self.slots}" if self.concurrency.auto else f"×{self.slots}"
-        return f"{self.stats.name} {mode}"
-
-
-def concurrency_for(endpoint: Endpoint, dials: Dials) -> Concurrency:
-    setting = endpoint.workers if endpoint.workers is not None else dials.workers_per_model
-    if setting == AUTO:
-        # Slow start from 4 in flight (TCP starts from 10 segments): any server worth a fleet
-        # takes 4 at once, and each doubling round costs a few request latencies at part load.
-        return AdaptiveConcurrency(
-            ceiling=dials.max_workers, limit=min(AUTO_START, dials.max_workers)
-        )
-    return FixedConcurrency(int(setting))
 
 
 class _Run:
+    """One ingest: plans the jobs, hands them to the :class:`Dispatcher`, journals the answers
+    and writes their pages. It is the dispatcher's :class:`~wiki_assets.engine.dispatch.Work`."""
+
     def __init__(
         self,
         *,
@@ -385,58 +199,74 @@ class _Run:
         self.synced_root = synced_root
         self.wiki = wiki
         self.store = store
-        self.leases: SlotLeases | None = None
         self.endpoints = endpoints
         self.dials = dials
         self.depth = depth
         self.max_bytes = max_bytes
         self.log = log
         self.current = fingerprints(endpoints, dials)
-        self.models: list[_Model] = []
         self.report = IngestReport(collections=collections, dials=dials, models=[])
         self.unwritten: list[tuple[Job, Entry]] = []  # recorded in the journal, page not written
         self.page_failures: list[tuple[SourceDocument, str]] = []  # from the flush thread
         self.seen: set[str] = set()
         self.page_owners: dict[str, str] = {}  # page -> document, for the pages of this run
         self.started = 0.0
-        self.in_flight = 0
         self.total = 0  # documents this run expects to summarize (counted before it starts)
-        self.first_tries = 0  # documents sent to a model at least once
-        self.finished = False  # nothing left to do, or the run was stopped
-        self.last_success = 0.0
+        self.dispatcher: Dispatcher | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.stop_signal: str | None = None
+
+    def request_stop(self, signal_name: str) -> None:
+        """A signal arrived (called from the signal handler, on the main thread)."""
+        first = self.stop_signal is None
+        self.stop_signal = self.stop_signal or signal_name
+        if first and self.loop is not None:
+            self.loop.call_soon_threadsafe(self._stop_now)
+
+    def _stop_now(self) -> None:
+        if self.dispatcher is not None and self.stop_signal is not None:
+            self.report.stopped_by = self.stop_signal
+            self.dispatcher.stop(f"stopped by {self.stop_signal}")
 
     async def execute(self) -> IngestReport:
-        self.started = self.last_success = time.monotonic()
-        # One condition for every change a parked worker may wait for (a limit raised, a job put
-        # back, a breaker's cooldown over, the end). Made here: it belongs to this event loop.
-        self.changed = asyncio.Condition()
-        self.flush_due = asyncio.Event()  # the buffer of unwritten pages is full: flush now
-        for endpoint in self.endpoints:
+        self.started = time.monotonic()
+        self.loop = asyncio.get_running_loop()
+        lanes = []
+        for order, endpoint in enumerate(self.endpoints):
             concurrency = concurrency_for(endpoint, self.dials)
-            slots = (
-                concurrency.ceiling
-                if isinstance(concurrency, AdaptiveConcurrency)
-                else concurrency.configured
-            )
             stats = ModelStats(endpoint.name, endpoint.model, concurrency.limit, concurrency.auto)
-            model = _Model(endpoint, stats, concurrency, Breaker(), slots)
-            model.client = ModelClient(
+            client = ModelClient(
                 endpoint, self.dials.max_tokens, on_overload=concurrency.on_overload
             )
-            self.models.append(model)
+            lanes.append(Lane(order, endpoint, client, concurrency, stats))
             self.report.models.append(stats)
+        self.lanes = lanes
         with (
             Journal(self.store) as journal,
             RelatedIndex(self.wiki.state_dir / RELATED_FILE) as related,
         ):
             self.journal = journal
             self.related = related
-            if any(m.endpoint.max_in_flight for m in self.models):
-                self.leases = SlotLeases(self.store)
+            leases = (
+                SlotLeases(self.store) if any(e.max_in_flight for e in self.endpoints) else None
+            )
             self.wiki.sweep_temporaries()
             self._refresh_related()
             self._log_start()
-            queue = WorkQueue(self._plan())
+            self.flush_due = asyncio.Event()  # the buffer of unwritten pages is full: flush now
+            dispatcher = Dispatcher(
+                lanes,
+                self._plan(),
+                self,
+                self.report,
+                claim_size=self.dials.claim_size,
+                give_up_after_s=self.dials.give_up_after_s,
+                expected=lambda: self.total,
+                leases=leases,
+                log=self.log,
+            )
+            self.dispatcher = dispatcher
+            self._stop_now()  # a signal that came while planning
             self.writer = JournalWriter(self.store)
             # Pages are written off the event loop, one flush at a time in order, through the
             # flush's own journal connection: a flush of hundreds of pages (file creates and
@@ -444,26 +274,22 @@ class _Run:
             self.pages_journal = Journal(self.store)
             self.flushes = ThreadPoolExecutor(1, thread_name_prefix="page-flush")
             flusher = asyncio.create_task(self._flush_periodically())
-            renewer = asyncio.create_task(self._renew_leases()) if self.leases else None
             try:
-                async with asyncio.TaskGroup() as group:
-                    for index, model in enumerate(self.models):
-                        for slot in range(model.slots):
-                            worker = index * 100_000 + slot
-                            group.create_task(self._work(queue, worker, slot, model))
+                await dispatcher.run()
             finally:
                 flusher.cancel()
-                if renewer is not None:
-                    renewer.cancel()
-                if self.leases is not None:
-                    self.leases.close()  # gives back every slot this run still holds
+                with contextlib.suppress(asyncio.CancelledError):
+                    await flusher
+                if leases is not None:
+                    leases.close()  # gives back every slot this run still holds
                 self.writer.close()
-                for model in self.models:
-                    assert model.client is not None
-                    await model.client.close()
-                    model.stats.workers = model.concurrency.limit
-                    model.stats.peak_workers = model.concurrency.peak
-                    model.stats.breaker_trips = model.breaker.trips
+                for lane in lanes:
+                    await lane.client.close()
+                    lane.stats.workers = lane.concurrency.limit
+                    lane.stats.peak_workers = lane.concurrency.peak
+                    lane.stats.breaker_trips = lane.breaker.trips
+                if self.report.stopped is not None:
+                    self.report.unfinished = dispatcher.queue.remaining()
                 try:
                     # After the flush in progress, if any: the executor runs flushes in order.
                     self.flushes.submit(self._flush, self._take_unwritten()).result()
@@ -474,11 +300,73 @@ class _Run:
             if self.report.stopped is None:
                 # Only a complete pass knows which documents are gone.
                 self._remove_vanished()
-            else:
-                self.report.unfinished = queue.remaining()
         self.report.duration_s = time.monotonic() - self.started
         self._log_done()
         return self.report
+
+    # ------------------------------------------------------------------ the dispatcher's Work
+
+    async def prepare(self, job: Job) -> Prepared:
+        doc = job.doc
+        try:
+            text = read_text(self.synced_root, doc, self.max_bytes)
+            self.wiki.check(job.page)
+        except UnsafePath as error:
+            raise DocumentError(str(error)) from error
+        candidates = job.candidates
+        if candidates is None:
+            # The query runs in SQLite's C code, which releases the GIL: off the event loop.
+            candidates = await asyncio.to_thread(
+                self.related.candidates, doc.path, RELATED_CANDIDATES
+            )
+        return Prepared(
+            title=title_of(text, doc.path),
+            text=text,
+            language=_language(self.dials.language, text),
+            prompt_tokens=estimate_tokens(text) + PROMPT_OVERHEAD_TOKENS,
+            candidates=candidates,
+        )
+
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> None:
+        doc, prepared = job.doc, job.prepared
+        assert prepared is not None
+        entry = Entry(
+            path=doc.path,
+            collection=doc.collection,
+            content_hash=doc.content_hash,
+            fingerprint=fingerprint(lane.client.max_tokens, self.dials.language),
+            status=SUMMARIZED,
+            page=job.page,
+            model=lane.endpoint.model,
+            result=_result(prepared.title, prepared.language, summary),
+            reason=None,
+        )
+        await self.writer.record(entry)  # durable before its page is written
+        self.unwritten.append((job, entry))
+        if len(self.unwritten) >= UNWRITTEN_LIMIT:
+            self.flush_due.set()
+        self.report.count += 1
+
+    def fail(self, job: Job, reason: str) -> None:
+        self._fail(job.doc, reason)
+
+    def held_back(self) -> bool:
+        # Pages lag behind (a flush is still writing the last batch): hold new requests until
+        # it takes these, so memory stays bounded however slow the disk is.
+        return len(self.unwritten) >= UNWRITTEN_LIMIT
+
+    def _fail(self, doc: SourceDocument, reason: str) -> None:
+        self.journal.record_failure(
+            path=doc.path,
+            collection=doc.collection,
+            content_hash=doc.content_hash,
+            fingerprint="",
+            reason=reason,
+        )
+        self.report.failed.append({"path": doc.path, "reason": reason})
+        self.log.warning(f"failed: {doc.path}: {reason}")
+
+    # ------------------------------------------------------------------ log lines
 
     def _log_done(self) -> None:
         report = self.report
@@ -486,14 +374,19 @@ class _Run:
             f"ingest done: {report.count} docs · {report.duration_s:.1f} s · "
             f"{report.docs_per_sec:.2f} docs/s · skipped {report.skipped} · "
             f"failed {len(report.failed)} · removed {report.removed}"
+            + (f" · hedged {report.hedged}" if report.hedged else "")
         )
-        for model in self.models:
-            if model.concurrency.auto:
+        for lane in self.lanes:
+            if lane.concurrency.auto:
                 self.log.info(
-                    f"model {model.stats.name}: automatic concurrency settled at "
-                    f"{model.concurrency.limit} (peak {model.concurrency.peak})"
+                    f"model {lane.stats.name}: automatic concurrency settled at "
+                    f"{lane.concurrency.limit} (peak {lane.concurrency.peak})"
                 )
-        if report.stopped:
+        if report.stopped_by:
+            self.log.warning(
+                f"{report.stopped}: {report.count} done, {report.unfinished} left for the next run"
+            )
+        elif report.stopped:
             self.log.error(
                 f"ingest stopped: {report.stopped} · {report.unfinished} documents left for "
                 "the next run"
@@ -501,7 +394,15 @@ class _Run:
 
     def _log_start(self) -> None:
         dials = self.dials
-        models = ", ".join(m.describe() for m in self.models)
+        models = ", ".join(
+            f"{lane.stats.name} "
+            + (
+                f"auto ≤{lane.concurrency.slots}"
+                if lane.concurrency.auto
+                else f"×{lane.concurrency.slots}"
+            )
+            for lane in self.lanes
+        )
         self.log.info(
             f"ingest start: {len(self.endpoints)} models ({models}) · "
             f"{dials.workers_per_model} workers/model · claim {dials.claim_size} · "
@@ -509,12 +410,13 @@ class _Run:
             f"{self.total} to summarize · collections {', '.join(self.report.collections)}"
         )
         self.log.info(f"state: {self.store.describe()}")
-        for model in self.models:
-            ep = model.endpoint
+        for lane in self.lanes:
+            ep = lane.endpoint
             workers = (
-                f"auto concurrency (start {model.concurrency.limit}, ceiling {model.slots})"
-                if model.concurrency.auto
-                else f"{model.slots} workers"
+                f"auto concurrency (start {lane.concurrency.limit}, ceiling "
+                f"{lane.concurrency.slots})"
+                if lane.concurrency.auto
+                else f"{lane.concurrency.slots} workers"
             )
             self.log.info(
                 f"model {ep.name}: {ep.model} · {workers} · "
@@ -522,6 +424,23 @@ class _Run:
                 + f"max_tokens {ep.max_tokens or dials.max_tokens} · context {ep.context_tokens} · "
                 f"timeout {ep.timeout_s:g}s"
             )
+
+    def _progress_line(self) -> str:
+        elapsed = time.monotonic() - self.started
+        report = self.report
+        done = report.count
+        rate = done / elapsed if elapsed > 0 else 0.0
+        left = max(0, self.total - done - len(report.failed))
+        eta = f"{left / rate:.0f} s left" if rate > 0 else "time left unknown"
+        models = " ".join(
+            f"{lane.stats.name} {lane.stats.docs / elapsed:.2f}/s"
+            + (f"@{lane.concurrency.limit}" if lane.concurrency.auto else "")
+            for lane in self.lanes
+        )
+        return (
+            f"ingest progress: {done}/{self.total} docs · {elapsed:.1f} s · {rate:.2f} docs/s · "
+            f"{eta} · {models} · skipped {report.skipped} · failed {len(report.failed)}"
+        )
 
     def _refresh_related(self) -> None:
         """Candidates for links come from the whole corpus, not only this run's collections:
@@ -544,12 +463,14 @@ class _Run:
                     text = read_text(self.synced_root, doc, self.max_bytes)
                 except DocumentError:
                     continue
-                yield doc.path, _title_of(text, doc), text, doc.content_hash
+                yield doc.path, title_of(text, doc.path), text, doc.content_hash
 
         indexed = self.related.update_many(changed())
         pruned = self.related.prune(lambda path: path in present)
         if indexed or pruned:
             self.log.info(f"related index: {indexed} documents indexed · {pruned} removed")
+
+    # Planning streams the scan: documents are hashed as workers claim them, never all at once.
 
     # Planning streams the scan: documents are hashed as workers claim them, never all at once.
     def _plan(self) -> Iterator[Job]:
@@ -607,229 +528,6 @@ class _Run:
             return earlier
         return doc.path
 
-    async def _work(self, queue: WorkQueue, worker: int, slot: int, model: _Model) -> None:
-        assert model.client is not None
-        try:
-            await self._work_loop(queue, worker, slot, model)
-        finally:
-            await self._unlease(model, slot)
-
-    async def _work_loop(self, queue: WorkQueue, worker: int, slot: int, model: _Model) -> None:
-        while not self.finished:
-            now = time.monotonic()
-            if not model.allows(slot, now):
-                # Parked (above the limit, or the model is out): let the others have the claim.
-                queue.give_back(worker)
-                await self._unlease(model, slot)
-                wake_at = model.breaker.open_until if model.breaker.tripped else None
-                await self._wait(lambda: model.allows(slot, time.monotonic()), wake_at)
-                continue
-            if not await self._lease(model, slot):
-                # The model's fleet-wide limit is reached by other runs: hand the claim to workers
-                # of models that are free, and look again shortly.
-                queue.give_back(worker)
-                await self._wait(lambda: False, time.monotonic() + LEASE_POLL_S)
-                continue
-            if len(self.unwritten) >= UNWRITTEN_LIMIT:
-                # Pages lag behind (a flush is still writing the last batch): hold new requests
-                # until it takes this one, so memory stays bounded however slow the disk is.
-                await self._unlease(model, slot)
-                await self._wait(lambda: len(self.unwritten) < UNWRITTEN_LIMIT, None)
-                continue
-            job = queue.next_job(worker, self.dials.claim_size)
-            if job is None:
-                if self.in_flight == 0:
-                    await self._finish(None)
-                    return
-                # Requests still out may fail and put their document back: stay until they end,
-                # without holding a fleet-wide slot another run could use meanwhile.
-                await self._unlease(model, slot)
-                await self._wait(lambda: queue.has_work() or self.in_flight == 0, None)
-                continue
-            self.in_flight += 1
-            try:
-                started = await self._process(job, model, queue)
-            finally:
-                self.in_flight -= 1
-                async with self.changed:
-                    self.changed.notify_all()
-            if not started:
-                # Left to a faster model (the run's end): look again shortly, slot given back.
-                await self._unlease(model, slot)
-                await self._wait(lambda: False, time.monotonic() + TAIL_POLL_S)
-
-    async def _lease(self, model: _Model, slot: int) -> bool:
-        """Whether this worker may send a request: always, unless the model has a fleet-wide
-        limit, in which case the worker must hold one of its slots in the state store."""
-        limit = model.endpoint.max_in_flight
-        if self.leases is None or limit is None or slot in model.leased:
-            return True
-        held = await asyncio.to_thread(self.leases.try_acquire, model.endpoint.identity, limit)
-        if held is None:
-            return False
-        model.leased[slot] = held
-        return True
-
-    async def _unlease(self, model: _Model, slot: int) -> None:
-        held = model.leased.pop(slot, None)
-        if held is not None and self.leases is not None:
-            await asyncio.to_thread(self.leases.release, model.endpoint.identity, held)
-
-    async def _renew_leases(self) -> None:
-        assert self.leases is not None
-        while True:
-            await asyncio.sleep(self.leases.ttl_s / 3)
-            await asyncio.to_thread(self.leases.renew)
-
-    async def _wait(self, ready: Any, wake_at: float | None) -> None:
-        timeout = None if wake_at is None else max(0.0, wake_at - time.monotonic())
-        async with self.changed:
-            try:
-                await asyncio.wait_for(
-                    self.changed.wait_for(lambda: self.finished or ready()), timeout
-                )
-            except TimeoutError:
-                pass
-
-    async def _finish(self, reason: str | None) -> None:
-        if self.finished:
-            return
-        self.finished = True
-        self.report.stopped = reason
-        async with self.changed:
-            self.changed.notify_all()
-
-    async def _process(self, job: Job, model: _Model, queue: WorkQueue) -> bool:
-        """Summarize one document and record the result; False when the document was put back
-        for a faster model instead."""
-        doc, stats, client = job.doc, model.stats, model.client
-        assert client is not None
-        try:
-            text = read_text(self.synced_root, doc, self.max_bytes)
-            self.wiki.check(job.page)
-        except (DocumentError, UnsafePath) as error:
-            self._fail(doc, str(error))
-            return True
-        prompt_tokens = estimate_tokens(text) + PROMPT_OVERHEAD_TOKENS
-        if not self._worth_starting(model, job, prompt_tokens, queue):
-            queue.put_back(job)
-            return False
-        title = _title_of(text, doc)
-        language = _language(self.dials.language, text)
-        candidates = job.candidates
-        if candidates is None:
-            # The query runs in SQLite's C code, which releases the GIL: off the event loop.
-            candidates = await asyncio.to_thread(
-                self.related.candidates, doc.path, RELATED_CANDIDATES
-            )
-        sent = time.monotonic()
-        self.first_tries += job.attempts == 0
-        job.attempts += 1
-        try:
-            summary = await client.summarize(doc.path, title, text, candidates, language)
-        except ModelError as error:
-            await self._model_failed(job, model, queue, error)
-            return True
-        model.breaker.on_success()
-        self.last_success = time.monotonic()
-        model.concurrency.on_success(
-            self.last_success - sent, work_units(summary.prompt_tokens, summary.completion_tokens)
-        )
-        model.pace.observe(self.last_success - sent, prompt_tokens, summary.completion_tokens)
-        stats.docs += 1
-        stats.prompt_tokens += summary.prompt_tokens
-        stats.completion_tokens += summary.completion_tokens
-        stats.hit_max_tokens += summary.finish_reason == "length"
-        entry = Entry(
-            path=doc.path,
-            collection=doc.collection,
-            content_hash=doc.content_hash,
-            fingerprint=fingerprint(client.max_tokens, self.dials.language),
-            status=SUMMARIZED,
-            page=job.page,
-            model=client.endpoint.model,
-            result=_result(title, language, summary),
-            reason=None,
-        )
-        await self.writer.record(entry)  # durable before its page is written
-        self.unwritten.append((job, entry))
-        if len(self.unwritten) >= UNWRITTEN_LIMIT:
-            self.flush_due.set()
-        self.report.count += 1
-        return True
-
-    def _worth_starting(
-        self, model: _Model, job: Job, prompt_tokens: int, queue: WorkQueue
-    ) -> bool:
-        """Whether ``model`` should start ``job`` now, or leave it to the other models because
-        they would do it and every other unstarted document before this model finished it."""
-        mine = model.pace.expected_s(prompt_tokens)
-        if mine is None:
-            return True
-        others = [
-            (other.concurrency.limit, other.pace.seconds_per_request)
-            for other in self.models
-            if other is not model and other.pace.seconds_per_request and not other.breaker.tripped
-        ]
-        if not others:
-            return True
-        unstarted = max(0, self.total - self.first_tries - (job.attempts == 0))
-        return worth_starting(
-            mine,
-            unstarted + queue.returned(),
-            sum(limit / seconds for limit, seconds in others),
-            min(seconds for _, seconds in others),
-        )
-
-    async def _model_failed(
-        self, job: Job, model: _Model, queue: WorkQueue, error: ModelError
-    ) -> None:
-        stats = model.stats
-        stats.errors += 1
-        stats.timeouts += error.kind == "timeout"
-        stats.garbage += error.kind == "garbage"
-        now = time.monotonic()
-        if error.kind in ("timeout", "unavailable"):
-            was_tripped = model.breaker.tripped
-            model.breaker.on_failure(now)
-            if model.breaker.tripped and not was_tripped:
-                self.log.warning(
-                    f"model {stats.name} taken out for {model.breaker.open_until - now:.0f} s "
-                    f"after {model.breaker.failures} failures in a row: {error}"
-                )
-        if error.kind == "unavailable":
-            job.attempts -= 1  # the model's fault, not the document's: no try is used up
-        limit = MAX_GARBAGE if error.kind == "garbage" else MAX_ATTEMPTS
-        if error.kind != "rejected" and job.attempts < limit and not self._all_models_down(now):
-            queue.put_back(job)
-            self.report.requeued += 1
-        elif error.kind != "rejected" and self._all_models_down(now):
-            queue.put_back(job)  # not this document's fault: leave it for the next run
-        else:
-            stats.failed += 1
-            self._fail(job.doc, str(error))
-        if self._all_models_down(now):
-            await self._finish(
-                "every model is down: "
-                + "; ".join(f"{m.stats.name} failed {m.breaker.failures}x" for m in self.models)
-            )
-
-    def _all_models_down(self, now: float) -> bool:
-        return all(m.breaker.tripped for m in self.models) and (
-            now - self.last_success >= self.dials.give_up_after_s
-        )
-
-    def _fail(self, doc: SourceDocument, reason: str) -> None:
-        self.journal.record_failure(
-            path=doc.path,
-            collection=doc.collection,
-            content_hash=doc.content_hash,
-            fingerprint="",
-            reason=reason,
-        )
-        self.report.failed.append({"path": doc.path, "reason": reason})
-        self.log.warning(f"failed: {doc.path}: {reason}")
-
     async def _flush_periodically(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
@@ -837,33 +535,16 @@ class _Run:
                 await asyncio.wait_for(self.flush_due.wait(), self.dials.flush_seconds)
             self.flush_due.clear()
             batch = self._take_unwritten()
-            async with self.changed:
-                self.changed.notify_all()  # workers held back by a full buffer go on
+            assert self.dispatcher is not None
+            self.dispatcher.wake()  # workers held back by a full buffer go on
             try:
                 await loop.run_in_executor(self.flushes, self._flush, batch)
             except Exception as error:
                 self.unwritten[:0] = batch  # for the last flush to try again
-                await self._finish(f"pages could not be written: {error}")
+                self.dispatcher.stop(f"pages could not be written: {error}", cancel=False)
                 raise
             self._report_page_failures()
             self.log.info(self._progress_line())
-
-    def _progress_line(self) -> str:
-        elapsed = time.monotonic() - self.started
-        report = self.report
-        done = report.count
-        rate = done / elapsed if elapsed > 0 else 0.0
-        left = max(0, self.total - done - len(report.failed))
-        eta = f"{left / rate:.0f} s left" if rate > 0 else "time left unknown"
-        models = " ".join(
-            f"{m.stats.name} {m.stats.docs / elapsed:.2f}/s"
-            + (f"@{m.concurrency.limit}" if m.concurrency.auto else "")
-            for m in self.models
-        )
-        return (
-            f"ingest progress: {done}/{self.total} docs · {elapsed:.1f} s · {rate:.2f} docs/s · "
-            f"{eta} · {models} · skipped {report.skipped} · failed {len(report.failed)}"
-        )
 
     def _take_unwritten(self) -> list[tuple[Job, Entry]]:
         batch, self.unwritten = self.unwritten, []
@@ -936,14 +617,6 @@ class _Run:
 def _language(setting: str, text: str) -> str:
     code = detect_language(text) if setting == "auto" else setting
     return LANGUAGES.get(code, code)
-
-
-def _title_of(text: str, doc: SourceDocument) -> str:
-    for line in islice((line.strip() for line in text.splitlines()), 20):
-        if line:
-            title = line.lstrip("#").strip()
-            return title[:120] if title else doc.title_hint
-    return doc.title_hint
 
 
 def _result(title: str, language: str, summary: Summary) -> dict[str, Any]:

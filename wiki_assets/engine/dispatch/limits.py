@@ -18,7 +18,11 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from wiki_assets.engine.fleet import AUTO, Dials, Endpoint
+
+AUTO_START = 4  # requests in flight an automatic limit starts from
 PREFILL_DISCOUNT = 10.0  # a prompt token costs about a tenth of a generated one on batching servers
 
 
@@ -39,6 +43,10 @@ class FixedConcurrency:
 
     def __post_init__(self) -> None:
         self.limit = self.peak = self.configured
+
+    @property
+    def slots(self) -> int:
+        return self.configured
 
     def on_success(self, latency_s: float, units: float) -> None:
         if self.limit < self.configured:
@@ -70,6 +78,10 @@ class AdaptiveConcurrency:
             raise ValueError(f"initial limit {self.limit} must be within 1..{self.ceiling}")
         self.peak = self.limit
 
+    @property
+    def slots(self) -> int:
+        return self.ceiling
+
     def on_success(self, latency_s: float, units: float) -> None:
         self._round.append(latency_s / units)
         # A round is as many completions as requests in flight (at least 4 for a stable median).
@@ -99,7 +111,20 @@ class AdaptiveConcurrency:
         self.history.append(self.limit)
 
 
-Concurrency = FixedConcurrency | AdaptiveConcurrency
+class Concurrency(Protocol):
+    """A model's limit on requests in flight, adjusted from its answers."""
+
+    limit: int  # requests allowed in flight now
+    peak: int  # the highest limit reached
+    auto: bool  # found automatically rather than configured
+
+    @property
+    def slots(self) -> int:
+        """Worker tasks to start: the most requests this controller can ever allow."""
+        ...
+
+    def on_success(self, latency_s: float, units: float) -> None: ...
+    def on_overload(self) -> None: ...
 
 
 @dataclass
@@ -139,48 +164,12 @@ class Breaker:
             self.trips += 1
 
 
-@dataclass
-class Pace:
-    """How fast a model answers at its current load, learned from its answers (moving averages):
-    seconds per unit of work, seconds per request, and how long its answers are."""
-
-    smoothing: float = 0.2
-    seconds_per_unit: float | None = None
-    seconds_per_request: float | None = None
-    completion_tokens: float = 0.0
-
-    def observe(self, latency_s: float, prompt_tokens: int, completion_tokens: int) -> None:
-        units = work_units(prompt_tokens, completion_tokens)
-        if self.seconds_per_unit is None or self.seconds_per_request is None:
-            self.seconds_per_unit, self.seconds_per_request = latency_s / units, latency_s
-            self.completion_tokens = completion_tokens
-            return
-        a = self.smoothing
-        self.seconds_per_unit += a * (latency_s / units - self.seconds_per_unit)
-        self.seconds_per_request += a * (latency_s - self.seconds_per_request)
-        self.completion_tokens += a * (completion_tokens - self.completion_tokens)
-
-    def expected_s(self, prompt_tokens: int) -> float | None:
-        """Seconds a request with this prompt would take now, or None before any answer."""
-        if self.seconds_per_unit is None:
-            return None
-        return self.seconds_per_unit * work_units(prompt_tokens, round(self.completion_tokens))
-
-
-def worth_starting(
-    my_seconds: float, left_to_others: int, others_docs_per_s: float, others_request_s: float
-) -> bool:
-    """Whether a model should start a document it would finish in ``my_seconds``, when the other
-    models would otherwise do it after ``left_to_others`` documents nobody has started, at
-    ``others_docs_per_s`` together and ``others_request_s`` for one request.
-
-    Early in a run the others could never do everything in time, so every model works. At the end
-    a slow model that starts a long document can finish it well after a fast model would have
-    done it and everything else: then the document is better left to the fast model, and the run
-    ends sooner (the slow model idles for the last seconds instead of making everyone wait). The
-    others' time counts one whole request on top of their rate: a document is never left to a
-    model that would be no quicker, for instance an equally fast one at the very end.
-    """
-    if others_docs_per_s <= 0:
-        return True
-    return my_seconds <= (left_to_others + 1) / others_docs_per_s + others_request_s
+def concurrency_for(endpoint: Endpoint, dials: Dials) -> Concurrency:
+    setting = endpoint.workers if endpoint.workers is not None else dials.workers_per_model
+    if setting == AUTO:
+        # Slow start from 4 in flight (TCP starts from 10 segments): any server worth a fleet
+        # takes 4 at once, and each doubling round costs a few request latencies at part load.
+        return AdaptiveConcurrency(
+            ceiling=dials.max_workers, limit=min(AUTO_START, dials.max_workers)
+        )
+    return FixedConcurrency(int(setting))

@@ -1,0 +1,93 @@
+"""What a run did and how fast: the figures the log lines, the CLI's JSON and the metadata use."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from wiki_assets.engine.fleet import Dials
+
+
+@dataclass
+class ModelStats:
+    name: str
+    model: str
+    workers: int  # requests in flight: the fixed number, or where automatic concurrency settled
+    auto: bool = False
+    peak_workers: int = 0
+    docs: int = 0
+    failed: int = 0  # documents that failed on this model
+    errors: int = 0  # failed requests of any kind (after the client's own retries)
+    timeouts: int = 0
+    garbage: int = 0
+    breaker_trips: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    hit_max_tokens: int = 0
+    hedges: int = 0  # requests this model sent to race another model's slow request
+    hedges_won: int = 0  # of those, the ones whose answer came first
+
+
+@dataclass
+class IngestReport:
+    collections: list[str]
+    dials: Dials
+    models: list[ModelStats]
+    count: int = 0  # summarized by a model in this run
+    skipped: int = 0  # unchanged since their page was written
+    recovered: int = 0  # summarized by an earlier run that died before writing the page
+    removed: int = 0  # pages whose document no longer exists
+    failed: list[dict[str, str]] = field(default_factory=list)
+    requeued: int = 0  # documents sent back to the queue after a timeout, garbage or outage
+    unfinished: int = 0  # left for the next run: every model was down, or the run was stopped
+    hedged: int = 0  # documents a second model raced at the end of the run
+    stopped: str | None = None  # why the run stopped early
+    stopped_by: str | None = None  # the signal that stopped it (SIGTERM, SIGINT), if one did
+    duration_s: float = 0.0
+
+    @property
+    def docs_per_sec(self) -> float:
+        return self.count / self.duration_s if self.duration_s > 0 else 0.0
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(m.prompt_tokens for m in self.models)
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(m.completion_tokens for m in self.models)
+
+    @property
+    def hit_max_tokens(self) -> int:
+        return sum(m.hit_max_tokens for m in self.models)
+
+    def model_docs_per_sec(self, stats: ModelStats) -> float:
+        return stats.docs / self.duration_s if self.duration_s > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "collections": self.collections,
+            "count": self.count,
+            "skipped": self.skipped,
+            "recovered": self.recovered,
+            "removed": self.removed,
+            "failed": self.failed,
+            "requeued": self.requeued,
+            "unfinished": self.unfinished,
+            "hedged": self.hedged,
+            "stopped": self.stopped,
+            "stopped_by": self.stopped_by,
+            "duration_s": round(self.duration_s, 3),
+            "docs_per_sec": round(self.docs_per_sec, 3),
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "hit_max_tokens": self.hit_max_tokens,
+            "dials": asdict(self.dials),
+            "models": {
+                m.name: {
+                    **asdict(m),
+                    "docs_per_sec": round(self.model_docs_per_sec(m), 3),
+                }
+                for m in self.models
+            },
+        }

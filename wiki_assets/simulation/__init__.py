@@ -1,0 +1,21 @@
+"""Deterministic simulation of the dispatcher: the real queue, workers, limits, end-of-run rule,
+hedges, breaker and retries, driven by simulated models on a virtual clock (no sockets, no
+sleeps), over thousands of seeded scenarios. See :mod:`wiki_assets.simulation.scenarios`."""
+
+from wiki_assets.simulation.clock import Stuck, VirtualClockLoop, run_virtual
+from wiki_assets.simulation.models import Outage, VirtualModel
+from wiki_assets.simulation.scenarios import Outcome, Scenario, check, generate, reproduce, run
+
+__all__ = [
+    "Outage",
+    "Outcome",
+    "Scenario",
+    "Stuck",
+    "VirtualClockLoop",
+    "VirtualModel",
+    "check",
+    "generate",
+    "reproduce",
+    "run",
+    "run_virtual",
+]
