@@ -11,7 +11,7 @@ from typing import Any
 
 import dagster as dg
 
-from wiki_assets.defs.assets import IngestConfig, run_config
+from wiki_assets.defs.assets import IngestConfig, models_of, run_config, run_tags
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.sync import SyncPlan, sync
@@ -28,8 +28,8 @@ SUMMARY_FIELDS = (
     "prompt_tokens",
     "completion_tokens",
     "hit_max_tokens",
-    "models",
 )
+
 
 
 @dataclass
@@ -52,7 +52,8 @@ class IngestOutcome:
             "failed": self.metadata.get("failed_documents", []),
         }
         for key in SUMMARY_FIELDS:
-            summary[key] = self.metadata.get(key, {} if key == "models" else 0)
+            summary[key] = self.metadata.get(key, 0)
+        summary["models"] = models_of(self.metadata)
         summary["skipped"] += self.plan.documents - self.documents_in_run
         return summary
 
@@ -68,10 +69,12 @@ def sync_then_ingest(
     summarizer: SummarizerResource,
     dials: IngestConfig | None = None,
     log: Any = None,
+    config_source: str = "",
 ) -> IngestOutcome:
     from wiki_assets.definitions import INGEST_JOB, build_defs
 
-    plan = sync(instance, corpus, summarizer, log)
+    dials = dials or IngestConfig()
+    plan = sync(instance, corpus, summarizer, log, dials)
     if log:
         log.info(
             f"sync: {len(plan.states)} collections · {plan.documents} documents · "
@@ -82,12 +85,10 @@ def sync_then_ingest(
         if log:
             log.info("ingest done: 0 docs · every collection is up to date")
         return outcome
-    job = build_defs(corpus, summarizer).resolve_job_def(INGEST_JOB)
+    job = build_defs(corpus, summarizer, dials).resolve_job_def(INGEST_JOB)
+    tags = {**plan.run_tags(), **run_tags("cli", dials, config_source)}
     result = job.execute_in_process(
-        run_config=run_config(dials or IngestConfig()),
-        instance=instance,
-        tags=plan.run_tags(),
-        raise_on_error=False,
+        run_config=run_config(dials), instance=instance, tags=tags, raise_on_error=False
     )
     outcome.run_id = result.run_id
     outcome.success = result.success
@@ -97,8 +98,8 @@ def sync_then_ingest(
         failure = next((event for event in result.all_events if event.is_failure), None)
         outcome.error = _failure_reason(failure)
         return outcome
-    materialization = result.asset_materializations_for_node("wiki_pages")[0]
-    outcome.metadata = {key: value.value for key, value in materialization.metadata.items()}
+    observation = result.asset_observations_for_node("wiki_pages")[0]
+    outcome.metadata = {key: value.value for key, value in observation.metadata.items()}
     return outcome
 
 
