@@ -70,6 +70,14 @@ def test_schedule_after_a_cli_run_uses_the_project_files_fleet_and_dials(
     from wiki_assets.definitions import project_defs
 
     defs = project_defs()
+    # The launchpad's defaults (and a UI materialization left as it is) are the file's dials.
+    job = defs.resolve_job_def("ingest_job")
+    ops = job.run_config_schema.config_type.fields["ops"].config_type  # type: ignore[attr-defined]
+    launchpad = ops.fields["wiki_pages"].config_type.fields["config"].config_type.fields
+    assert (launchpad["claim_size"].default_value, launchpad["flush_seconds"].default_value) == (
+        8,
+        0.2,
+    )
     schedule = defs.resolve_schedule_def("daily_sync_then_ingest")
     with dg.build_schedule_context(instance=instance, resources=defs.resources) as context:
         idle = schedule.evaluate_tick(context)
@@ -219,3 +227,46 @@ def test_broken_yaml_is_one_line(tmp_path: Path) -> None:
     bad.write_text("ops:\n  wiki_pages: {config: {claim_size: 8}\n")
     with pytest.raises(ConfigError, match=r"not valid YAML: .* at line \d+, column \d+$"):
         load_settings(bad)
+
+
+def test_a_cli_run_is_a_run_of_the_code_locations_job(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    project = project_file(workspace.home.parent / "wiki_assets.yaml", workspace, sim)
+    done = cli(workspace, project, "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+
+    # What the job's Runs page and the timeline list: runs of ingest_job in this code location.
+    listed = instance.get_runs(
+        dg.RunsFilter(
+            job_name="ingest_job",
+            tags={".dagster/repository": "__repository__@wiki_assets.definitions:defs"},
+        )
+    )
+    assert [run.run_id for run in listed] == [summary["run_id"]]
+    (run,) = listed
+    assert run.remote_job_origin is not None
+    assert run.remote_job_origin.location_name == "wiki_assets.definitions:defs"
+    assert run.tags["wiki_assets/source"] == "cli"
+    assert run.tags["wiki_assets/config"] == str(project)
+    assert "claim_size=8" in run.tags["wiki_assets/dials"]
+    # A re-execution gets the same fleet and dials: they are in the run's own config.
+    models = run.run_config["resources"]["summarizer"]["config"]["models"]
+    assert [model["base_url"] for model in models] == [sim.base_url]
+    assert run.run_config["ops"]["wiki_pages"]["config"]["claim_size"] == 8
+
+    # The partitions' own counts add up to the run's.
+    records = instance.fetch_materializations(dg.AssetKey("wiki_pages"), limit=100).records
+    counts = [r.asset_materialization.metadata for r in records if r.run_id == run.run_id]  # type: ignore[union-attr]
+    assert len(counts) == 5
+    for figure, total in (("summarized", "count"), ("skipped", "skipped"), ("removed", "removed")):
+        assert sum(c[figure].value for c in counts) == summary[total]
+    assert sum(c["documents"].value for c in counts) == len(workspace.documents())
+
+
+def test_the_shipped_example_is_a_valid_project_file() -> None:
+    settings = load_settings(PROJECT / "wiki_assets.example.yaml")
+    assert [model.name for model in settings.summarizer.models] == ["vllm", "gateway"]
+    assert settings.summarizer.models[1].api_key_env == "GATEWAY_API_KEY"
+    assert settings.dials.claim_size == 32

@@ -165,7 +165,8 @@ def _describe(error: ValidationError, section: str) -> str:
     if key.startswith("["):
         return f"bad item {key} in {path}: {message}"
     value = first.get("input")
-    got = f" (got {value!r})" if isinstance(value, str | int | float | bool) else ""
+    shown = isinstance(value, str | int | float | bool) and repr(value) not in message
+    got = f" (got {value!r})" if shown else ""
     return f"bad value for '{key}' in {path}: {message}{got}"
 
 
