@@ -6,6 +6,7 @@ through the queued run coordinator as one run on that fleet (counted at the serv
 partition's own counts and the run's figures once, and the automation sensor rebuilds `wiki_index`
 after it; the daemon ticks the `daily_sync_then_ingest` schedule, which skips while everything is
 up to date and, once a document changed, starts one run with the file's dials on the file's fleet;
+a CLI run re-executes through GraphQL as a run of the loaded job, on the CLI run's own fleet;
 the runs' console lines in the server output use the aligned format and no run line uses Dagster's
 own; and SIGTERM to the server's process group shuts everything down, leaving no process of this
 test."""
@@ -33,6 +34,7 @@ import pytest
 import yaml
 from conftest import PROJECT, SAMPLE
 
+from wiki_assets.defs.resources import ModelConfig, SummarizerResource
 from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.defs.settings import load_settings
 from wiki_assets.simulator import SimModel, SimServer
@@ -204,7 +206,7 @@ def test_dagster_dev_backfill_schedule_and_shutdown(tmp_path: Path) -> None:
         name: sum(1 for path in (synced / name).rglob("*") if path.is_file()) for name in BACKFILL
     }
     sim_model = SimModel(model="sim-fast", per_request_tps=20_000, aggregate_tps=200_000)
-    with SimServer(sim_model) as sim:
+    with SimServer(sim_model) as sim, SimServer(sim_model) as tuned:
         # The deployment's project file: the fleet and the dials, nothing in any run config.
         fleet = [{"name": "sim", "base_url": sim.base_url, "model": "sim-fast"}]
         project = tmp_path / "wiki_assets.yaml"
@@ -220,15 +222,19 @@ def test_dagster_dev_backfill_schedule_and_shutdown(tmp_path: Path) -> None:
             )
         )
         settings = load_settings(project)
-        # Register the collections and ingest them once on that fleet before the daemon starts.
+        # Register the collections and ingest them once before the daemon starts, as a CLI tuning
+        # run on another server would (same model id, so the pages count as the file fleet's).
+        tuning = SummarizerResource(
+            models=[ModelConfig(name="sim", base_url=tuned.base_url, model="sim-fast")]
+        )
         with dg.DagsterInstance.from_config(str(home)) as instance:
-            first = sync_then_ingest(instance, settings.corpus, settings.summarizer, settings.dials)
+            first = sync_then_ingest(instance, settings.corpus, tuning, settings.dials)
         assert first.success, first.error
         assert len(first.plan.added) == 5 and first.metadata["count"] > 0
 
         dev = start_dev(tmp_path, home, synced, wiki, {"WIKI_ASSETS_CONFIG": str(project)})
         try:
-            check_server(dev, sim, synced, documents)
+            check_server(dev, sim, synced, documents, lambda: reexecute(dev, first.run_id, tuned))
         finally:
             leftovers = stop_dev(dev)
     assert leftovers == [], f"SIGTERM left {leftovers} running:\n{dev.output()[-4000:]}"
@@ -237,12 +243,47 @@ def test_dagster_dev_backfill_schedule_and_shutdown(tmp_path: Path) -> None:
     assert "Shutting down Dagster services" in dev.output()
 
 
+def reexecute(dev: DevServer, run_id: str | None, tuned: SimServer) -> None:
+    """A CLI run re-executes from the UI as a run of the loaded job, on the CLI run's own fleet."""
+    launched = dev.graphql(
+        """mutation($params: ReexecutionParams!) {
+          launchRunReexecution(reexecutionParams: $params) {
+            __typename
+            ... on LaunchRunSuccess { run { runId } }
+            ... on PythonError { message }
+            ... on RunConfigValidationInvalid { errors { message } }
+          }
+        }""",
+        {"params": {"parentRunId": run_id, "strategy": "ALL_STEPS"}},
+    )["launchRunReexecution"]
+    assert launched["__typename"] == "LaunchRunSuccess", launched
+    child = launched["run"]["runId"]
+
+    def finished() -> dg.DagsterRun | None:
+        with dg.DagsterInstance.from_config(str(dev.home)) as instance:
+            found = instance.get_run_by_id(child)
+        return found if found is not None and found.is_finished else None
+
+    run = wait_for("the re-execution to finish", BACKFILL_S, finished, dev)
+    assert run.status == dg.DagsterRunStatus.SUCCESS, dev.output()[-3000:]
+    assert run.remote_job_origin is not None
+    assert run.remote_job_origin.location_name == LOCATION
+    models = run.run_config["resources"]["summarizer"]["config"]["models"]
+    assert [model["base_url"] for model in models] == [tuned.base_url]
+
+
 def materializations(home: Path, asset: str) -> int:
     with dg.DagsterInstance.from_config(str(home)) as instance:
         return len(instance.fetch_materializations(dg.AssetKey(asset), limit=100).records)
 
 
-def check_server(dev: DevServer, sim: SimServer, synced: Path, documents: dict[str, int]) -> None:
+def check_server(
+    dev: DevServer,
+    sim: SimServer,
+    synced: Path,
+    documents: dict[str, int],
+    then: Callable[[], None],
+) -> None:
     def location_loaded() -> bool | None:
         try:
             data = dev.graphql(
@@ -255,6 +296,7 @@ def check_server(dev: DevServer, sim: SimServer, synced: Path, documents: dict[s
         return True if loaded == [(LOCATION, "LOADED")] else None
 
     wait_for("the GraphQL endpoint and the code location", STARTUP_S, location_loaded, dev)
+    then()
 
     # A backfill of several partitions. Its run config has no resources: the fleet is the project
     # file's. force redoes every page (so the figures do not depend on what ran before); the
@@ -377,7 +419,7 @@ def check_server(dev: DevServer, sim: SimServer, synced: Path, documents: dict[s
     # ("<time> - dagster - <LEVEL> - <job> - <run id> - ...").
     output = dev.output().splitlines()
     ours = [line for line in output if "ingest done: " in line or "ingest start: " in line]
-    assert len(ours) == 4, output[-40:]
+    assert len(ours) == 6, output[-40:]  # the re-execution, the backfill, the scheduled run
     assert all(ALIGNED.match(line) for line in ours), ours
     assert any(f"ingest done: {total} docs" in line for line in ours)
     assert not [line for line in output if f"- {run_id} -" in line]
