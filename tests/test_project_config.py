@@ -270,3 +270,24 @@ def test_the_shipped_example_is_a_valid_project_file() -> None:
     assert [model.name for model in settings.summarizer.models] == ["vllm", "gateway"]
     assert settings.summarizer.models[1].api_key_env == "GATEWAY_API_KEY"
     assert settings.dials.claim_size == 32
+
+
+def test_a_bad_environment_variable_is_one_line_too(workspace: Workspace, sim: SimServer) -> None:
+    project = project_file(workspace.home.parent / "wiki_assets.yaml", workspace, sim)
+    done = subprocess.run(
+        [sys.executable, "-m", "wiki_assets.cli", "ingest"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            **os.environ,
+            "DAGSTER_HOME": str(workspace.home),
+            "WIKI_ASSETS_CONFIG": str(project),
+            "WIKI_ASSETS_COLLECTIONS_PER_RUN": "x",
+        },
+    )
+    assert done.returncode == 1
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].endswith(
+        "WIKI_ASSETS_COLLECTIONS_PER_RUN must be a positive integer: 'x'"
+    ), done.stderr
