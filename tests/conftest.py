@@ -44,6 +44,21 @@ class Workspace:
         )
 
 
+@pytest.fixture(scope="session")
+def empty_project_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    empty = tmp_path_factory.mktemp("config") / "no-project-file.yaml"
+    empty.write_text("")
+    return empty
+
+
+@pytest.fixture(autouse=True)
+def no_project_file(empty_project_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests configure their fleet themselves: a developer's own wiki_assets.yaml (or a
+    WIKI_ASSETS_CONFIG in the environment) must not reach them. Tests of the project file set the
+    variable again."""
+    monkeypatch.setenv("WIKI_ASSETS_CONFIG", str(empty_project_file))
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Workspace:
     synced = tmp_path / "synced"

@@ -1,11 +1,15 @@
 """The project as a real Dagster deployment: `dagster dev -w workspace.yaml` (webserver, daemon and
 code server) starts on a loopback port with a temporary DAGSTER_HOME holding the project's
-dagster.yaml; a backfill of several `wiki_pages` partitions launched through GraphQL with the
-endpoints in its run config runs through the queued run coordinator as one run against a simulated
-model over HTTP and records count and docs/s per partition; the daemon ticks the
-`daily_sync_then_ingest` schedule, which skips because every collection is up to date; the run's
-console lines in the server output use the aligned format and no run line uses Dagster's own; and
-SIGTERM to the server's process group shuts everything down, leaving no process of this test."""
+dagster.yaml and WIKI_ASSETS_CONFIG naming a project file with a simulated fleet; a backfill of
+several `wiki_pages` partitions launched through GraphQL with no resources in its run config runs
+through the queued run coordinator as one run on that fleet (counted at the server), records each
+partition's own counts and the run's figures once, and the automation sensor rebuilds `wiki_index`
+after it; the daemon ticks the `daily_sync_then_ingest` schedule, which skips while everything is
+up to date and, once a document changed, starts one run with the file's dials on the file's fleet;
+a CLI run re-executes through GraphQL as a run of the loaded job, on the CLI run's own fleet;
+the runs' console lines in the server output use the aligned format and no run line uses Dagster's
+own; and SIGTERM to the server's process group shuts everything down, leaving no process of this
+test."""
 
 from __future__ import annotations
 
@@ -27,12 +31,12 @@ from typing import Any, TypeVar
 
 import dagster as dg
 import pytest
+import yaml
 from conftest import PROJECT, SAMPLE
 
-from wiki_assets.defs.assets import IngestConfig
-from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
+from wiki_assets.defs.resources import ModelConfig, SummarizerResource
 from wiki_assets.defs.runner import sync_then_ingest
-from wiki_assets.engine.local_model import EMBEDDED_MODEL
+from wiki_assets.defs.settings import load_settings
 from wiki_assets.simulator import SimModel, SimServer
 
 pytestmark = pytest.mark.server
@@ -201,27 +205,36 @@ def test_dagster_dev_backfill_schedule_and_shutdown(tmp_path: Path) -> None:
     documents = {
         name: sum(1 for path in (synced / name).rglob("*") if path.is_file()) for name in BACKFILL
     }
-    # The simulator serves the embedded model's id. The schedule plans with the definitions'
-    # default summarizer (the embedded model), so pages this model wrote count as current there.
-    sim_model = SimModel(model=EMBEDDED_MODEL, per_request_tps=20_000, aggregate_tps=200_000)
-    with SimServer(sim_model) as sim:
-        models = [{"name": "sim", "base_url": sim.base_url, "model": EMBEDDED_MODEL}]
-        # Register the collections and ingest them once before the daemon starts, so that every
-        # schedule tick finds them up to date and skips (a tick with work would start the embedded
-        # llama.cpp model, not the simulator).
-        with dg.DagsterInstance.from_config(str(home)) as instance:
-            first = sync_then_ingest(
-                instance,
-                CorpusResource(synced_root=str(synced), wiki_root=str(wiki)),
-                SummarizerResource(models=[ModelConfig(**models[0])]),
-                IngestConfig(flush_seconds=0.2),
+    sim_model = SimModel(model="sim-fast", per_request_tps=20_000, aggregate_tps=200_000)
+    with SimServer(sim_model) as sim, SimServer(sim_model) as tuned:
+        # The deployment's project file: the fleet and the dials, nothing in any run config.
+        fleet = [{"name": "sim", "base_url": sim.base_url, "model": "sim-fast"}]
+        project = tmp_path / "wiki_assets.yaml"
+        project.write_text(
+            yaml.safe_dump(
+                {
+                    "resources": {
+                        "summarizer": {"config": {"models": fleet}},
+                        "corpus": {"config": {"synced_root": str(synced), "wiki_root": str(wiki)}},
+                    },
+                    "ops": {"wiki_pages": {"config": {"flush_seconds": 0.2, "claim_size": 4}}},
+                }
             )
+        )
+        settings = load_settings(project)
+        # Register the collections and ingest them once before the daemon starts, as a CLI tuning
+        # run on another server would (same model id, so the pages count as the file fleet's).
+        tuning = SummarizerResource(
+            models=[ModelConfig(name="sim", base_url=tuned.base_url, model="sim-fast")]
+        )
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            first = sync_then_ingest(instance, settings.corpus, tuning, settings.dials)
         assert first.success, first.error
         assert len(first.plan.added) == 5 and first.metadata["count"] > 0
 
-        dev = start_dev(tmp_path, home, synced, wiki)
+        dev = start_dev(tmp_path, home, synced, wiki, {"WIKI_ASSETS_CONFIG": str(project)})
         try:
-            check_server(dev, models, documents)
+            check_server(dev, sim, synced, documents, lambda: reexecute(dev, first.run_id, tuned))
         finally:
             leftovers = stop_dev(dev)
     assert leftovers == [], f"SIGTERM left {leftovers} running:\n{dev.output()[-4000:]}"
@@ -230,7 +243,47 @@ def test_dagster_dev_backfill_schedule_and_shutdown(tmp_path: Path) -> None:
     assert "Shutting down Dagster services" in dev.output()
 
 
-def check_server(dev: DevServer, models: list[dict[str, str]], documents: dict[str, int]) -> None:
+def reexecute(dev: DevServer, run_id: str | None, tuned: SimServer) -> None:
+    """A CLI run re-executes from the UI as a run of the loaded job, on the CLI run's own fleet."""
+    launched = dev.graphql(
+        """mutation($params: ReexecutionParams!) {
+          launchRunReexecution(reexecutionParams: $params) {
+            __typename
+            ... on LaunchRunSuccess { run { runId } }
+            ... on PythonError { message }
+            ... on RunConfigValidationInvalid { errors { message } }
+          }
+        }""",
+        {"params": {"parentRunId": run_id, "strategy": "ALL_STEPS"}},
+    )["launchRunReexecution"]
+    assert launched["__typename"] == "LaunchRunSuccess", launched
+    child = launched["run"]["runId"]
+
+    def finished() -> dg.DagsterRun | None:
+        with dg.DagsterInstance.from_config(str(dev.home)) as instance:
+            found = instance.get_run_by_id(child)
+        return found if found is not None and found.is_finished else None
+
+    run = wait_for("the re-execution to finish", BACKFILL_S, finished, dev)
+    assert run.status == dg.DagsterRunStatus.SUCCESS, dev.output()[-3000:]
+    assert run.remote_job_origin is not None
+    assert run.remote_job_origin.location_name == LOCATION
+    models = run.run_config["resources"]["summarizer"]["config"]["models"]
+    assert [model["base_url"] for model in models] == [tuned.base_url]
+
+
+def materializations(home: Path, asset: str) -> int:
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        return len(instance.fetch_materializations(dg.AssetKey(asset), limit=100).records)
+
+
+def check_server(
+    dev: DevServer,
+    sim: SimServer,
+    synced: Path,
+    documents: dict[str, int],
+    then: Callable[[], None],
+) -> None:
     def location_loaded() -> bool | None:
         try:
             data = dev.graphql(
@@ -243,15 +296,17 @@ def check_server(dev: DevServer, models: list[dict[str, str]], documents: dict[s
         return True if loaded == [(LOCATION, "LOADED")] else None
 
     wait_for("the GraphQL endpoint and the code location", STARTUP_S, location_loaded, dev)
+    then()
 
-    # A backfill of several partitions; the endpoints come from run config, as do the dials
-    # (force: redo every page, so the figures do not depend on what ran before) and the console
-    # logger that prints the aligned format.
+    # A backfill of several partitions. Its run config has no resources: the fleet is the project
+    # file's. force redoes every page (so the figures do not depend on what ran before); the
+    # console logger prints the aligned format.
     run_config = {
         "ops": {"wiki_pages": {"config": {"force": True, "flush_seconds": 0.2}}},
-        "resources": {"summarizer": {"config": {"models": models}}},
         "loggers": {"console": {"config": {"log_level": "INFO"}}},
     }
+    answered = sim.snapshot().answered
+    indexed_before = materializations(dev.home, "wiki_index")
     launched = dev.graphql(
         """mutation($params: LaunchBackfillParams!) {
           launchPartitionBackfill(backfillParams: $params) {
@@ -285,6 +340,8 @@ def check_server(dev: DevServer, models: list[dict[str, str]], documents: dict[s
     (run,) = backfill["runs"]  # one run for the whole range
     assert run["status"] == "SUCCESS"
     run_id = run["runId"]
+    total = sum(documents.values())
+    assert sim.snapshot().answered == answered + total, "the backfill ran on the file's fleet"
 
     events = dev.graphql(
         """query($partitions: [String!]) {
@@ -298,21 +355,40 @@ def check_server(dev: DevServer, models: list[dict[str, str]], documents: dict[s
     )["assetOrError"]["assetMaterializations"]
     from_backfill = [event for event in events if event["runId"] == run_id]
     assert sorted(event["partition"] for event in from_backfill) == sorted(BACKFILL)
-    total = sum(documents.values())
     for event in from_backfill:
         values = {
             entry["label"]: entry.get("intValue", entry.get("floatValue"))
             for entry in event["metadataEntries"]
         }
-        assert values["count"] == total, values
+        # Each partition's own counts, not the run's totals.
+        own = documents[event["partition"]]
+        assert values["documents"] == values["summarized"] == own, values
         assert values["skipped"] == 0 and values["failed"] == 0
-        assert values["partitions"] == len(BACKFILL)
-        assert values["model/sim/docs"] == total
-        assert values["docs_per_sec"] > 0
-        assert values["docs_per_sec"] == pytest.approx(total / values["duration_s"], rel=0.02)
+    with dg.DagsterInstance.from_config(str(dev.home)) as instance:
+        records = instance.fetch_observations(dg.AssetKey("wiki_pages"), limit=20).records
+    (observation,) = [r.asset_observation for r in records if r.run_id == run_id]
+    assert observation is not None
+    figures = {key: value.value for key, value in observation.metadata.items()}
+    assert figures["count"] == figures["model/sim/docs"] == total
+    assert figures["partitions"] == len(BACKFILL)
+    assert figures["docs_per_sec"] == pytest.approx(total / figures["duration_s"], rel=0.02)
 
-    # The daemon ticks the schedule (every minute here); everything is ingested, so it skips.
-    def ticked() -> list[dict[str, Any]] | None:
+    # The backfill selected wiki_pages alone; the automation sensor (on by default) rebuilds
+    # wiki_index after it with no further action.
+    wait_for(
+        "wiki_index to be rebuilt after the backfill",
+        TICK_S,
+        lambda: materializations(dev.home, "wiki_index") > indexed_before or None,
+        dev,
+    )
+
+    # The daemon ticks the schedule every minute. With one document changed, a tick requests one
+    # run for its collection with the file's dials, and that run asks the file's fleet.
+    edited = synced / "people" / "leave-policy.md"
+    edited.write_text(edited.read_text() + "\nCarry-over is now 7 days.\n")
+    answered = sim.snapshot().answered
+
+    def ticked_with_run() -> list[str] | None:
         schedule = dev.graphql(
             """query($selector: ScheduleSelector!) { scheduleOrError(scheduleSelector: $selector) {
                  ... on Schedule { scheduleState { status
@@ -320,18 +396,30 @@ def check_server(dev: DevServer, models: list[dict[str, str]], documents: dict[s
             {"selector": SCHEDULE},
         )["scheduleOrError"]["scheduleState"]
         assert schedule["status"] == "RUNNING"
-        return schedule["ticks"] or None
+        for tick in schedule["ticks"]:
+            assert tick["status"] in ("SKIPPED", "SUCCESS", "STARTED"), tick
+            if tick["status"] == "SKIPPED":
+                assert "up to date" in tick["skipReason"], tick
+        ran = [tick["runIds"] for tick in schedule["ticks"] if tick["runIds"]]
+        return ran[0] if ran else None
 
-    ticks = wait_for("a schedule tick", TICK_S, ticked, dev)
-    for tick in ticks:
-        assert tick["status"] == "SKIPPED", tick
-        assert "up to date" in tick["skipReason"] and tick["runIds"] == []
+    (tick_run,) = wait_for("a schedule tick with a run", TICK_S, ticked_with_run, dev)
 
-    # The run's lines reached the server's console in the aligned format, none in Dagster's own
+    def finished() -> dg.DagsterRun | None:
+        with dg.DagsterInstance.from_config(str(dev.home)) as instance:
+            found = instance.get_run_by_id(tick_run)
+        return found if found is not None and found.is_finished else None
+
+    tick = wait_for("the scheduled run to finish", BACKFILL_S, finished, dev)
+    assert tick.status == dg.DagsterRunStatus.SUCCESS
+    assert tick.run_config["ops"]["wiki_pages"]["config"]["claim_size"] == 4
+    assert sim.snapshot().answered == answered + 1, "the scheduled run asked the file's fleet"
+
+    # The runs' lines reached the server's console in the aligned format, none in Dagster's own
     # ("<time> - dagster - <LEVEL> - <job> - <run id> - ...").
     output = dev.output().splitlines()
     ours = [line for line in output if "ingest done: " in line or "ingest start: " in line]
-    assert len(ours) == 2, output[-40:]
+    assert len(ours) == 6, output[-40:]  # the re-execution, the backfill, the scheduled run
     assert all(ALIGNED.match(line) for line in ours), ours
     assert any(f"ingest done: {total} docs" in line for line in ours)
     assert not [line for line in output if f"- {run_id} -" in line]

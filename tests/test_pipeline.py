@@ -43,7 +43,9 @@ def test_first_run_writes_one_page_per_document(
     assert metadata["workers_per_model"] == 4 and metadata["claim_size"] == 4
     assert sim.snapshot().answered == len(documents)
 
-    # Every partition got its own materialization, with Int/Float values the UI can plot.
+    # Every partition got its own materialization with its own counts, as Ints the UI can plot;
+    # the run's figures are not repeated on them.
+    summarized = 0
     for key in outcome.plan.added:
         records = instance.fetch_materializations(
             dg.AssetRecordsFilter(asset_key=dg.AssetKey("wiki_pages"), asset_partitions=[key]),
@@ -51,8 +53,12 @@ def test_first_run_writes_one_page_per_document(
         ).records
         assert records, key
         values = records[0].asset_materialization.metadata  # type: ignore[union-attr]
-        assert isinstance(values["count"], dg.IntMetadataValue)
-        assert isinstance(values["docs_per_sec"], dg.FloatMetadataValue)
+        assert isinstance(values["summarized"], dg.IntMetadataValue)
+        state = next(state for state in outcome.plan.states if state.name == key)
+        assert values["documents"].value == values["summarized"].value == state.documents
+        assert "docs_per_sec" not in values
+        summarized += values["summarized"].value
+    assert summarized == metadata["count"]
 
     page = (workspace.wiki / page_for("engineering/runbooks/on-call-runbook.md")).read_text()
     assert page.startswith("---\n")
@@ -107,7 +113,8 @@ def test_force_redoes_every_document_of_the_partition(
     )
     assert result.success
     metadata = result.asset_materializations_for_node("wiki_pages")[0].metadata
-    assert metadata["count"].value == people
+    assert metadata["summarized"].value == people and metadata["skipped"].value == 0
+    assert result.asset_observations_for_node("wiki_pages")[0].metadata["count"].value == people
     assert sim.snapshot().answered == before + people
 
 

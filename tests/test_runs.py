@@ -25,7 +25,7 @@ from wiki_assets.simulator import SimServer
 
 ALL = "_root,engineering,operations,people,product"
 FIRST = IngestConfig(workers_per_model=2, claim_size=4, flush_seconds=0.2, max_tokens=200)
-SECOND = IngestConfig(workers_per_model=8, claim_size=16, flush_seconds=0.5, max_tokens=120)
+SECOND = IngestConfig(workers_per_model="auto", claim_size=16, flush_seconds=0.5, max_tokens=200)
 
 
 @dataclass
@@ -40,8 +40,8 @@ class History:
 def history(workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer) -> History:
     summarizer = summarizer_for(sim)
     first = sync_then_ingest(instance, workspace.corpus, summarizer, FIRST)
-    # Only `people` changes, so the second run covers that one partition; its max_tokens differs,
-    # so every page of that collection is redone.
+    # Only `people` changes, so the second run covers that one partition and redoes that one
+    # document (the sync plans with the run's own dials, which shape pages the same way).
     (workspace.synced / "people" / "leave-policy.md").write_text("# Leave\n\nNew rules.\n")
     second = sync_then_ingest(instance, workspace.corpus, summarizer, SECOND)
     assert first.success and second.success, (first.error, second.error)
@@ -69,16 +69,18 @@ def test_one_row_per_run_with_its_dials_and_figures(history: History) -> None:
     assert second["partition"] == "people"
     assert (first["workers_per_model"], first["claim_size"]) == (2, 4)
     assert (first["flush_seconds"], first["max_tokens"]) == (0.2, 200)
-    assert (second["workers_per_model"], second["claim_size"]) == (8, 16)
-    assert (second["flush_seconds"], second["max_tokens"]) == (0.5, 120)
+    assert (first["workers_auto"], second["workers_auto"]) == (False, True)
+    # 'auto' is a flag, never a number standing for it.
+    assert (second["workers_per_model"], second["claim_size"]) == (None, 16)
+    assert (second["flush_seconds"], second["max_tokens"]) == (0.5, 200)
     documents = len(history.workspace.documents())
     people = len(list((history.workspace.synced / "people").iterdir()))
     assert (first["count"], first["skipped"], first["failed"]) == (documents, 0, 0)
-    assert (second["count"], second["failed"]) == (people, 0)
+    assert (second["count"], second["skipped"], second["failed"]) == (1, people - 1, 0)
     for row, outcome in ((first, history.first), (second, history.second)):
         assert row["docs_per_sec"] == outcome.metadata["docs_per_sec"] > 0
         assert row["duration_s"] == outcome.metadata["duration_s"] > 0
-        speed = outcome.metadata["models"]["sim0"]["docs_per_sec"]
+        speed = outcome.metadata["model/sim0/docs_per_sec"]
         assert row["models"] == f"sim0 {speed:.2f}/s"
     assert first["time"] <= second["time"]
 
@@ -109,11 +111,11 @@ def test_cli_json_and_table(history: History) -> None:
     first, second = history.first.run_id, history.second.run_id
     assert first is not None and second is not None
 
-    done = cli(history, "--json", "--sort", "max_tokens")
+    done = cli(history, "--json", "--sort", "claim_size", "--desc")
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     assert [row["run_id"] for row in rows] == [second, first]
-    assert [row["max_tokens"] for row in rows] == [120, 200]
+    assert [row["claim_size"] for row in rows] == [16, 4]
     assert [row["partition"] for row in rows] == ["people", ALL]
     assert set(rows[0]) == set(COLUMNS)
 

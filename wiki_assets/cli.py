@@ -1,7 +1,8 @@
 """``wiki-assets``: the same sync-then-ingest as the daily schedule, run in-process through Dagster.
 
-A ``--config`` file has the shape of the Dagster run config, so a tuning run from the terminal and
-one from the launchpad are the same thing::
+The deployment is configured in the project file (``wiki_assets.yaml``, or ``$WIKI_ASSETS_CONFIG``),
+which the schedule and the UI read too. A ``--config`` file, in the same shape as the Dagster run
+config, is a tuning run layered over it::
 
     resources:
       summarizer:
@@ -20,18 +21,14 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-import yaml
-from pydantic import ValidationError
+if TYPE_CHECKING:
+    from wiki_assets.defs.settings import Settings
 
 EXIT_OK = 0
 EXIT_RUN_FAILED = 1
 EXIT_DOCUMENTS_FAILED = 2
-
-
-class ConfigError(Exception):
-    pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,14 +39,31 @@ def main(argv: list[str] | None = None) -> int:
     )
     ingest.add_argument("--synced", type=Path, help="synced root (default: synced/)")
     ingest.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
-    ingest.add_argument("--config", type=Path, help="YAML run config: resources + ops")
+    ingest.add_argument(
+        "--config",
+        type=Path,
+        help="YAML run config (resources + ops) layered over the project file "
+        "(wiki_assets.yaml or $WIKI_ASSETS_CONFIG): a tuning run",
+    )
     ingest.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
+    plan = commands.add_parser(
+        "plan",
+        help="dry run: what ingest would summarize and why, and an estimate; calls no model",
+        description="Per collection: documents ingest would summarize and why (new, changed, "
+        "prompt version, dials, model, earlier failure, forced), pages it would remove, and an "
+        "estimate of tokens and time from the fleet's rates recorded in $DAGSTER_HOME. Runs no "
+        "sync command and writes nothing.",
+    )
+    plan.add_argument("--synced", type=Path, help="synced root (default: synced/)")
+    plan.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
+    plan.add_argument("--config", type=Path, help="YAML run config layered over the project file")
+    plan.add_argument("--json", action="store_true", help="print the plan as one JSON object")
     runs = commands.add_parser(
         "runs",
         help="compare past wiki_pages runs: dials, models, counts and docs/s, one row per run",
         description="One row per run that materialized wiki_pages, read from $DAGSTER_HOME (or "
-        "./dagster_home): the most recent --limit runs, ordered by --sort. workers_per_model 0 "
-        "means 'auto'.",
+        "./dagster_home): the most recent --limit runs, ordered by --sort. workers_auto marks "
+        "runs with automatic concurrency (workers_per_model is then empty).",
     )
     runs.add_argument("--partition", metavar="KEY", help="only runs that materialized KEY")
     runs.add_argument(
@@ -68,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     _configure_logging()
     if args.command == "runs":
         return run_runs(args.partition, args.sort, args.desc, args.limit, as_json=args.json)
+    if args.command == "plan":
+        return run_plan(args.synced, args.wiki, args.config, as_json=args.json)
     return run_ingest(args.synced, args.wiki, args.config, as_json=args.json)
 
 
@@ -81,47 +97,72 @@ def _configure_logging() -> None:
         logger.propagate = False
 
 
-def load_run_config(
-    path: Path | None,
-) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """(summarizer config, corpus config, wiki_pages op config) from a run-config YAML file."""
-    if path is None:
-        return {}, {}, {}
+def _settings(
+    synced: Path | None, wiki: Path | None, config: Path | None, as_json: bool
+) -> Settings | None:
+    """The project file, then --config over it, then --synced and --wiki over both; a mistake is
+    logged as one line (and printed as JSON with --json)."""
+    flags = {"synced_root": synced, "wiki_root": wiki}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as error:
-        raise ConfigError(f"--config {path}: {error}") from error
-    if not isinstance(data, dict):
-        raise ConfigError(f"--config {path}: expected a mapping with 'resources' and/or 'ops'")
-    unknown = set(data) - {"resources", "ops"}
-    if unknown:
-        raise ConfigError(f"--config {path}: unknown top-level key(s) {', '.join(sorted(unknown))}")
-    resources = data.get("resources") or {}
-    summarizer = (resources.get("summarizer") or {}).get("config") or {}
-    corpus = (resources.get("corpus") or {}).get("config") or {}
-    dials = ((data.get("ops") or {}).get("wiki_pages") or {}).get("config") or {}
-    return summarizer, corpus, dials
+        # Dagster is imported here, not at module import, so `--help` stays fast. Importing the
+        # definitions reads environment variables (WIKI_ASSETS_COLLECTIONS_PER_RUN): a bad one is a
+        # ValueError with its own one-line message, like a ConfigError.
+        from wiki_assets.defs.settings import load_settings
+
+        return load_settings(
+            config, {key: str(value) for key, value in flags.items() if value is not None}
+        )
+    except ValueError as error:
+        logging.getLogger("wiki_assets").error(str(error))
+        if as_json:
+            print(json.dumps({"success": False, "error": str(error), "failed": []}))
+        return None
+
+
+def run_plan(
+    synced: Path | None, wiki: Path | None, config: Path | None, *, as_json: bool = False
+) -> int:
+    log = logging.getLogger("wiki_assets")
+    settings = _settings(synced, wiki, config, as_json)
+    if settings is None:
+        return EXIT_RUN_FAILED
+    if not settings.corpus.synced_path.is_dir():
+        log.error(f"synced root {settings.corpus.synced_path} is not a folder")
+        return EXIT_RUN_FAILED
+    home = _dagster_home()
+    import dagster as dg
+
+    from wiki_assets.defs.plan import Estimate, dry_run, plan_json, plan_lines, recorded_rates
+    from wiki_assets.engine.store import StateUnavailable
+
+    try:
+        states = dry_run(settings.corpus, settings.summarizer, settings.dials)
+    except StateUnavailable as error:
+        log.error(str(error))
+        return EXIT_RUN_FAILED
+    documents = sum(state.to_summarize for state in states)
+    if home.is_dir():
+        with dg.DagsterInstance.get() as instance:
+            estimate = recorded_rates(instance, settings.summarizer, documents)
+    else:  # no instance, so no recorded rates
+        fleet = settings.summarizer.planned_endpoints()
+        estimate = Estimate(documents, unknown=[endpoint.name for endpoint in fleet])
+    if as_json:
+        print(json.dumps(plan_json(states, estimate), ensure_ascii=False, indent=2))
+    else:
+        for line in [*plan_lines(states), estimate.line()]:
+            print(line)
+    return EXIT_OK
 
 
 def run_ingest(
     synced: Path | None, wiki: Path | None, config: Path | None, *, as_json: bool = False
 ) -> int:
     log = logging.getLogger("wiki_assets")
-    # Dagster is imported here, not at module import, so `--help` stays fast.
-    from wiki_assets.defs.assets import IngestConfig
-    from wiki_assets.defs.resources import CorpusResource, SummarizerResource
-
-    try:
-        summarizer_config, corpus_config, dials_config = load_run_config(config)
-        # --synced and --wiki win over the config file, which wins over the environment.
-        flags = {"synced_root": synced, "wiki_root": wiki}
-        corpus_config.update({key: str(value) for key, value in flags.items() if value})
-        corpus = CorpusResource(**corpus_config)
-        summarizer = SummarizerResource(**summarizer_config)
-        dials = IngestConfig(**dials_config)
-    except (ConfigError, ValidationError) as error:
-        log.error(f"bad config: {error}")
+    settings = _settings(synced, wiki, config, as_json)
+    if settings is None:
         return EXIT_RUN_FAILED
+    corpus, summarizer, dials = settings.corpus, settings.summarizer, settings.dials
     if not corpus.synced_path.is_dir():
         log.error(f"synced root {corpus.synced_path} is not a folder")
         return EXIT_RUN_FAILED
@@ -137,7 +178,10 @@ def run_ingest(
     from wiki_assets.engine.store import StateUnavailable
 
     try:
-        outcome = sync_then_ingest(dg.DagsterInstance.get(), corpus, summarizer, dials, log=log)
+        outcome = sync_then_ingest(
+            dg.DagsterInstance.get(), corpus, summarizer, dials, log=log,
+            config_source=settings.source,
+        )  # fmt: skip
     except (SyncFailed, StateUnavailable) as error:
         log.error(str(error))
         if as_json:

@@ -1,31 +1,58 @@
-"""Assembles the Dagster definitions; ``defs`` is what ``dagster dev -w workspace.yaml`` loads."""
+"""Assembles the Dagster definitions; ``defs`` is what ``dagster dev -w workspace.yaml`` loads.
+
+The resources and the dials' defaults come from the project file (``wiki_assets.yaml`` or
+``$WIKI_ASSETS_CONFIG``, see :mod:`wiki_assets.defs.settings`), so the schedule, the launchpad,
+backfills and re-executions all run on the configured fleet. A bad file fails the load with one line
+that names the file and the key.
+"""
 
 from __future__ import annotations
 
 import dagster as dg
 
-from wiki_assets.defs.assets import synced_documents, wiki_index, wiki_pages
+from wiki_assets.defs.assets import (
+    IngestConfig,
+    build_wiki_pages,
+    dials_with_defaults,
+    synced_documents,
+    wiki_index,
+)
 from wiki_assets.defs.loggers import aligned_console_logger
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
+from wiki_assets.defs.settings import Settings, load_settings
 from wiki_assets.defs.sync import build_schedule
 
 INGEST_JOB = "ingest_job"
+AUTOMATION_SENSOR = "default_automation_condition_sensor"
 
 
 def build_defs(
-    corpus: CorpusResource | None = None, summarizer: SummarizerResource | None = None
+    corpus: CorpusResource | None = None,
+    summarizer: SummarizerResource | None = None,
+    dials: IngestConfig | None = None,
 ) -> dg.Definitions:
+    dials = dials or IngestConfig()
+    wiki_pages = build_wiki_pages(dials_with_defaults(dials))
     ingest_job = dg.define_asset_job(
         INGEST_JOB,
         selection=[wiki_pages, wiki_index],
         partitions_def=collections_partitions,
         description="Summarize the selected collections into wiki pages, then rebuild the index.",
     )
+    # On by default (Dagster ships it off): a UI materialization or backfill of wiki_pages alone
+    # then leaves wiki_index rebuilt by the daemon, with no further action.
+    automation = dg.AutomationConditionSensorDefinition(
+        AUTOMATION_SENSOR,
+        target=dg.AssetSelection.assets(wiki_index),
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        minimum_interval_seconds=30,
+    )
     return dg.Definitions(
         assets=[synced_documents, wiki_pages, wiki_index],
         jobs=[ingest_job],
-        schedules=[build_schedule(ingest_job)],
+        schedules=[build_schedule(ingest_job, dials)],
+        sensors=[automation],
         resources={
             "corpus": corpus or CorpusResource(),
             "summarizer": summarizer or SummarizerResource(),
@@ -34,4 +61,10 @@ def build_defs(
     )
 
 
-defs = build_defs()
+def project_defs(settings: Settings | None = None) -> dg.Definitions:
+    """The definitions of the project file's deployment."""
+    settings = settings or load_settings()
+    return build_defs(settings.corpus, settings.summarizer, settings.dials)
+
+
+defs = project_defs()

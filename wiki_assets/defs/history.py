@@ -1,27 +1,29 @@
-"""Past ``wiki_pages`` materializations as one table row per run, to compare tuning runs.
+"""Past ``wiki_pages`` runs as one table row each, to compare tuning runs.
 
-Every partition a run materializes gets the same metadata (the run's figures), so a single-run
-backfill of many collections is one row with its partitions joined. Read through the instance's
-public API from the newest event backwards, so only the runs shown are read.
+A run records its figures and dials once, as an observation of ``wiki_pages``; each partition it
+materialized carries that collection's own counts. A row is a run's observation with its partitions
+joined. Read through the instance's public API from the newest event backwards, so only the runs
+shown are read.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
 import dagster as dg
 import polars as pl
 
+from wiki_assets.defs.assets import models_of
 from wiki_assets.defs.partitions import collections_partitions
 
 ASSET_KEY = dg.AssetKey("wiki_pages")
 PAGE_SIZE = 500
 SHORT_RUN_ID = 8  # as the Dagster UI shows run ids
 
-DIALS = ("workers_per_model", "claim_size", "flush_seconds", "max_tokens")
+DIALS = ("workers_per_model", "workers_auto", "claim_size", "flush_seconds", "max_tokens")
 FIGURES = ("count", "skipped", "failed", "duration_s", "docs_per_sec")
 
 SCHEMA: dict[str, Any] = {
@@ -29,6 +31,7 @@ SCHEMA: dict[str, Any] = {
     "partition": pl.String,
     "run_id": pl.String,
     "workers_per_model": pl.Int64,
+    "workers_auto": pl.Boolean,
     "claim_size": pl.Int64,
     "flush_seconds": pl.Float64,
     "max_tokens": pl.Int64,
@@ -53,23 +56,25 @@ def runs_table(
     """One row per run that materialized ``wiki_pages`` (or the given partition): the most recent
     ``limit`` runs (all when ``None``), ordered by ``sort``.
 
-    ``time`` is when the run's materializations were recorded (local time), ``partition`` the
-    run's partitions joined with ``,`` in partition order, ``run_id`` the full id,
-    ``workers_per_model`` 0 for ``auto``, ``models`` each model's name and docs/s.
+    ``time`` is when the run recorded its figures (local time), ``partition`` the run's
+    partitions joined with ``,`` in partition order, ``run_id`` the full id, ``workers_per_model``
+    the fixed count (empty with ``workers_auto``), ``models`` each model's name and docs/s.
     """
     if sort not in SCHEMA:
         raise ValueError(f"unknown column {sort!r}; one of {', '.join(COLUMNS)}")
     if limit is not None and limit < 1:
         raise ValueError("limit must be at least 1")
-    runs: dict[str, list[dg.EventLogRecord]] = {}
-    for record in _records(instance, partition):
-        if record.run_id not in runs and limit is not None and len(runs) == limit:
-            break  # events arrive newest first: every event of the shown runs has been read
-        runs.setdefault(record.run_id, []).append(record)
+    runs: dict[str, dg.EventLogRecord] = {}
+    for record in _run_records(instance, partition):
+        if record.run_id in runs:
+            continue
+        runs[record.run_id] = record
+        if limit is not None and len(runs) == limit:
+            break  # newest first: the shown runs are read
     order = _partition_order(instance)
-    rows = [_row(run_id, records, order) for run_id, records in runs.items()]
+    rows = [_row(instance, record, order, partition) for record in runs.values()]
     # Shown to the second, but two runs can end within one: the exact time breaks ties.
-    exact = [max(record.timestamp for record in records) for records in runs.values()]
+    exact = [record.timestamp for record in runs.values()]
     return (
         pl.DataFrame(rows, schema=SCHEMA, orient="row")
         .with_columns(pl.Series("_exact", exact, dtype=pl.Float64))
@@ -78,17 +83,39 @@ def runs_table(
     )
 
 
-def _records(instance: dg.DagsterInstance, partition: str | None) -> Iterator[dg.EventLogRecord]:
-    records_filter = dg.AssetRecordsFilter(
-        asset_key=ASSET_KEY, asset_partitions=[partition] if partition is not None else None
-    )
+def _run_records(
+    instance: dg.DagsterInstance, partition: str | None
+) -> Iterator[dg.EventLogRecord]:
+    """Each run's figures (its observation of wiki_pages), newest first; with ``partition``, only
+    runs that materialized it."""
+    if partition is None:
+        yield from _paged(instance.fetch_observations, dg.AssetRecordsFilter(asset_key=ASSET_KEY))
+        return
+    seen: set[str] = set()
+    materialized = dg.AssetRecordsFilter(asset_key=ASSET_KEY, asset_partitions=[partition])
+    for record in _paged(instance.fetch_materializations, materialized):
+        if record.run_id in seen:
+            continue
+        seen.add(record.run_id)
+        figures = instance.get_records_for_run(
+            record.run_id, of_type=dg.DagsterEventType.ASSET_OBSERVATION
+        ).records
+        yield from (r for r in figures if _is_wiki_pages(r))
+
+
+def _paged(fetch: Any, records_filter: dg.AssetRecordsFilter) -> Iterator[dg.EventLogRecord]:
     cursor: str | None = None
     while True:
-        result = instance.fetch_materializations(records_filter, limit=PAGE_SIZE, cursor=cursor)
+        result = fetch(records_filter, limit=PAGE_SIZE, cursor=cursor)
         yield from result.records
         if not result.has_more:
             return
         cursor = result.cursor
+
+
+def _is_wiki_pages(record: dg.EventLogRecord) -> bool:
+    event = record.event_log_entry.dagster_event
+    return event is not None and event.asset_key == ASSET_KEY
 
 
 def _partition_order(instance: dg.DagsterInstance) -> dict[str, int]:
@@ -97,41 +124,43 @@ def _partition_order(instance: dg.DagsterInstance) -> dict[str, int]:
 
 
 def _row(
-    run_id: str, records: Sequence[dg.EventLogRecord], order: Mapping[str, int]
+    instance: dg.DagsterInstance,
+    record: dg.EventLogRecord,
+    order: Mapping[str, int],
+    partition: str | None,
 ) -> tuple[Any, ...]:
-    latest = records[0]  # newest first
-    materialization = latest.asset_materialization
+    observation = record.asset_observation
     metadata = {
-        key: value.value
-        for key, value in (materialization.metadata if materialization else {}).items()
+        key: value.value for key, value in (observation.metadata if observation else {}).items()
     }
-    keys = {record.partition_key for record in records if record.partition_key is not None}
+    if partition is not None:
+        keys = {partition}
+    else:
+        materialized = instance.get_records_for_run(
+            record.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
+        ).records
+        keys = {r.partition_key for r in materialized if _is_wiki_pages(r) and r.partition_key}
     partitions = sorted(keys, key=lambda key: (order.get(key, len(order)), key))
     return (
-        datetime.fromtimestamp(max(record.timestamp for record in records)).replace(microsecond=0),
+        datetime.fromtimestamp(record.timestamp).replace(microsecond=0),
         ",".join(partitions),
-        run_id,
-        *(_number(metadata.get(dial)) for dial in DIALS),
+        record.run_id,
+        *(_value(metadata.get(dial)) for dial in DIALS),
         _models(metadata),
-        *(_number(metadata.get(figure)) for figure in FIGURES),
+        *(_value(metadata.get(figure)) for figure in FIGURES),
     )
 
 
-def _number(value: Any) -> float | int | None:
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+def _value(value: Any) -> float | int | bool | None:
+    return value if isinstance(value, int | float) else None
 
 
 def _models(metadata: Mapping[str, Any]) -> str:
-    """``name docs/s`` per model from the JSON ``models`` entry (per-model Floats as a fallback)."""
-    models = metadata.get("models")
-    if not isinstance(models, Mapping):
-        return ""
+    """``name docs/s`` per model, from ``model/<name>/docs_per_sec``."""
     parts = []
-    for name, stats in models.items():
-        speed = stats.get("docs_per_sec") if isinstance(stats, Mapping) else None
-        if speed is None:
-            speed = metadata.get(f"model/{name}/docs_per_sec")
-        parts.append(f"{name} {speed:.2f}/s" if isinstance(speed, int | float) else str(name))
+    for name, stats in models_of(metadata).items():
+        speed = stats.get("docs_per_sec")
+        parts.append(f"{name} {speed:.2f}/s" if isinstance(speed, int | float) else name)
     return ", ".join(parts)
 
 

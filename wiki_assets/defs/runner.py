@@ -1,17 +1,25 @@
 """Sync-then-ingest in this process, through Dagster: what the CLI runs and tests drive.
 
-It is the same job, assets and instance as the daily schedule and the UI, so every CLI run shows up
-in the asset's run history and metadata plots.
+It is a run of the code location's own job (the one `dagster dev -w workspace.yaml` loads), on the
+same instance as the daily schedule and the UI, so every CLI run shows up on the job's Runs page,
+the timeline, the asset's history and plots, and re-executes from the UI with the same fleet.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import dagster as dg
+from dagster._core.execution.api import execute_run
+from dagster._core.execution.job_execution_result import JobExecutionResult
+from dagster._core.remote_origin import InProcessCodeLocationOrigin
+from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+from dagster._utils.hosted_user_process import recon_job_from_origin
 
-from wiki_assets.defs.assets import IngestConfig, run_config
+from wiki_assets.defs.assets import IngestConfig, models_of, run_config, run_tags
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.sync import SyncPlan, sync
@@ -28,7 +36,6 @@ SUMMARY_FIELDS = (
     "prompt_tokens",
     "completion_tokens",
     "hit_max_tokens",
-    "models",
 )
 
 
@@ -52,7 +59,8 @@ class IngestOutcome:
             "failed": self.metadata.get("failed_documents", []),
         }
         for key in SUMMARY_FIELDS:
-            summary[key] = self.metadata.get(key, {} if key == "models" else 0)
+            summary[key] = self.metadata.get(key, 0)
+        summary["models"] = models_of(self.metadata)
         summary["skipped"] += self.plan.documents - self.documents_in_run
         return summary
 
@@ -68,10 +76,12 @@ def sync_then_ingest(
     summarizer: SummarizerResource,
     dials: IngestConfig | None = None,
     log: Any = None,
+    config_source: str = "",
 ) -> IngestOutcome:
-    from wiki_assets.definitions import INGEST_JOB, build_defs
+    from wiki_assets.definitions import INGEST_JOB
 
-    plan = sync(instance, corpus, summarizer, log)
+    dials = dials or IngestConfig()
+    plan = sync(instance, corpus, summarizer, log, dials)
     if log:
         log.info(
             f"sync: {len(plan.states)} collections · {plan.documents} documents · "
@@ -82,13 +92,18 @@ def sync_then_ingest(
         if log:
             log.info("ingest done: 0 docs · every collection is up to date")
         return outcome
-    job = build_defs(corpus, summarizer).resolve_job_def(INGEST_JOB)
-    result = job.execute_in_process(
-        run_config=run_config(dials or IngestConfig()),
-        instance=instance,
-        tags=plan.run_tags(),
-        raise_on_error=False,
-    )
+    tags = {**plan.run_tags(), **run_tags("cli", dials, config_source)}
+    config = {
+        **run_config(dials),
+        # The fleet and folders of this run travel in its run config, so a re-execution from the
+        # UI uses them too. In this process, one step after the other.
+        "resources": {
+            "summarizer": {"config": config_of(summarizer)},
+            "corpus": {"config": config_of(corpus)},
+        },
+        "execution": {"config": {"in_process": {}}},
+    }
+    result = execute_in_location(instance, INGEST_JOB, config, tags)
     outcome.run_id = result.run_id
     outcome.success = result.success
     keys = instance.get_dynamic_partitions(collections_partitions.name or "")
@@ -97,9 +112,75 @@ def sync_then_ingest(
         failure = next((event for event in result.all_events if event.is_failure), None)
         outcome.error = _failure_reason(failure)
         return outcome
-    materialization = result.asset_materializations_for_node("wiki_pages")[0]
-    outcome.metadata = {key: value.value for key, value in materialization.metadata.items()}
+    observation = result.asset_observations_for_node("wiki_pages")[0]
+    outcome.metadata = {key: value.value for key, value in observation.metadata.items()}
     return outcome
+
+
+LOCATION = "wiki_assets.definitions:defs"  # the code location workspace.yaml loads
+REPOSITORY = "__repository__"
+
+
+def execute_in_location(
+    instance: dg.DagsterInstance, job_name: str, config: dict[str, Any], tags: dict[str, str]
+) -> JobExecutionResult:
+    """Run ``job_name`` of the project's code location in this process, as a run of that
+    location's job (what ``dagster job launch`` creates, executed here instead of by a run
+    launcher): it is listed on the job's Runs page and the timeline, and re-executes from the UI.
+    """
+    origin = InProcessCodeLocationOrigin(
+        LoadableTargetOrigin(
+            executable_path=sys.executable,
+            module_name="wiki_assets.definitions",
+            attribute="defs",
+            working_directory=os.getcwd(),
+        ),
+        location_name=LOCATION,
+    )
+    with origin.create_location(instance) as location:
+        repository = location.get_repository(REPOSITORY)
+        job = repository.get_full_job(job_name)
+        plan = location.get_execution_plan(
+            job, config, step_keys_to_execute=None, known_state=None, instance=instance
+        ).execution_plan_snapshot
+        run = instance.create_run(
+            job_name=job.name,
+            run_id=None,
+            run_config=config,
+            resolved_op_selection=None,
+            step_keys_to_execute=plan.step_keys_to_execute,
+            op_selection=None,
+            status=None,
+            root_run_id=None,
+            parent_run_id=None,
+            tags={**job.tags, **tags},
+            job_snapshot=job.job_snapshot,
+            execution_plan_snapshot=plan,
+            parent_job_snapshot=job.parent_job_snapshot,
+            remote_job_origin=job.get_remote_origin(),
+            job_code_origin=job.get_python_origin(),
+            asset_selection=None,
+            asset_check_selection=None,
+            asset_graph=repository.asset_graph,
+        )
+    return execute_run(recon_job_from_origin(run.job_code_origin), run, instance)
+
+
+def config_of(resource: dg.ConfigurableResource) -> dict[str, Any]:
+    """A resource's fields as run config (unset optional fields left out)."""
+    values: dict[str, Any] = {}
+    for name in type(resource).model_fields:
+        value = getattr(resource, name)
+        if isinstance(value, list):
+            value = [
+                {key: item for key, item in element.model_dump().items() if item is not None}
+                if isinstance(element, dg.Config)
+                else element
+                for element in value
+            ]
+        if value is not None:
+            values[name] = value
+    return values
 
 
 def _failure_reason(event: dg.DagsterEvent | None) -> str:

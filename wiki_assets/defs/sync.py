@@ -9,10 +9,10 @@ from typing import Any
 
 import dagster as dg
 
-from wiki_assets.defs.assets import IngestConfig, collections_per_run, run_config
+from wiki_assets.defs.assets import IngestConfig, collections_per_run, run_config, run_tags
 from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.plan import plan_lines, recorded_rates
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
-from wiki_assets.engine import Dials
 from wiki_assets.engine.ingest import CollectionState, survey
 
 DEFAULT_CRON = "0 6 * * *"
@@ -36,7 +36,9 @@ class SyncPlan:
         cost of a run per collection."""
         return {PARTITION_RANGE_START: self.pending[0], PARTITION_RANGE_END: self.pending[-1]}
 
-    def run_requests(self, per_run: int | None) -> list[dg.RunRequest]:
+    def run_requests(
+        self, per_run: int | None, dials: IngestConfig | None = None
+    ) -> list[dg.RunRequest]:
         """One run for everything (``per_run`` None), or runs of at most ``per_run`` pending
         collections each, which Dagster's run queue executes in parallel up to its limit."""
         if per_run is None:
@@ -46,8 +48,12 @@ class SyncPlan:
         return [
             dg.RunRequest(
                 run_key=None,
-                tags={PARTITION_RANGE_START: group[0], PARTITION_RANGE_END: group[-1]},
-                run_config=run_config(IngestConfig()),
+                tags={
+                    PARTITION_RANGE_START: group[0],
+                    PARTITION_RANGE_END: group[-1],
+                    **run_tags("schedule", dials or IngestConfig()),
+                },
+                run_config=run_config(dials or IngestConfig()),
             )
             for group in groups
         ]
@@ -88,15 +94,17 @@ def sync(
     corpus: CorpusResource,
     summarizer: SummarizerResource,
     log: Any = None,
+    dials: IngestConfig | None = None,
 ) -> SyncPlan:
     """Run the sync command (if any), observe every collection and register new ones as
-    partitions. Idempotent."""
+    partitions; plan with the fleet and dials the run will use (``force`` makes every collection
+    pending). Idempotent."""
     run_sync_command(corpus, log or logging.getLogger("wiki_assets"))
     states = survey(
         corpus.synced_path,
         corpus.wiki_path,
         summarizer.planned_endpoints(),
-        Dials(),
+        (dials or IngestConfig()).to_dials(),
         corpus.collection_depth,
         corpus.state_store(),
     )
@@ -122,7 +130,11 @@ def sync(
     return SyncPlan(states=states, added=added, pending=pending)
 
 
-def build_schedule(job: Any) -> dg.ScheduleDefinition:
+def build_schedule(job: Any, dials: IngestConfig | None = None) -> dg.ScheduleDefinition:
+    """The daily sync-then-ingest; its runs use ``dials`` (the project file's) and the fleet the
+    definitions were built with."""
+    dials = dials or IngestConfig()
+
     @dg.schedule(
         name="daily_sync_then_ingest",
         cron_schedule=os.environ.get("WIKI_ASSETS_CRON", DEFAULT_CRON),
@@ -137,9 +149,14 @@ def build_schedule(job: Any) -> dg.ScheduleDefinition:
         corpus: CorpusResource,
         summarizer: SummarizerResource,
     ) -> list[dg.RunRequest] | dg.SkipReason:
-        plan = sync(context.instance, corpus, summarizer, context.log)
+        plan = sync(context.instance, corpus, summarizer, context.log, dials)
+        # The same plan `wiki-assets plan` prints, so a tick's log says what its runs will do.
+        to_summarize = sum(state.to_summarize for state in plan.states)
+        estimate = recorded_rates(context.instance, summarizer, to_summarize)
+        for line in [*plan_lines(plan.states), estimate.line()]:
+            context.log.info(line)
         if not plan.pending:
             return dg.SkipReason(f"all {len(plan.states)} collections are up to date")
-        return plan.run_requests(collections_per_run())
+        return plan.run_requests(collections_per_run(), dials)
 
     return daily_sync_then_ingest

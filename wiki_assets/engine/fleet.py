@@ -90,6 +90,8 @@ class Dials:
     max_workers: int = 64  # ceiling for automatic concurrency
     give_up_after_s: float = 60.0  # every model down this long: stop, leave the rest for later
     language: str = "auto"  # of the pages: "auto" (the document's own), or e.g. "en", "ko"
+    # Model ids (as pages record them) whose pages are redone; a model leaving the fleet does not.
+    redo_models: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         parse_workers(self.workers_per_model)

@@ -72,22 +72,76 @@ def fingerprint(max_tokens: int, language: str = "auto") -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
-def fingerprints(endpoints: Sequence[Endpoint], dials: Dials) -> dict[str, str]:
-    """Model id -> fingerprint of the pages it would write now. A page written by a model that is no
-    longer in the fleet is not current: switching models redoes the wiki, adding one does not."""
-    return {
-        ep.model: fingerprint(ep.max_tokens or dials.max_tokens, dials.language) for ep in endpoints
-    }
+@dataclass(frozen=True, slots=True)
+class Currency:
+    """What a page must have been written with to be current. A page by a model that has left the
+    fleet stays current (changing the fleet never silently redoes the wiki) as long as the prompt
+    and the dials that shape pages are the same; a model named in ``redo`` has its pages redone."""
+
+    by_model: dict[str, str]  # fleet model id -> fingerprint of the pages it would write now
+    departed: frozenset[str]  # fingerprints a page by a model no longer in the fleet may carry
+    redo: frozenset[str] = frozenset()
+
+    def accepts(self, model: str, page_fingerprint: str) -> bool:
+        if model in self.redo:
+            return False
+        if model in self.by_model:
+            return self.by_model[model] == page_fingerprint
+        return page_fingerprint in self.departed
 
 
-def is_current(entry: Entry | None, doc: SourceDocument, current: dict[str, str]) -> bool:
+def fingerprints(endpoints: Sequence[Endpoint], dials: Dials) -> Currency:
+    """What the pages of this fleet and these dials must carry to be current."""
+    caps = {dials.max_tokens, *(ep.max_tokens for ep in endpoints if ep.max_tokens)}
+    return Currency(
+        by_model={
+            ep.model: fingerprint(ep.max_tokens or dials.max_tokens, dials.language)
+            for ep in endpoints
+        },
+        departed=frozenset(fingerprint(cap, dials.language) for cap in caps),
+        redo=frozenset(dials.redo_models),
+    )
+
+
+def is_current(entry: Entry | None, doc: SourceDocument, current: Currency) -> bool:
     return (
         entry is not None
         and entry.status in (SUMMARIZED, WRITTEN)
         and entry.content_hash == doc.content_hash
         and entry.model is not None
-        and current.get(entry.model) == entry.fingerprint
+        and current.accepts(entry.model, entry.fingerprint)
     )
+
+
+SKIP, RECOVER = "skip", "recover"
+# Why a document would be summarized, in the order they are checked.
+REASONS = ("new", "changed", "earlier failure", "forced", "model", "prompt version", "dials")
+
+
+def standing(entry: Entry | None, doc: SourceDocument, current: Currency, force: bool) -> str:
+    """What a run does with ``doc``: ``skip`` (its page is current), ``recover`` (a model answered
+    in a run that died before the page was written: write it, ask no model), or the reason it is
+    summarized (one of :data:`REASONS`)."""
+    if not force and is_current(entry, doc, current):
+        assert entry is not None
+        if entry.status == WRITTEN:
+            return SKIP
+        if entry.result is not None and entry.page is not None:
+            return RECOVER
+    if entry is None:
+        return "new"
+    if entry.status not in (SUMMARIZED, WRITTEN):
+        return "earlier failure"
+    if entry.content_hash != doc.content_hash:
+        return "changed"
+    if force:
+        return "forced"
+    if is_current(entry, doc, current):
+        return "earlier failure"  # answered, but the answer was not kept
+    if entry.model is None or entry.model in current.redo:
+        return "model"
+    written_with = (entry.result or {}).get("prompt_version")
+    return "prompt version" if written_with != PROMPT_VERSION else "dials"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +150,14 @@ class CollectionState:
     version: str
     documents: int
     pending: int  # documents to summarize plus pages to remove
+    skipped: int = 0  # pages that are current
+    recovered: int = 0  # pages to write from an answer already journaled
+    removed: int = 0  # pages whose document is gone
+    reasons: dict[str, int] = field(default_factory=dict)  # why documents would be summarized
+
+    @property
+    def to_summarize(self) -> int:
+        return self.pending - self.removed
 
 
 def survey(
@@ -105,28 +167,45 @@ def survey(
     dials: Dials | None = None,
     depth: int = 1,
     store: StateStore | None = None,
+    collections: Sequence[str] | None = None,
 ) -> list[CollectionState]:
-    """Every collection under the synced root (and every one the wiki still has pages for), with its
-    data version and how much an ingest would have to do. Reads, never writes."""
-    current = fingerprints(endpoints, dials or Dials())
+    """Every collection under the synced root (and every one the wiki still has pages for), or only
+    ``collections``, with its data version and what an ingest with these endpoints and dials would
+    do there. Reads, never writes."""
+    dials = dials or Dials()
+    current = fingerprints(endpoints, dials)
     by_collection: dict[str, list[SourceDocument]] = {}
-    for doc in scan(synced_root, depth):
+    for doc in scan(synced_root, depth, collections):
         by_collection.setdefault(doc.collection, []).append(doc)
     store = store or StateStore(wiki_root / STATE_DIR)
     states = []
     journal = Journal(store) if store.has_state() else None
     try:
         known = journal.collections() if journal else set()
+        if collections is not None:
+            known &= set(collections)
         for name in sorted(by_collection.keys() | known):
             docs = by_collection.get(name, [])
-            pending = 0
-            if journal is None:
-                pending = len(docs)
-            else:
-                pending = sum(1 for d in docs if not is_current(journal.get(d.path), d, current))
-                present = {d.path for d in docs}
-                pending += sum(1 for p in journal.paths_in([name]) if p not in present)
-            states.append(CollectionState(name, collection_version(docs), len(docs), pending))
+            counts: dict[str, int] = {}
+            for doc in docs:
+                entry = journal.get(doc.path) if journal else None
+                what = standing(entry, doc, current, dials.force)
+                counts[what] = counts.get(what, 0) + 1
+            present = {d.path for d in docs}
+            gone = sum(1 for p in journal.paths_in([name]) if p not in present) if journal else 0
+            skipped, recovered = counts.pop(SKIP, 0), counts.pop(RECOVER, 0)
+            states.append(
+                CollectionState(
+                    name,
+                    collection_version(docs),
+                    len(docs),
+                    pending=sum(counts.values()) + gone,
+                    skipped=skipped,
+                    recovered=recovered,
+                    removed=gone,
+                    reasons={reason: counts[reason] for reason in REASONS if reason in counts},
+                )
+            )
     finally:
         if journal:
             journal.close()
@@ -494,18 +573,18 @@ class _Run:
         for doc in scan(self.synced_root, self.depth, self.report.collections):
             self.seen.add(doc.path)
             entry = self.journal.get(doc.path)
-            if not self.dials.force and is_current(entry, doc, self.current):
-                assert entry is not None
-                if entry.status == WRITTEN:
-                    self.report.skipped += 1
-                    continue
-                if entry.result is not None and entry.page is not None:
-                    # A run that died after the model answered: write the page, ask no model.
-                    self.unwritten.append((Job(doc, entry.page), entry))
-                    if len(self.unwritten) >= UNWRITTEN_LIMIT:
-                        self.flush_due.set()
-                    self.report.recovered += 1
-                    continue
+            what = standing(entry, doc, self.current, self.dials.force)
+            if what == SKIP:
+                self.report.skipped += 1
+                continue
+            if what == RECOVER:
+                assert entry is not None and entry.page is not None
+                # A run that died after the model answered: write the page, ask no model.
+                self.unwritten.append((Job(doc, entry.page), entry))
+                if len(self.unwritten) >= UNWRITTEN_LIMIT:
+                    self.flush_due.set()
+                self.report.recovered += 1
+                continue
             page = page_for(doc.path)
             if page == INDEX_PAGE:
                 self._fail(doc, f"page name {page!r} is reserved for the wiki's index")

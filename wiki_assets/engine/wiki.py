@@ -12,6 +12,7 @@ import os
 import posixpath
 import re
 import tempfile
+import threading
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -46,10 +47,23 @@ def page_for(source_path: str) -> str:
     return str(path.with_name(path.name + ".md"))
 
 
+_UMASK_LOCK = threading.Lock()
+
+
+def new_file_mode() -> int:
+    """The mode ``open()`` gives a new file under the process's umask (0644 under 022). Reading
+    the umask means setting it, so the set-and-restore is serialised."""
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return 0o666 & ~mask
+
+
 class Wiki:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
         self.root.mkdir(parents=True, exist_ok=True)
+        self._file_mode = new_file_mode()
 
     @property
     def state_dir(self) -> Path:
@@ -129,6 +143,9 @@ class Wiki:
         fd, temporary = tempfile.mkstemp(dir=self._scratch, prefix=".tmp-", suffix=".md")
         try:
             with os.fdopen(fd, "wb") as handle:
+                # mkstemp makes the file 0600 whatever the umask, and the rename keeps it: give the
+                # page the mode a new file gets (0644 under umask 022), so others can read the wiki.
+                os.fchmod(handle.fileno(), self._file_mode)
                 handle.write(text.encode("utf-8"))
             os.replace(temporary, folder / relative.name)
         except BaseException:

@@ -1,0 +1,103 @@
+"""`wiki-assets plan` is a dry run that calls no model and writes nothing: per collection it says
+how many documents the next ingest would summarize and why, and which pages it would remove, with
+an estimate of tokens and time from the fleet's recorded rates; the ingest that follows then
+reports exactly those counts, per partition and in total."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import yaml
+from conftest import Workspace
+
+from wiki_assets.simulator import SimServer
+
+
+def run(workspace: Workspace, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "wiki_assets.cli", *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "DAGSTER_HOME": str(workspace.home), "WIKI_ASSETS_CONFIG": str(project)},
+    )
+
+
+def test_plan_predicts_what_the_next_run_reports(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    project = workspace.home.parent / "wiki_assets.yaml"
+    project.write_text(
+        yaml.safe_dump(
+            {
+                "resources": {
+                    "summarizer": {
+                        "config": {
+                            "models": [
+                                {"name": "sim", "base_url": sim.base_url, "model": sim.sim.model}
+                            ]
+                        }
+                    },
+                    "corpus": {
+                        "config": {
+                            "synced_root": str(workspace.synced),
+                            "wiki_root": str(workspace.wiki),
+                        }
+                    },
+                },
+                "ops": {"wiki_pages": {"config": {"flush_seconds": 0.2}}},
+            }
+        )
+    )
+    fresh = run(workspace, project, "plan")
+    assert fresh.returncode == 0, fresh.stderr
+    total = len(workspace.documents())
+    planned = json.loads(fresh.stdout)
+    assert planned["to_summarize"] == total
+    assert {reason for c in planned["collections"] for reason in c["reasons"]} == {"new"}
+    assert planned["estimate"]["seconds"] is None  # nothing recorded yet
+    assert sim.snapshot().answered == 0 and not workspace.wiki.exists()
+    assert run(workspace, project, "ingest").returncode == 0
+
+    (workspace.synced / "people" / "leave-policy.md").write_text("# Leave\n\nNew rules.\n")
+    (workspace.synced / "engineering" / "new-service.md").write_text("# A new service\n\nText.\n")
+    (workspace.synced / "product" / "pricing-page-draft.md").unlink()
+    answered = sim.snapshot().answered
+
+    done = run(workspace, project, "plan")
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert sim.snapshot().answered == answered, "plan asks no model"
+    by_name = {c["name"]: c for c in plan["collections"]}
+    assert by_name["people"]["to_summarize"] == 1 and by_name["people"]["reasons"] == {"changed": 1}
+    assert by_name["engineering"]["reasons"] == {"new": 1}
+    assert by_name["product"]["removed"] == 1 and by_name["product"]["to_summarize"] == 0
+    assert (plan["to_summarize"], plan["removed"]) == (2, 1)
+    estimate = plan["estimate"]
+    assert estimate["seconds"] > 0 and estimate["prompt_tokens"] > 0, estimate
+    assert set(estimate["models"]) == {"sim"}
+
+    ingested = run(workspace, project, "ingest")
+    assert ingested.returncode == 0, ingested.stderr
+    report = json.loads(ingested.stdout)
+    assert (report["count"], report["removed"]) == (plan["to_summarize"], plan["removed"])
+    assert sim.snapshot().answered == answered + plan["to_summarize"]
+    for collection in plan["collections"]:
+        if not collection["to_summarize"] and not collection["removed"]:
+            continue
+        (record,) = instance.fetch_materializations(
+            dg.AssetRecordsFilter(
+                asset_key=dg.AssetKey("wiki_pages"), asset_partitions=[collection["name"]]
+            ),
+            limit=1,
+        ).records
+        assert record.run_id == report["run_id"]
+        values = record.asset_materialization.metadata  # type: ignore[union-attr]
+        assert values["summarized"].value == collection["to_summarize"], collection
+        assert values["removed"].value == collection["removed"], collection
+        assert values["documents"].value == collection["documents"], collection

@@ -1,0 +1,169 @@
+"""What a run would do, without doing it: per collection, the documents it would summarize and why,
+the pages it would remove, and an estimate of tokens and time from the fleet's recorded rates.
+
+``wiki-assets plan`` prints it (a dry run: no sync command, no model, nothing written) and the daily
+schedule logs it before it requests runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import dagster as dg
+
+from wiki_assets.defs.assets import IngestConfig, models_of
+from wiki_assets.defs.resources import CorpusResource, SummarizerResource
+from wiki_assets.engine.ingest import CollectionState, survey
+
+ASSET_KEY = dg.AssetKey("wiki_pages")
+RECENT_RUNS = 50  # how far back recorded rates are looked for
+
+
+@dataclass(frozen=True)
+class ModelRate:
+    name: str
+    docs_per_sec: float
+    prompt_tokens_per_doc: float
+    completion_tokens_per_doc: float
+    run_id: str
+
+
+@dataclass
+class Estimate:
+    documents: int
+    rates: list[ModelRate] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)  # fleet models with no recorded run
+
+    @property
+    def docs_per_sec(self) -> float:
+        return sum(rate.docs_per_sec for rate in self.rates)
+
+    @property
+    def seconds(self) -> float | None:
+        if not self.documents:
+            return 0.0
+        return self.documents / self.docs_per_sec if self.docs_per_sec > 0 else None
+
+    def tokens(self) -> tuple[int, int] | None:
+        """Prompt and completion tokens, weighting each model by its share of the documents."""
+        if not self.rates or self.docs_per_sec <= 0:
+            return None
+        share = [(rate, rate.docs_per_sec / self.docs_per_sec) for rate in self.rates]
+        prompt = sum(r.prompt_tokens_per_doc * s for r, s in share) * self.documents
+        completion = sum(r.completion_tokens_per_doc * s for r, s in share) * self.documents
+        return round(prompt), round(completion)
+
+    def to_dict(self) -> dict[str, Any]:
+        tokens = self.tokens()
+        return {
+            "documents": self.documents,
+            "docs_per_sec": round(self.docs_per_sec, 3),
+            "seconds": None if self.seconds is None else round(self.seconds, 3),
+            "prompt_tokens": tokens[0] if tokens else None,
+            "completion_tokens": tokens[1] if tokens else None,
+            "models": {
+                rate.name: {"docs_per_sec": round(rate.docs_per_sec, 3), "run_id": rate.run_id}
+                for rate in self.rates
+            },
+            "unrecorded_models": self.unknown,
+        }
+
+    def line(self) -> str:
+        tokens = self.tokens()
+        text = f"estimate: {self.documents} documents"
+        if tokens:
+            text += f" · ~{tokens[0] + tokens[1]:,} tokens ({tokens[0]:,} prompt)"
+        if self.seconds is not None and self.documents:
+            speeds = ", ".join(f"{r.name} {r.docs_per_sec:.2f}/s" for r in self.rates)
+            text += f" · ~{self.seconds:.1f} s at {self.docs_per_sec:.2f} docs/s ({speeds})"
+        elif self.documents:
+            text += " · time unknown"
+        if self.unknown:
+            text += f" · no recorded run for {', '.join(self.unknown)}"
+        return text
+
+
+def recorded_rates(
+    instance: dg.DagsterInstance, summarizer: SummarizerResource, documents: int
+) -> Estimate:
+    """Each fleet model's figures from the newest run that used it (by name)."""
+    wanted = [endpoint.name for endpoint in summarizer.planned_endpoints()]
+    found: dict[str, ModelRate] = {}
+    records = instance.fetch_observations(
+        dg.AssetRecordsFilter(asset_key=ASSET_KEY), limit=RECENT_RUNS
+    ).records
+    for record in records:  # newest first
+        observation = record.asset_observation
+        if observation is None:
+            continue
+        metadata = {key: value.value for key, value in observation.metadata.items()}
+        for name, stats in models_of(metadata).items():
+            docs = stats.get("docs") or 0
+            if name in wanted and name not in found and docs > 0:
+                found[name] = ModelRate(
+                    name=name,
+                    docs_per_sec=float(stats.get("docs_per_sec") or 0.0),
+                    prompt_tokens_per_doc=(stats.get("prompt_tokens") or 0) / docs,
+                    completion_tokens_per_doc=(stats.get("completion_tokens") or 0) / docs,
+                    run_id=record.run_id,
+                )
+    return Estimate(
+        documents=documents,
+        rates=[found[name] for name in wanted if name in found],
+        unknown=[name for name in wanted if name not in found],
+    )
+
+
+def dry_run(
+    corpus: CorpusResource, summarizer: SummarizerResource, dials: IngestConfig
+) -> list[CollectionState]:
+    """The survey a run would start from: the same fleet, dials and rule. Reads, never writes."""
+    return survey(
+        corpus.synced_path,
+        corpus.wiki_path,
+        summarizer.planned_endpoints(),
+        dials.to_dials(),
+        corpus.collection_depth,
+        corpus.state_store(),
+    )
+
+
+def plan_lines(states: list[CollectionState]) -> list[str]:
+    """Per collection with work: documents to summarize and why, pages to remove."""
+    documents = sum(state.documents for state in states)
+    lines = [
+        f"plan: {len(states)} collections · {documents} documents · "
+        f"{sum(s.to_summarize for s in states)} to summarize · "
+        f"{sum(s.removed for s in states)} pages to remove"
+    ]
+    for state in states:
+        if not state.pending:
+            continue
+        why = ", ".join(f"{count} {reason}" for reason, count in state.reasons.items())
+        lines.append(
+            f"plan {state.name}: {state.to_summarize} of {state.documents} to summarize"
+            + (f" ({why})" if why else "")
+            + (f" · {state.removed} pages to remove" if state.removed else "")
+        )
+    return lines
+
+
+def plan_json(states: list[CollectionState], estimate: Estimate) -> dict[str, Any]:
+    return {
+        "collections": [
+            {
+                "name": state.name,
+                "documents": state.documents,
+                "to_summarize": state.to_summarize,
+                "reasons": state.reasons,
+                "removed": state.removed,
+                "skipped": state.skipped,
+                "recovered": state.recovered,
+            }
+            for state in states
+        ],
+        "to_summarize": sum(state.to_summarize for state in states),
+        "removed": sum(state.removed for state in states),
+        "estimate": estimate.to_dict(),
+    }
