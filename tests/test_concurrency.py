@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.dispatch import (
     AdaptiveConcurrency,
     FixedConcurrency,
@@ -16,8 +18,6 @@ from wiki_assets.engine.dispatch import (
     should_start,
     work_units,
 )
-
-from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.simulator import SimModel, fleet
 
 

@@ -30,6 +30,7 @@ TAIL_RECHECK_S = 5.0  # a worker that left a document looks again at least this 
 RESCANS = 4  # returned documents a worker that left one may try before it waits
 HEDGE_WITHOUT_PERCENTILE = 2.0  # no tail known for the slow model: hedge at twice my own time
 HEDGE_CLEARLY_SOONER = 0.5  # or hedge when I would finish in half the time it still needs
+HEDGE_BLIND_S = 2.0  # neither model has answered yet: race a request once it has run this long
 
 
 class Client(Protocol):
@@ -346,7 +347,11 @@ class Dispatcher:
             return attempt.give_up_s
         prepared = attempt.job.prepared
         mine = hedger.pace.expected_s(prepared.prompt_tokens) if prepared else None
-        return None if mine is None else HEDGE_WITHOUT_PERCENTILE * mine
+        if mine is not None:
+            return HEDGE_WITHOUT_PERCENTILE * mine
+        # Nothing is known of either model yet (the start of a run with fewer documents than
+        # workers): an idle model finds out by racing, once per document.
+        return HEDGE_BLIND_S
 
     def _hedgeable(self, lane: Lane) -> Iterator[Attempt]:
         for other in self.lanes:
@@ -375,12 +380,17 @@ class Dispatcher:
         return best[1] if best else None
 
     def _next_hedge_at(self, lane: Lane) -> float | None:
+        """When the next request of another model becomes one ``lane`` would race."""
+        if lane.breaker.tripped:
+            return None
+        now = self._now()
         times = [
-            attempt.started + after
+            at
             for attempt in self._hedgeable(lane)
             if (after := self._hedge_after_s(attempt, lane)) is not None
+            and (at := attempt.started + after + 1e-6) > now
         ]
-        return min(times) + 1e-6 if times else None
+        return min(times) if times else None
 
     async def _hedge(self, lane: Lane) -> bool:
         """Race the slowest stuck request of another model, if any (nothing is unstarted)."""

@@ -1,0 +1,173 @@
+"""Every run ends, over real HTTP: long multi-part documents at the end of a run are started by
+the model that would finish them first (the old rule left them to each other forever); a fleet
+of a flaky, a healthy and a dead model accounts for every document and does not wait at the end
+on requests that hang, because an idle model races them (a hedge: the first answer wins, the
+other request is cancelled, one result is kept)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
+from wiki_assets.engine.journal import Journal
+from wiki_assets.engine.store import StateStore
+from wiki_assets.simulator import SimModel, SimServer, fleet
+
+PROJECT = Path(__file__).resolve().parents[1]
+SAMPLE = PROJECT / "synced"
+RUN_LIMIT_S = 240.0  # far beyond what any of these runs needs: past it, the run hung
+
+
+def changelog(kilobytes: int, seed: int) -> str:
+    """A long markdown changelog (summarized in parts), made of the sample's own sentences."""
+    texts = [p.read_text(encoding="utf-8") for p in sorted(SAMPLE.rglob("*.md"))]
+    lines, release = ["# Changelog", ""], 0
+    while sum(len(line) + 1 for line in lines) < kilobytes * 1024:
+        release += 1
+        lines += [f"## v{seed}.{release}.0", ""]
+        text = texts[(release + seed) % len(texts)]
+        lines += [f"- {line.strip()}" for line in text.splitlines() if line.strip()][:12]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def corpus(root: Path, real: int, long_kb: list[int], bad: int = 0) -> Path:
+    collection = root / "c"
+    collection.mkdir(parents=True)
+    for i in range(real):
+        (collection / f"doc-{i:03}.md").write_text(
+            f"# Note {i}\n\nWhat team {i % 7} decided about topic {i}. " * 12, encoding="utf-8"
+        )
+    for i, size in enumerate(long_kb):
+        (collection / f"changelog-{i}.md").write_text(changelog(size, i), encoding="utf-8")
+    for i in range(bad):
+        (collection / f"broken-{i:02}.md").write_bytes(b"\xff\xfe\x00binary\x00" * 50)
+    return root
+
+
+def endpoint(server: SimServer, **fields: object) -> Endpoint:
+    name = server.sim.model
+    return Endpoint(name=name, base_url=server.base_url, model=name, **fields)  # type: ignore[arg-type]
+
+
+def run_bounded(**kwargs: object) -> IngestReport:
+    """``ingest`` on a thread, so a run that never ends fails the test instead of hanging it."""
+    outcome: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            outcome["report"] = ingest(**kwargs)  # type: ignore[arg-type]
+        except BaseException as error:  # noqa: BLE001 - handed to the test below
+            outcome["error"] = error
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(RUN_LIMIT_S)
+    assert not thread.is_alive(), f"the run did not end within {RUN_LIMIT_S:.0f} s"
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["report"]  # type: ignore[return-value]
+
+
+def accounted(report: IngestReport, synced: Path, wiki: Path) -> None:
+    """Every document has its page or a recorded reason."""
+    failed = {f["path"] for f in report.failed}
+    with Journal(StateStore(wiki / ".wiki_assets")) as journal:
+        for path in sorted(p.relative_to(synced).as_posix() for p in synced.rglob("*.md")):
+            entry = journal.get(path)
+            assert entry is not None, f"{path} has no journal entry"
+            if path in failed:
+                assert entry.reason, path
+            else:
+                assert entry.page and (wiki / entry.page).is_file(), f"{path} has no page"
+
+
+def test_two_equally_fast_models_finish_the_long_changelogs(tmp_path: Path) -> None:
+    synced = corpus(tmp_path / "synced", real=56, long_kb=[258, 300, 340, 381])
+    twin = {"per_request_tps": 1500.0, "aggregate_tps": 24_000.0, "max_batch": 16}
+    with fleet(SimModel(model="a", **twin), SimModel(model="b", **twin)) as servers:
+        report = run_bounded(
+            synced_root=synced,
+            wiki_root=tmp_path / "wiki",
+            collections=["c"],
+            endpoints=[endpoint(s) for s in servers],
+            dials=Dials(workers_per_model=4, claim_size=32, flush_seconds=5, max_tokens=64),
+        )
+    assert report.stopped is None
+    assert report.count == 60 and not report.failed, report.failed
+    accounted(report, synced, tmp_path / "wiki")
+
+
+def test_fast_and_slow_batching_servers_end_with_every_changelog(tmp_path: Path) -> None:
+    synced = corpus(tmp_path / "synced", real=98, long_kb=[265, 387])
+    fast = SimModel(model="fast", per_request_tps=500, aggregate_tps=6000, max_batch=24)
+    slow = SimModel(model="slow", per_request_tps=250, aggregate_tps=1000, max_batch=6)
+    with fleet(fast, slow) as servers:
+        report = run_bounded(
+            synced_root=synced,
+            wiki_root=tmp_path / "wiki",
+            collections=["c"],
+            endpoints=[endpoint(s) for s in servers],
+            dials=Dials(workers_per_model=4, claim_size=32, flush_seconds=5, max_tokens=64),
+        )
+    assert report.stopped is None
+    assert report.count == 100 and not report.failed, report.failed
+    accounted(report, synced, tmp_path / "wiki")
+
+
+def test_flaky_healthy_and_dead_models_account_for_everything_without_waiting_on_hangs(
+    tmp_path: Path,
+) -> None:
+    synced = corpus(tmp_path / "synced", real=38, long_kb=[258, 381], bad=31)
+    quick = {"per_request_tps": 5000.0, "aggregate_tps": 50_000.0}
+    flaky = SimModel(
+        model="flaky", error_rate=0.2, hang_rate=0.05, garbage_rate=0.05, seed=3, **quick
+    )
+    healthy = SimModel(model="healthy", **quick)
+    dead = SimModel(model="dead", die_after=0, **quick)
+    with fleet(flaky, healthy, dead) as servers:
+        report = run_bounded(
+            synced_root=synced,
+            wiki_root=tmp_path / "wiki",
+            collections=["c"],
+            # A hung request would hold the run for the whole 120 s timeout.
+            endpoints=[endpoint(s, timeout_s=120.0) for s in servers],
+            dials=Dials(workers_per_model=4, claim_size=8, flush_seconds=5, max_tokens=64),
+        )
+        hung = servers[0].snapshot().hung
+    assert report.stopped is None
+    assert report.count + len(report.failed) == 71
+    assert all(f["path"].startswith("c/broken-") for f in report.failed), report.failed
+    accounted(report, synced, tmp_path / "wiki")
+    by_name = {m.name: m for m in report.models}
+    # Requests that hung were raced and cancelled at the end, never waited out to their timeout.
+    assert by_name["flaky"].timeouts == 0, (hung, by_name["flaky"])
+    if hung:
+        assert report.hedged >= 1
+
+
+def test_a_hedge_takes_over_from_a_model_whose_requests_hang(tmp_path: Path) -> None:
+    synced = corpus(tmp_path / "synced", real=10, long_kb=[])
+    stuck = SimModel(model="stuck", hang_rate=1.0, per_request_tps=5000, aggregate_tps=50_000)
+    healthy = SimModel(model="healthy", per_request_tps=5000, aggregate_tps=50_000)
+    with fleet(stuck, healthy) as servers:
+        report = run_bounded(
+            synced_root=synced,
+            wiki_root=tmp_path / "wiki",
+            collections=["c"],
+            endpoints=[endpoint(s, timeout_s=120.0, workers=2) for s in servers],
+            dials=Dials(workers_per_model=2, claim_size=1, flush_seconds=5),
+        )
+        stuck_stats = servers[0].snapshot()
+    by_name = {m.name: m for m in report.models}
+    assert report.count == 10 and not report.failed
+    # The stuck model took documents at the start (nothing was known of it); the healthy model
+    # raced each of them, its answers won, and the hung requests were cancelled (no timeout).
+    assert stuck_stats.hung >= 1
+    assert by_name["healthy"].docs == 10 and by_name["stuck"].docs == 0
+    assert report.hedged == stuck_stats.hung == by_name["healthy"].hedges_won
+    assert by_name["stuck"].timeouts == 0
+    with Journal(StateStore(tmp_path / "wiki" / ".wiki_assets")) as journal:
+        models = {journal.get(f"c/doc-{i:03}.md").model for i in range(10)}  # type: ignore[union-attr]
+    assert models == {"healthy"}, "exactly one result per document, the winner's"
