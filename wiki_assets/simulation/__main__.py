@@ -54,7 +54,7 @@ def _sweep(seeds: range, docs: int) -> int:
         documents += len(scenario.tokens)
         hedged += outcome.report.hedged
         faulty += scenario.faulty
-        if not scenario.faulty and outcome.ideal_s > 0:
+        if scenario.clean and outcome.ideal_s > 0:
             ratios.append(outcome.makespan_s / outcome.ideal_s)
         problems = check(outcome)
         if problems:
@@ -68,7 +68,7 @@ def _sweep(seeds: range, docs: int) -> int:
     if ratios:
         p95 = ratios[min(len(ratios) - 1, int(0.95 * len(ratios)))]
         print(
-            f"fault-free makespan / ideal: median {statistics.median(ratios):.2f} · "
+            f"clean makespan / ideal: median {statistics.median(ratios):.2f} · "
             f"p95 {p95:.2f} · max {ratios[-1]:.2f} · hedged {hedged} of {documents} documents"
         )
     for line in failures[:20]:

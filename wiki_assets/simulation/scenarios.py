@@ -24,6 +24,7 @@ from wiki_assets.engine.dispatch import (
     Prepared,
     concurrency_for,
 )
+from wiki_assets.engine.dispatch.workers import HEDGE_BLIND_S
 from wiki_assets.engine.fleet import (
     AUTO,
     PROMPT_OVERHEAD_TOKENS,
@@ -39,7 +40,11 @@ from wiki_assets.simulator import SimModel
 
 MONITOR_EVERY_S = 0.1  # how often the idle-model watch looks, in virtual seconds
 IDLE_GRACE_S = 0.5  # longer than this next to a document it would finish first is idling
-MAKESPAN_BOUND = 1.5  # fault-free: makespan <= 1.5 x the ideal + the longest single document
+# Fault-free, the makespan stays within 1.5 x the ideal plus the price of not knowing the models
+# at the start: before a model has answered, nothing tells that it is slow, so it may take the
+# longest document (the bound allows that document on the slowest model, plus the time an idle
+# model waits before racing a request it knows nothing of).
+MAKESPAN_BOUND = 1.5
 DEADLINE_FACTOR = 50.0  # a run past this many ideal makespans (plus the timeouts) is hung
 
 
@@ -70,6 +75,17 @@ class Scenario:
     @property
     def faulty(self) -> bool:
         return any(model.faulty for model in self.models)
+
+    @property
+    def clean(self) -> bool:
+        """No faults, and no request that runs into its model's timeout even alone (then the
+        makespan is held to its bound)."""
+        return not self.faulty and all(
+            _alone(plan, tokens, self.dials.max_tokens)[0] < plan.timeout_s / 2
+            for plan in self.models
+            for tokens in self.tokens
+            if tokens
+        )
 
     def describe(self) -> str:
         kinds = ", ".join(
@@ -164,7 +180,7 @@ class Outcome:
     overlapping: dict[str, int] = field(default_factory=dict)  # document -> raced requests
     stuck: str | None = None  # why the run did not end
     ideal_s: float = 0.0
-    longest_s: float = 0.0
+    blind_s: float = 0.0  # the longest document on the slowest model
 
 
 class _Work:
@@ -194,7 +210,7 @@ class _Work:
 
 
 def _ideal(scenario: Scenario) -> tuple[float, float]:
-    """(lower bound of the makespan, time of the longest document on its fastest model) for a
+    """(lower bound of the makespan, time of the longest document on the slowest model) for a
     fault-free fleet at the configured concurrency: all the work at the fleet's full rate, and
     never less than the longest document alone."""
     dials = scenario.dials
@@ -203,14 +219,15 @@ def _ideal(scenario: Scenario) -> tuple[float, float]:
         sim = plan.sim
         concurrency = dials.max_workers if plan.workers == AUTO else int(plan.workers)
         capacity += min(sim.aggregate_tps, sim.per_request_tps * min(sim.max_batch, concurrency))
-    work = longest = 0.0
+    work = longest = blind = 0.0
     for tokens in scenario.tokens:
         if tokens == 0:
             continue
         alone = [_alone(plan, tokens, dials.max_tokens) for plan in scenario.models]
         longest = max(longest, min(seconds for seconds, _ in alone))
+        blind = max(blind, max(seconds for seconds, _ in alone))
         work += min(units for _, units in alone)
-    return max(work / capacity if capacity else 0.0, longest), longest
+    return max(work / capacity if capacity else 0.0, longest), blind
 
 
 def _alone(plan: ModelPlan, tokens: int, max_tokens: int) -> tuple[float, float]:
@@ -236,7 +253,7 @@ def run(scenario: Scenario) -> Outcome:
     dials = scenario.dials
     report = IngestReport(collections=["sim"], dials=dials, models=[])
     outcome = Outcome(scenario, report)
-    outcome.ideal_s, outcome.longest_s = _ideal(scenario)
+    outcome.ideal_s, outcome.blind_s = _ideal(scenario)
     tokens = {f"d{index:04}.md": t for index, t in enumerate(scenario.tokens)}
     shared: dict[str, int] = {}
     lanes, clients = [], []
@@ -376,12 +393,13 @@ def check(outcome: Outcome) -> list[str]:
             problems.append(f"{path} raced {raced} times (at most one hedge per document)")
     if report.hedged > len(paths):
         problems.append(f"{report.hedged} hedges for {len(paths)} documents")
-    if not scenario.faulty and not outcome.stuck:
-        bound = MAKESPAN_BOUND * outcome.ideal_s + outcome.longest_s
+    if scenario.clean and not outcome.stuck:
+        bound = MAKESPAN_BOUND * outcome.ideal_s + outcome.blind_s + HEDGE_BLIND_S
         if outcome.makespan_s > bound + 1e-6:
             problems.append(
                 f"makespan {outcome.makespan_s:.2f} s is over the bound {bound:.2f} s "
-                f"(ideal {outcome.ideal_s:.2f} s, longest document {outcome.longest_s:.2f} s)"
+                f"(ideal {outcome.ideal_s:.2f} s, longest document on the slowest model "
+                f"{outcome.blind_s:.2f} s)"
             )
     return problems
 
