@@ -187,11 +187,17 @@ def run_ingest(
         if as_json:
             print(json.dumps({"success": False, "error": str(error), "failed": []}))
         return EXIT_RUN_FAILED
-    if outcome.error:
+    if outcome.error and not outcome.stopped_by:
         log.error(f"run {outcome.run_id} failed: {outcome.error}")
     summary = outcome.summary()
     if as_json:
         print(json.dumps(summary, ensure_ascii=False, indent=2))
+    if outcome.stopped_by:
+        # Stopped cleanly by a signal (the engine logged what was done and what is left): the
+        # shell's code for that signal, 143 for SIGTERM and 130 for SIGINT.
+        from wiki_assets.engine.signals import exit_code
+
+        return exit_code(outcome.stopped_by)
     if not outcome.success:
         return EXIT_RUN_FAILED
     return EXIT_DOCUMENTS_FAILED if summary["failed"] else EXIT_OK

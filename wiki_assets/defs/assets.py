@@ -212,6 +212,10 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         if report.stopped:
             # Finished pages are on disk and journaled; the rest is left for the next run, so the
             # partitions must not look materialized.
+            if report.stopped_by:
+                # Which signal: the CLI exits with its code; a run terminated from the UI is
+                # marked canceled by Dagster (the run is CANCELING when this step fails).
+                figures[STOPPED_BY] = dg.MetadataValue.text(report.stopped_by)
             raise dg.Failure(
                 description=f"{report.stopped}; {report.unfinished} documents left for the next "
                 "run",
@@ -289,6 +293,9 @@ def partition_counts(
     return {name: counts.get(name, empty) for name in report.collections}
 
 
+STOPPED_BY = "stopped_by"  # metadata of a run a signal stopped: SIGTERM or SIGINT
+
+
 def run_metadata(report: IngestReport) -> dict[str, Any]:
     """The run's figures, once per run: Int, Float and Bool values (which the UI plots) for every
     figure and dial, JSON only for the list of failures."""
@@ -301,6 +308,7 @@ def run_metadata(report: IngestReport) -> dict[str, Any]:
         "recovered": dg.MetadataValue.int(report.recovered),
         "requeued": dg.MetadataValue.int(report.requeued),
         "unfinished": dg.MetadataValue.int(report.unfinished),
+        "hedged": dg.MetadataValue.int(report.hedged),
         "duration_s": dg.MetadataValue.float(round(report.duration_s, 3)),
         "docs_per_sec": dg.MetadataValue.float(round(report.docs_per_sec, 3)),
         "prompt_tokens": dg.MetadataValue.int(report.prompt_tokens),
@@ -346,6 +354,8 @@ MODEL_COUNTS = (
     "prompt_tokens",
     "completion_tokens",
     "hit_max_tokens",
+    "hedges",
+    "hedges_won",
 )
 
 

@@ -19,7 +19,7 @@ from dagster._core.remote_origin import InProcessCodeLocationOrigin
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 from dagster._utils.hosted_user_process import recon_job_from_origin
 
-from wiki_assets.defs.assets import IngestConfig, models_of, run_config, run_tags
+from wiki_assets.defs.assets import STOPPED_BY, IngestConfig, models_of, run_config, run_tags
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.sync import SyncPlan, sync
@@ -47,6 +47,7 @@ class IngestOutcome:
     error: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     run_partitions: list[str] = field(default_factory=list)
+    stopped_by: str | None = None  # the signal that stopped the run cleanly, if one did
 
     def summary(self) -> dict[str, Any]:
         """The CLI's JSON: figures from the run's materialization metadata, plus the documents of
@@ -111,6 +112,7 @@ def sync_then_ingest(
     if not result.success:
         failure = next((event for event in result.all_events if event.is_failure), None)
         outcome.error = _failure_reason(failure)
+        outcome.stopped_by = _stopped_by(failure)
         return outcome
     observation = result.asset_observations_for_node("wiki_pages")[0]
     outcome.metadata = {key: value.value for key, value in observation.metadata.items()}
@@ -181,6 +183,14 @@ def config_of(resource: dg.ConfigurableResource) -> dict[str, Any]:
         if value is not None:
             values[name] = value
     return values
+
+
+def _stopped_by(event: dg.DagsterEvent | None) -> str | None:
+    """The signal named in a step failure's metadata (see ``wiki_pages``), if any."""
+    data = getattr(event, "event_specific_data", None)
+    failure = getattr(data, "user_failure_data", None)
+    value = (getattr(failure, "metadata", None) or {}).get(STOPPED_BY)
+    return getattr(value, "value", None)
 
 
 def _failure_reason(event: dg.DagsterEvent | None) -> str:
