@@ -211,23 +211,29 @@ class _Work:
 
 def _ideal(scenario: Scenario) -> tuple[float, float]:
     """(lower bound of the makespan, time of the longest document on the slowest model) for a
-    fault-free fleet at the configured concurrency: all the work at the fleet's full rate, and
-    never less than the longest document alone."""
+    fault-free fleet at the configured concurrency. No run beats any of: all the work at the
+    fleet's full rate; every document's time alone on its fastest model, spread over every
+    worker of the fleet; the longest document alone."""
     dials = scenario.dials
     capacity = 0.0
+    workers = 0
     for plan in scenario.models:
         sim = plan.sim
         concurrency = dials.max_workers if plan.workers == AUTO else int(plan.workers)
+        workers += concurrency
         capacity += min(sim.aggregate_tps, sim.per_request_tps * min(sim.max_batch, concurrency))
-    work = longest = blind = 0.0
+    work = busy = longest = blind = 0.0
     for tokens in scenario.tokens:
         if tokens == 0:
             continue
         alone = [_alone(plan, tokens, dials.max_tokens) for plan in scenario.models]
-        longest = max(longest, min(seconds for seconds, _ in alone))
+        fastest = min(seconds for seconds, _ in alone)
+        longest = max(longest, fastest)
         blind = max(blind, max(seconds for seconds, _ in alone))
+        busy += fastest
         work += min(units for _, units in alone)
-    return max(work / capacity if capacity else 0.0, longest), blind
+    spread = busy / workers if workers else 0.0
+    return max(work / capacity if capacity else 0.0, spread, longest), blind
 
 
 def _alone(plan: ModelPlan, tokens: int, max_tokens: int) -> tuple[float, float]:
