@@ -423,3 +423,100 @@ def check_server(
     assert all(ALIGNED.match(line) for line in ours), ours
     assert any(f"ingest done: {total} docs" in line for line in ours)
     assert not [line for line in output if f"- {run_id} -" in line]
+
+
+def test_a_run_terminated_through_graphql_ends_canceled_with_its_locks_freed(
+    tmp_path: Path,
+) -> None:
+    """The UI's "Terminate" (GraphQL ``terminateRun``) reaches the run as a signal: the engine
+    stops its requests, keeps what came back, releases the collection's lock, and Dagster marks
+    the run canceled."""
+    synced, wiki, home = tmp_path / "synced", tmp_path / "wiki", tmp_path / "dagster_home"
+    shutil.copytree(SAMPLE, synced)
+    home.mkdir()
+    shutil.copy(PROJECT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    # About 3 s a document, one at a time: the run is still busy when it is terminated.
+    slow = SimModel(model="sim-slow", per_request_tps=60, aggregate_tps=60, max_batch=1)
+    with SimServer(slow) as sim:
+        project = tmp_path / "wiki_assets.yaml"
+        project.write_text(
+            yaml.safe_dump(
+                {
+                    "resources": {
+                        "summarizer": {
+                            "config": {
+                                "models": [
+                                    {"name": "sim", "base_url": sim.base_url, "model": "sim-slow"}
+                                ]
+                            }
+                        },
+                        "corpus": {"config": {"synced_root": str(synced), "wiki_root": str(wiki)}},
+                    },
+                    "ops": {"wiki_pages": {"config": {"workers_per_model": 1, "claim_size": 1}}},
+                }
+            )
+        )
+        from wiki_assets.defs.partitions import collections_partitions
+
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            instance.add_dynamic_partitions(collections_partitions.name or "", ["people"])
+        dev = start_dev(tmp_path, home, synced, wiki, {"WIKI_ASSETS_CONFIG": str(project)})
+        try:
+            run_id = _launch_and_terminate(dev, sim)
+        finally:
+            stop_dev(dev)
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        run = instance.get_run_by_id(run_id)
+        messages = [entry.message for entry in instance.all_logs(run_id)]
+    assert run is not None and run.status == dg.DagsterRunStatus.CANCELED, messages[-10:]
+    assert any("stopped by SIG" in message for message in messages), "\n".join(messages)
+    from wiki_assets.engine.store import StateStore
+
+    with StateStore(wiki / ".wiki_assets").collection_locks(["people"]):
+        pass  # free: the run let go of it
+
+
+def _launch_and_terminate(dev: DevServer, sim: SimServer) -> str:
+    def location_loaded() -> bool | None:
+        try:
+            data = dev.graphql(
+                "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus } } } }"
+            )
+        except (urllib.error.URLError, ConnectionError):
+            return None
+        entries = data["workspaceOrError"]["locationEntries"]
+        loaded = [(e["name"], e["loadStatus"]) for e in entries]
+        return True if loaded == [(LOCATION, "LOADED")] else None
+
+    wait_for("the code location", STARTUP_S, location_loaded, dev)
+    launched = dev.graphql(
+        """mutation($params: LaunchBackfillParams!) {
+          launchPartitionBackfill(backfillParams: $params) {
+            __typename ... on LaunchBackfillSuccess { backfillId } ... on PythonError { message }
+          }
+        }""",
+        {"params": {"partitionNames": ["people"], "assetSelection": [{"path": ["wiki_pages"]}]}},
+    )["launchPartitionBackfill"]
+    assert launched["__typename"] == "LaunchBackfillSuccess", launched
+
+    def running() -> str | None:
+        with dg.DagsterInstance.from_config(str(dev.home)) as instance:
+            runs = instance.get_runs(limit=1)
+        started = runs and runs[0].status == dg.DagsterRunStatus.STARTED
+        return runs[0].run_id if started and sim.snapshot().answered >= 1 else None
+
+    run_id = wait_for("the run to be under way", BACKFILL_S, running, dev)
+    terminated = dev.graphql(
+        """mutation($runId: String!) { terminateRun(runId: $runId) {
+             __typename ... on PythonError { message } } }""",
+        {"runId": run_id},
+    )["terminateRun"]
+    assert terminated["__typename"] == "TerminateRunSuccess", terminated
+
+    def finished() -> dg.DagsterRun | None:
+        with dg.DagsterInstance.from_config(str(dev.home)) as instance:
+            found = instance.get_run_by_id(run_id)
+        return found if found is not None and found.is_finished else None
+
+    wait_for("the terminated run to end", 30.0, finished, dev)
+    return run_id

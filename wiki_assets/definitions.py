@@ -58,6 +58,10 @@ def build_defs(
             "summarizer": summarizer or SummarizerResource(),
         },
         loggers={"console": aligned_console_logger},
+        # Steps run in the run's own process, one after the other (wiki_index needs the pages):
+        # the engine is concurrent itself, a step subprocess would only add its start-up, and a
+        # run terminated from the UI reaches the engine as a signal it stops cleanly on.
+        executor=dg.in_process_executor,
     )
 
 
