@@ -303,9 +303,11 @@ class _Run:
             self.loop.call_soon_threadsafe(self._stop_now)
 
     def _stop_now(self) -> None:
-        if self.dispatcher is not None and self.stop_signal is not None:
+        dispatcher = self.dispatcher
+        if dispatcher is not None and self.stop_signal is not None and not dispatcher.finished:
+            # After the last request (the final flush), there is nothing left to stop.
             self.report.stopped_by = self.stop_signal
-            self.dispatcher.stop(f"stopped by {self.stop_signal}")
+            dispatcher.stop(f"stopped by {self.stop_signal}")
 
     async def execute(self) -> IngestReport:
         self.started = time.monotonic()
