@@ -97,12 +97,12 @@ def sync_then_ingest(
     config = {
         **run_config(dials),
         # The fleet and folders of this run travel in its run config, so a re-execution from the
-        # UI uses them too. In this process, one step after the other.
+        # UI uses them too. Steps run in this process, one after the other (the definitions'
+        # executor).
         "resources": {
             "summarizer": {"config": config_of(summarizer)},
             "corpus": {"config": config_of(corpus)},
         },
-        "execution": {"config": {"in_process": {}}},
     }
     result = execute_in_location(instance, INGEST_JOB, config, tags)
     outcome.run_id = result.run_id
