@@ -619,7 +619,10 @@ class _Run:
             assert self.dispatcher is not None
             self.dispatcher.wake()  # workers held back by a full buffer go on
             try:
-                await loop.run_in_executor(self.flushes, self._flush, batch)
+                # Shielded: the run's end cancels this task, and a cancelled executor future that
+                # has not started yet would never write its batch (taken from the buffer above).
+                # The flush goes on; the final flush runs after it, in order.
+                await asyncio.shield(loop.run_in_executor(self.flushes, self._flush, batch))
             except Exception as error:
                 self.unwritten[:0] = batch  # for the last flush to try again
                 self.dispatcher.stop(f"pages could not be written: {error}", cancel=False)
