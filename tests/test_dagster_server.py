@@ -86,6 +86,18 @@ class DevServer:
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
 
+    def location_loaded(self) -> bool | None:
+        """True once the project's code location is loaded (None while the server starts)."""
+        try:
+            data = self.graphql(
+                "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus } } } }"
+            )
+        except (urllib.error.URLError, ConnectionError):
+            return None
+        entries = data["workspaceOrError"]["locationEntries"]
+        loaded = [(entry["name"], entry["loadStatus"]) for entry in entries]
+        return True if loaded == [(LOCATION, "LOADED")] else None
+
 
 def wait_for(what: str, timeout_s: float, probe: Callable[[], T | None], dev: DevServer) -> T:
     """Poll ``probe`` until it returns a value; fail with the server's output on timeout or exit."""
@@ -284,18 +296,7 @@ def check_server(
     documents: dict[str, int],
     then: Callable[[], None],
 ) -> None:
-    def location_loaded() -> bool | None:
-        try:
-            data = dev.graphql(
-                "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus } } } }"
-            )
-        except (urllib.error.URLError, ConnectionError):
-            return None
-        entries = data["workspaceOrError"]["locationEntries"]
-        loaded = [(entry["name"], entry["loadStatus"]) for entry in entries]
-        return True if loaded == [(LOCATION, "LOADED")] else None
-
-    wait_for("the GraphQL endpoint and the code location", STARTUP_S, location_loaded, dev)
+    wait_for("the GraphQL endpoint and the code location", STARTUP_S, dev.location_loaded, dev)
     then()
 
     # A backfill of several partitions. Its run config has no resources: the fleet is the project
@@ -477,18 +478,7 @@ def test_a_run_terminated_through_graphql_ends_canceled_with_its_locks_freed(
 
 
 def _launch_and_terminate(dev: DevServer, sim: SimServer) -> str:
-    def location_loaded() -> bool | None:
-        try:
-            data = dev.graphql(
-                "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus } } } }"
-            )
-        except (urllib.error.URLError, ConnectionError):
-            return None
-        entries = data["workspaceOrError"]["locationEntries"]
-        loaded = [(e["name"], e["loadStatus"]) for e in entries]
-        return True if loaded == [(LOCATION, "LOADED")] else None
-
-    wait_for("the code location", STARTUP_S, location_loaded, dev)
+    wait_for("the code location", STARTUP_S, dev.location_loaded, dev)
     launched = dev.graphql(
         """mutation($params: LaunchBackfillParams!) {
           launchPartitionBackfill(backfillParams: $params) {
