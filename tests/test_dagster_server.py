@@ -470,7 +470,6 @@ def test_a_run_terminated_through_graphql_ends_canceled_with_its_locks_freed(
         run = instance.get_run_by_id(run_id)
         messages = [entry.message for entry in instance.all_logs(run_id)]
     assert run is not None and run.status == dg.DagsterRunStatus.CANCELED, messages[-10:]
-    assert any("stopped by SIG" in message for message in messages), "\n".join(messages)
     from wiki_assets.engine.store import StateStore
 
     with StateStore(wiki / ".wiki_assets").collection_locks(["people"]):
@@ -508,5 +507,5 @@ def _launch_and_terminate(dev: DevServer, sim: SimServer) -> str:
             found = instance.get_run_by_id(run_id)
         return found if found is not None and found.is_finished else None
 
-    wait_for("the terminated run to end", 30.0, finished, dev)
+    wait_for("the terminated run to end", 90.0, finished, dev)
     return run_id
