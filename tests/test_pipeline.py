@@ -191,3 +191,87 @@ def test_changed_collection_shows_stale_in_dagster(
     sync(instance, workspace.corpus, summarizer)
     assert status("product") == StaleStatus.STALE
     assert status("people") == StaleStatus.FRESH
+
+
+ASSET_STATUS = """
+query AssetStatus($key: AssetKeyInput!, $partitions: [String!]) {
+  assetNodeOrError(assetKey: $key) {
+    __typename
+    ... on AssetNode {
+      partitionStats { numPartitions numMaterialized numMaterializing numFailed }
+      assetPartitionStatuses {
+        __typename
+        ... on DefaultPartitionStatuses { materializedPartitions unmaterializedPartitions }
+      }
+      staleStatusByPartition(partitions: $partitions)
+    }
+  }
+}
+"""
+
+
+def test_synced_collections_count_as_present_in_the_ui(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    """What the UI reads, through Dagster's own GraphQL schema against the real instance and the
+    code location `dagster dev` loads: every synced collection is a present partition of
+    synced_documents (not "Missing"), a re-sync with no change records no new materialization,
+    and a changed collection still shows its wiki_pages partition as stale, without waking the
+    automation of wiki_index."""
+    from dagster._core.test_utils import in_process_test_workspace
+    from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+    from dagster_graphql.test.utils import execute_dagster_graphql
+
+    from wiki_assets.defs.sync import sync
+
+    summarizer = summarizer_for(sim)
+    defs = build_defs(workspace.corpus, summarizer)
+    assert sync_then_ingest(instance, workspace.corpus, summarizer, FAST).success
+    collections = sorted(instance.get_dynamic_partitions("collections"))
+    assert len(collections) == 5
+    origin = LoadableTargetOrigin(module_name="wiki_assets.definitions", attribute="defs")
+
+    def node(asset: str) -> dict:
+        with in_process_test_workspace(instance, origin) as context:
+            result = execute_dagster_graphql(
+                context, ASSET_STATUS, {"key": {"path": [asset]}, "partitions": collections}
+            )
+        assert not result.errors, result.errors
+        data = result.data["assetNodeOrError"]
+        assert data["__typename"] == "AssetNode", data
+        return data
+
+    def materializations() -> list[str]:
+        records = instance.fetch_materializations(dg.AssetKey("synced_documents"), limit=100)
+        return sorted(record.partition_key or "" for record in records.records)
+
+    synced = node("synced_documents")
+    assert synced["partitionStats"] == {
+        "numPartitions": 5,
+        "numMaterialized": 5,
+        "numMaterializing": 0,
+        "numFailed": 0,
+    }
+    statuses = synced["assetPartitionStatuses"]
+    assert sorted(statuses["materializedPartitions"]) == collections
+    assert statuses["unmaterializedPartitions"] == []
+    assert materializations() == collections
+    assert node("wiki_pages")["staleStatusByPartition"] == ["FRESH"] * 5
+
+    automation = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+    sync(instance, workspace.corpus, summarizer)  # nothing changed: observed, not materialized
+    assert materializations() == collections
+    assert node("wiki_pages")["staleStatusByPartition"] == ["FRESH"] * 5
+
+    edited = workspace.synced / "product" / "2026-roadmap.md"
+    edited.write_text(edited.read_text() + "\nQ4: cold storage tier.\n")
+    sync(instance, workspace.corpus, summarizer)
+    assert materializations() == sorted([*collections, "product"])
+    stale = dict(zip(collections, node("wiki_pages")["staleStatusByPartition"], strict=True))
+    assert stale == {key: "STALE" if key == "product" else "FRESH" for key in collections}
+    assert node("synced_documents")["partitionStats"]["numMaterialized"] == 5
+    # wiki_index waits for wiki_pages: a changed mirror alone requests nothing.
+    again = dg.evaluate_automation_conditions(
+        defs=defs, instance=instance, cursor=automation.cursor
+    )
+    assert again.total_requested == 0

@@ -28,8 +28,10 @@ synced_documents = dg.AssetSpec(
     group_name="wiki",
     description=(
         "Documents mirrored from Confluence, Notion and drives into the synced root, one partition "
-        "per collection. Observed by the sync step with a data version derived from every "
-        "document's path and content hash, so a changed collection shows its wiki pages as stale."
+        "per collection. The sync step observes every collection with a data version derived "
+        "from every document's path and content hash, so a changed collection shows its wiki "
+        "pages as stale, and records a materialization of a collection when it is new or its "
+        "version changed, so every synced collection counts as present."
     ),
 )
 
@@ -367,4 +369,3 @@ def models_of(metadata: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         if len(parts) == 3 and parts[0] == "model":
             models.setdefault(parts[1], {"name": parts[1]})[parts[2]] = value
     return models
-

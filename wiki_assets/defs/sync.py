@@ -114,20 +114,50 @@ def sync(
     added = [state.name for state in states if state.name not in known]
     if added:
         instance.add_dynamic_partitions(name, added)
-    for state in states:
-        # Dagster compares this version with the one each wiki_pages partition was built from and
-        # shows the partition as stale when they differ.
-        instance.report_runless_asset_event(
-            dg.AssetObservation(
-                asset_key=dg.AssetKey("synced_documents"),
-                partition=state.name,
-                tags={"dagster/data_version": state.version},
-                metadata={"documents": dg.MetadataValue.int(state.documents)},
-            )
-        )
+    report_collections(instance, states)
     order = {key: index for index, key in enumerate(instance.get_dynamic_partitions(name))}
     pending = sorted((s.name for s in states if s.pending), key=lambda key: order[key])
     return SyncPlan(states=states, added=added, pending=pending)
+
+
+SYNCED_DOCUMENTS = dg.AssetKey("synced_documents")
+DATA_VERSION_TAG = "dagster/data_version"
+
+
+def report_collections(instance: dg.DagsterInstance, states: list[CollectionState]) -> None:
+    """Record every collection's data version on ``synced_documents``: an observation per sync,
+    and a materialization when the mirror holds a new version of it (a new or changed
+    collection), so a re-sync with no change adds no materialization."""
+    # The version each collection was last materialized with, in one query.
+    materialized = instance.event_log_storage.get_latest_tags_by_partition(
+        SYNCED_DOCUMENTS,
+        dg.DagsterEventType.ASSET_MATERIALIZATION,
+        [DATA_VERSION_TAG],
+        asset_partitions=[state.name for state in states],
+    )
+    for state in states:
+        tags = {DATA_VERSION_TAG: state.version}
+        metadata = {"documents": dg.MetadataValue.int(state.documents)}
+        # Staleness: for a partition of an external asset, Dagster compares the latest
+        # observation with the last one before the storage id a wiki_pages run recorded for
+        # synced_documents, and shows the wiki_pages partition as stale when their versions
+        # differ. Only observations count there, so every sync observes every collection.
+        instance.report_runless_asset_event(
+            dg.AssetObservation(
+                asset_key=SYNCED_DOCUMENTS, partition=state.name, tags=tags, metadata=metadata
+            )
+        )
+        # Presence: the UI's partition status (partitionStats, assetPartitionStatuses) counts
+        # only materializations, so a collection that was only observed shows as missing. The
+        # storage id a run records is the asset's latest materialization when there is one, so
+        # the materialization comes after the observation of the same version: a run that
+        # follows sees that observation at or before its recorded id, not after it.
+        if materialized.get(state.name, {}).get(DATA_VERSION_TAG) != state.version:
+            instance.report_runless_asset_event(
+                dg.AssetMaterialization(
+                    asset_key=SYNCED_DOCUMENTS, partition=state.name, tags=tags, metadata=metadata
+                )
+            )
 
 
 def build_schedule(job: Any, dials: IngestConfig | None = None) -> dg.ScheduleDefinition:
