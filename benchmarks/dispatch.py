@@ -183,8 +183,7 @@ class Bench:
         with RelatedIndex(self.link_index) as index:
             texts = ((doc, read_text(synced, doc)) for doc in scan(synced))
             index.update_many(
-                (doc.path, title_of(text, doc.path), text, doc.content_hash)
-                for doc, text in texts
+                (doc.path, title_of(text, doc.path), text, doc.content_hash) for doc, text in texts
             )
         return time.perf_counter() - started
 

@@ -34,6 +34,7 @@ import pytest
 import yaml
 from conftest import PROJECT, SAMPLE
 
+from wiki_assets.definitions import AUTOMATION_SENSOR
 from wiki_assets.defs.resources import ModelConfig, SummarizerResource
 from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.defs.settings import load_settings
@@ -42,11 +43,8 @@ from wiki_assets.simulator import SimModel, SimServer
 pytestmark = pytest.mark.server
 
 LOCATION = "wiki_assets.definitions:defs"
-SCHEDULE = {
-    "repositoryLocationName": LOCATION,
-    "repositoryName": "__repository__",
-    "scheduleName": "daily_sync_then_ingest",
-}
+REPOSITORY = {"repositoryLocationName": LOCATION, "repositoryName": "__repository__"}
+SCHEDULE = {**REPOSITORY, "scheduleName": "daily_sync_then_ingest"}
 BACKFILL = ["engineering", "operations", "people"]  # contiguous: one run (single-run policy)
 ALIGNED = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  (INFO |WARNING|ERROR|DEBUG) +\S")
 STARTUP_S = 120.0
@@ -97,6 +95,16 @@ class DevServer:
         entries = data["workspaceOrError"]["locationEntries"]
         loaded = [(entry["name"], entry["loadStatus"]) for entry in entries]
         return True if loaded == [(LOCATION, "LOADED")] else None
+
+    def automation_evaluated(self) -> bool | None:
+        """True once the automation sensor has finished a tick (None before)."""
+        sensor = self.graphql(
+            """query($selector: SensorSelector!) { sensorOrError(sensorSelector: $selector) {
+                 ... on Sensor { sensorState { ticks(limit: 5) { status } } } } }""",
+            {"selector": {**REPOSITORY, "sensorName": AUTOMATION_SENSOR}},
+        )["sensorOrError"]
+        ticks = sensor["sensorState"]["ticks"]
+        return True if any(tick["status"] in ("SUCCESS", "SKIPPED") for tick in ticks) else None
 
 
 def wait_for(what: str, timeout_s: float, probe: Callable[[], T | None], dev: DevServer) -> T:
@@ -297,6 +305,9 @@ def check_server(
     then: Callable[[], None],
 ) -> None:
     wait_for("the GraphQL endpoint and the code location", STARTUP_S, dev.location_loaded, dev)
+    # The sensor's first evaluation only sets its baseline (Dagster's eager condition counts the
+    # initial evaluation as "handled"): pages that change before it are not seen as an update.
+    wait_for("the automation sensor's first evaluation", TICK_S, dev.automation_evaluated, dev)
     then()
 
     # A backfill of several partitions. Its run config has no resources: the fleet is the project

@@ -144,7 +144,10 @@ def test_parallel_runs_keep_each_model_under_its_fleet_wide_limit(
     assert not errors, errors
     for model, limit in limits.items():
         assert stats[model].peak_in_flight == limit, (model, stats[model].peak_in_flight)
-    assert sorted(asked) == documents and set(asked.values()) == {1}
+    # Once each, but for a request raced at the tail (a hedge: counted in the figures).
+    hedged = sum(report.hedged for report in reports)
+    assert sorted(asked) == documents and sum(asked.values()) == len(documents) + hedged
+    assert set(asked.values()) <= {1, 2}
     assert sum(report.count for report in reports) == len(documents)
     with Journal(store) as journal:
         assert sorted(entry.path for entry in journal.pages()) == documents

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 
@@ -95,3 +96,29 @@ def test_an_hour_of_waiting_takes_no_time() -> None:
         return loop.time() - start
 
     assert run_virtual(an_hour()) == 3600
+
+
+def test_the_simulation_catches_a_hung_request_waited_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hedge rule before: one race per document, by whichever idle model came first. When
+    that race went to a model whose requests hang too, the healthy model could not race it any
+    more and the run waited for the timeout; the simulation must say so."""
+
+    def one_race_per_document(self: workers.Dispatcher, lane: workers.Lane) -> Any:
+        for other in self.lanes:
+            if other is lane:
+                continue
+            for attempt in other.attempts:
+                job = attempt.job
+                if not (job.raced_by or job.done or attempt.hedge or job.prepared is None):
+                    yield attempt
+
+    monkeypatch.setattr(workers.Dispatcher, "_hedgeable", one_race_per_document)
+    waited = next(
+        (
+            seed
+            for seed in SEEDS
+            if any("waited out" in problem for problem in check(run(generate(seed, DOCS))))
+        ),
+        None,
+    )
+    assert waited is not None, "no scenario showed a hung request waited out"

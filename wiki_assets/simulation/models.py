@@ -104,9 +104,7 @@ class VirtualModel:
             self.shared[path] -= 1
 
     async def _summarize(self, path: str) -> Summary:
-        budget = max(
-            64, self.endpoint.context_tokens - self.max_tokens - PROMPT_OVERHEAD_TOKENS
-        )
+        budget = max(64, self.endpoint.context_tokens - self.max_tokens - PROMPT_OVERHEAD_TOKENS)
         tokens = self.tokens(path) - PROMPT_OVERHEAD_TOKENS
         parts = max(1, math.ceil(tokens / budget))
         prompt = completion = 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from wiki_assets.engine.corpus import DocumentError, SourceDocument
@@ -161,7 +162,30 @@ def generate(seed: int, max_docs: int = 80) -> Scenario:
         max_workers=rng.choice([8, 32]),
         give_up_after_s=rng.choice([5.0, 30.0]),
     )
-    return Scenario(seed, models, tuple(_tokens(rng) for _ in range(docs)), dials)
+    tokens = tuple(_tokens(rng) for _ in range(docs))
+    if faults and len(models) > 1 and rng.random() < 0.5:
+        models = _beside_a_healthy_model(rng, models)
+    return Scenario(seed, models, tokens, dials)
+
+
+def _beside_a_healthy_model(
+    rng: random.Random, models: tuple[ModelPlan, ...]
+) -> tuple[ModelPlan, ...]:
+    """The common fleet: one reliable model (the local server) beside faulty ones whose requests
+    sometimes hang, one of them perhaps dead from the start."""
+    healthy = rng.randrange(len(models))
+    changed = []
+    for index, plan in enumerate(models):
+        sim = plan.sim
+        if index == healthy:
+            sim = replace(sim, error_rate=0.0, rate_limit_rate=0.0, hang_rate=0.0, garbage_rate=0.0)
+            plan = replace(plan, sim=sim, outages=())
+        else:
+            sim = replace(sim, hang_rate=rng.choice([0.05, 0.2, 1.0]))
+            dead = (Outage(0.0, math.inf),) if rng.random() < 0.3 else plan.outages
+            plan = replace(plan, sim=sim, outages=dead)
+        changed.append(plan)
+    return tuple(changed)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -177,10 +201,11 @@ class Outcome:
     failures: dict[str, str] = field(default_factory=dict)  # document -> reason
     unfinished: int = 0
     idle_violations: list[str] = field(default_factory=list)
-    overlapping: dict[str, int] = field(default_factory=dict)  # document -> raced requests
+    overlapping: dict[str, int] = field(default_factory=dict)  # document -> most races by one model
     stuck: str | None = None  # why the run did not end
     ideal_s: float = 0.0
     blind_s: float = 0.0  # the longest document on the slowest model
+    hang_free_s: float | None = None  # the run must end before this, though requests hang
 
 
 class _Work:
@@ -209,15 +234,16 @@ class _Work:
         return False
 
 
-def _ideal(scenario: Scenario) -> tuple[float, float]:
+def _ideal(scenario: Scenario, models: Sequence[ModelPlan] | None = None) -> tuple[float, float]:
     """(lower bound of the makespan, time of the longest document on the slowest model) for a
-    fault-free fleet at the configured concurrency. No run beats any of: all the work at the
-    fleet's full rate; every document's time alone on its fastest model, spread over every
-    worker of the fleet; the longest document alone."""
+    fault-free fleet of ``models`` (the scenario's by default) at the configured concurrency. No
+    run beats any of: all the work at the fleet's full rate; every document's time alone on its
+    fastest model, spread over every worker of the fleet; the longest document alone."""
     dials = scenario.dials
+    models = scenario.models if models is None else models
     capacity = 0.0
     workers = 0
-    for plan in scenario.models:
+    for plan in models:
         sim = plan.sim
         concurrency = dials.max_workers if plan.workers == AUTO else int(plan.workers)
         workers += concurrency
@@ -226,7 +252,7 @@ def _ideal(scenario: Scenario) -> tuple[float, float]:
     for tokens in scenario.tokens:
         if tokens == 0:
             continue
-        alone = [_alone(plan, tokens, dials.max_tokens) for plan in scenario.models]
+        alone = [_alone(plan, tokens, dials.max_tokens) for plan in models]
         fastest = min(seconds for seconds, _ in alone)
         longest = max(longest, fastest)
         blind = max(blind, max(seconds for seconds, _ in alone))
@@ -234,6 +260,23 @@ def _ideal(scenario: Scenario) -> tuple[float, float]:
         work += min(units for _, units in alone)
     spread = busy / workers if workers else 0.0
     return max(work / capacity if capacity else 0.0, spread, longest), blind
+
+
+def _hang_free_s(scenario: Scenario) -> float | None:
+    """How soon the run must end although some requests hang: when fault-free models alone
+    would finish every document well before the shortest timeout of a model that hangs, the
+    run ends before that timeout (a hung request is raced at the tail, never waited out).
+    None when the scenario gives no such promise."""
+    hanging = [plan.timeout_s for plan in scenario.models if plan.sim.hang_rate > 0]
+    healthy = [plan for plan in scenario.models if not plan.faulty]
+    if not hanging or not healthy or not any(scenario.tokens):
+        return None
+    ideal, blind = _ideal(scenario, healthy)
+    _, slowest = _ideal(scenario)  # an unknown model may hold the longest document at first
+    # Faster than the healthy models alone, plus the wait before a race (the hanging model's
+    # own tail time for its longest document at most), must leave a wide margin to the timeout.
+    promised = MAKESPAN_BOUND * ideal + blind + 2 * slowest + HEDGE_BLIND_S
+    return min(hanging) if promised < min(hanging) / 2 else None
 
 
 def _alone(plan: ModelPlan, tokens: int, max_tokens: int) -> tuple[float, float]:
@@ -260,6 +303,7 @@ def run(scenario: Scenario) -> Outcome:
     report = IngestReport(collections=["sim"], dials=dials, models=[])
     outcome = Outcome(scenario, report)
     outcome.ideal_s, outcome.blind_s = _ideal(scenario)
+    outcome.hang_free_s = _hang_free_s(scenario)
     tokens = {f"d{index:04}.md": t for index, t in enumerate(scenario.tokens)}
     shared: dict[str, int] = {}
     lanes, clients = [], []
@@ -322,7 +366,7 @@ def run(scenario: Scenario) -> Outcome:
     outcome.unfinished = dispatcher.queue.remaining()
     for client in clients:
         for path, count in client.traffic.overlapping.items():
-            outcome.overlapping[path] = outcome.overlapping.get(path, 0) + count
+            outcome.overlapping[path] = max(outcome.overlapping.get(path, 0), count)
     return outcome
 
 
@@ -396,9 +440,16 @@ def check(outcome: Outcome) -> list[str]:
     problems.extend(outcome.idle_violations[:3])
     for path, raced in outcome.overlapping.items():
         if raced > 1:
-            problems.append(f"{path} raced {raced} times (at most one hedge per document)")
-    if report.hedged > len(paths):
+            problems.append(f"{path} raced {raced} times by one model (each races it at most once)")
+    if report.hedged > len(paths) * len(scenario.models):
         problems.append(f"{report.hedged} hedges for {len(paths)} documents")
+    if outcome.hang_free_s is not None and not outcome.stuck:
+        if outcome.makespan_s >= outcome.hang_free_s:
+            problems.append(
+                f"makespan {outcome.makespan_s:.2f} s reached a hanging model's timeout "
+                f"({outcome.hang_free_s:.0f} s) although fault-free models alone would finish "
+                f"well before it: a hung request was waited out"
+            )
     if scenario.clean and not outcome.stuck:
         bound = MAKESPAN_BOUND * outcome.ideal_s + outcome.blind_s + HEDGE_BLIND_S
         if outcome.makespan_s > bound + 1e-6:

@@ -42,7 +42,7 @@ class Job:
     prepared: Prepared | None = None  # kept while the document waits to be started again
     running: list[Any] = field(default_factory=list)  # its requests in flight (Attempt)
     started: bool = False  # sent to a model at least once
-    hedged: bool = False  # a second request raced the first (at most once)
+    raced_by: set[int] = field(default_factory=set)  # models that raced it (each at most once)
     done: bool = False  # answered and recorded: later answers are dropped
 
 

@@ -16,8 +16,10 @@ left by every model. What a model would finish first it starts.
 
 Once nothing is left unstarted, an idle model may *hedge* ("The Tail at Scale", Dean and Barroso):
 take a document whose request on another model has run past that model's 95th-percentile time
-for it. The first answer wins and the other request is cancelled; each document is hedged at
-most once, so the extra load is bounded by the tail itself.
+for it. The first answer wins and the other request is cancelled. A document gets another
+request only while every request for it is late (so a hedge that hangs is raced in turn), each
+model races a document at most once, and a model whose last request failed races nothing: the
+extra load is bounded by the tail itself.
 """
 
 from __future__ import annotations

@@ -82,6 +82,19 @@ class Attempt:
     hedge: bool
     task: asyncio.Future[Summary] | None = None
 
+    def outlook(self) -> tuple[float, float]:
+        """(expected seconds, seconds past which it is presumed stuck) with what its model's
+        pace says now. Sent before the model had answered, the request had no expectation of
+        its own; and without a percentile yet, twice the expected time is the limit: a request
+        that hangs must not make its model look about to come free forever."""
+        pace = self.lane.pace
+        tokens = self.job.prepared.prompt_tokens if self.job.prepared else 0
+        expected = self.expected_s or pace.expected_s(tokens) or 0.0
+        give_up = self.give_up_s or pace.percentile_s(tokens)
+        if give_up is None:
+            give_up = HEDGE_WITHOUT_PERCENTILE * expected if expected else HEDGE_BLIND_S
+        return expected, give_up
+
 
 @dataclass(eq=False)
 class Lane:
@@ -106,10 +119,7 @@ class Lane:
         """Seconds until one of its workers is free to start a request (inf: none will be)."""
         if len(self.attempts) < self.concurrency.limit:
             return 0.0
-        return min(
-            (remaining_s(now - a.started, a.expected_s, a.give_up_s) for a in self.attempts),
-            default=0.0,
-        )
+        return min((remaining_s(now - a.started, *a.outlook()) for a in self.attempts), default=0.0)
 
     def prospect(self, prompt_tokens: int, now: float) -> Prospect | None:
         """Its outlook for a document, or None when it cannot be counted on to take it."""
@@ -240,16 +250,19 @@ class Dispatcher:
                         return
                     # Requests still out may fail and put their document back: stay until they
                     # end, without holding a fleet-wide slot another run could use meanwhile.
+                    # Any request that ends may also free a document to race (a failed hedge).
                     await self._unlease(lane, slot)
-                    await self._wait(
-                        lambda: self.queue.has_work() or self.holding == 0,
-                        self._next_hedge_at(lane),
-                    )
+                    await self._wait(self._idle_over(self.settled), self._next_hedge_at(lane))
                     continue
                 if not await self._start(job, lane):
                     await self._after_leaving(lane, worker, slot)
         finally:
             await self._unlease(lane, slot)
+
+    def _idle_over(self, settled: int) -> Callable[[], bool]:
+        """For a worker with nothing to start: work came back, nothing is held any more, or a
+        request ended since ``settled`` (it may have left a document to race)."""
+        return lambda: self.queue.has_work() or self.holding == 0 or self.settled != settled
 
     async def _after_leaving(self, lane: Lane, worker: int, slot: int) -> None:
         """This worker left a document to a model that would finish it sooner. It hands its
@@ -264,6 +277,7 @@ class Dispatcher:
             if await self._start(other, lane):
                 return
         await self._unlease(lane, slot)
+
         def news() -> tuple[int, int, int]:
             return self.settled, self.queue.version, lane.nudged
 
@@ -282,8 +296,8 @@ class Dispatcher:
         times = [now + TAIL_RECHECK_S]
         for lane in self.lanes:
             for attempt in lane.attempts:
-                for offset in (attempt.expected_s, attempt.give_up_s):
-                    if offset is not None and attempt.started + offset > now:
+                for offset in attempt.outlook():
+                    if attempt.started + offset > now:
                         times.append(attempt.started + offset + 1e-6)
         return min(times)
 
@@ -354,16 +368,28 @@ class Dispatcher:
         return HEDGE_BLIND_S
 
     def _hedgeable(self, lane: Lane) -> Iterator[Attempt]:
+        """For each document running only on other models, and not yet raced by ``lane``, its
+        latest request: a race starts only once even that one runs long (so a hedge that hangs
+        is raced in turn, and a document has a second request only while the first is late)."""
+        seen: set[int] = set()
         for other in self.lanes:
             if other is lane:
                 continue
             for attempt in other.attempts:
                 job = attempt.job
-                if not (job.hedged or job.done or attempt.hedge or job.prepared is None):
-                    yield attempt
+                if id(job) in seen:
+                    continue
+                seen.add(id(job))
+                if job.done or job.prepared is None or lane.order in job.raced_by:
+                    continue
+                if any(running.lane is lane for running in job.running):
+                    continue
+                yield max(job.running, key=lambda running: running.started)
 
     def _hedge_target(self, lane: Lane) -> Attempt | None:
-        if lane.breaker.tripped:
+        if lane.breaker.failures:
+            # A model whose last request failed (a dead port, a flaky server) is no one to race
+            # with: its hedge would fail too, and it would only have cost the time it took.
             return None
         now = self._now()
         best: tuple[float, Attempt] | None = None
@@ -381,7 +407,7 @@ class Dispatcher:
 
     def _next_hedge_at(self, lane: Lane) -> float | None:
         """When the next request of another model becomes one ``lane`` would race."""
-        if lane.breaker.tripped:
+        if lane.breaker.failures:
             return None
         now = self._now()
         times = [
@@ -393,12 +419,13 @@ class Dispatcher:
         return min(times) if times else None
 
     async def _hedge(self, lane: Lane) -> bool:
-        """Race the slowest stuck request of another model, if any (nothing is unstarted)."""
+        """Race the longest-running late document of another model, if any (nothing is
+        unstarted). Each model races a document at most once."""
         target = self._hedge_target(lane)
         if target is None:
             return False
         job = target.job
-        job.hedged = True
+        job.raced_by.add(lane.order)
         lane.stats.hedges += 1
         self.report.hedged += 1
         self.holding += 1
