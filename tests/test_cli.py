@@ -11,9 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import dagster as dg
 import yaml
 from conftest import Workspace
 
+from wiki_assets.defs.metadata import MAX_LISTED_FAILURES, plain
 from wiki_assets.simulator import SimServer
 
 LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  (INFO |WARNING|ERROR) {1,3} \S")
@@ -101,3 +103,39 @@ def test_bad_config_names_the_field(workspace: Workspace, sim: SimServer) -> Non
     assert done.returncode == 1
     assert "base_url" in done.stderr and "must be an http(s) URL" in done.stderr
     assert not workspace.wiki.exists()
+
+
+def test_json_lists_every_failure_past_what_metadata_keeps(
+    workspace: Workspace, sim: SimServer
+) -> None:
+    # More failures than the run's metadata lists: the JSON is the engine's report, whole.
+    blobs = workspace.synced / "blobs"
+    blobs.mkdir()
+    for index in range(MAX_LISTED_FAILURES + 5):
+        (blobs / f"blob-{index:03}.bin").write_bytes(b"\x7fELF\x02\x01\x00\x00" + bytes([index]))
+    config = write_config(workspace.home.parent / "run.yaml", [sim_model(sim)])
+    done = cli(workspace, "--config", str(config), "--json")
+
+    assert done.returncode == 2, done.stderr
+    summary = json.loads(done.stdout)
+    expected = [
+        {"path": f"blobs/blob-{index:03}.bin", "reason": "binary file (contains NUL bytes)"}
+        for index in range(MAX_LISTED_FAILURES + 5)
+    ]
+    assert sorted(summary["failed"], key=lambda failure: failure["path"]) == expected
+    assert summary["count"] == len(workspace.documents()) - len(expected)
+    assert summary["models"]["sim"]["docs"] == summary["count"]
+
+    # The run's metadata counts every failure and lists the first MAX_LISTED_FAILURES.
+    with dg.DagsterInstance.from_config(str(workspace.home)) as instance:
+        (record,) = instance.fetch_observations(dg.AssetKey("wiki_pages"), limit=10).records
+        (blob_partition,) = instance.fetch_materializations(
+            dg.AssetRecordsFilter(asset_key=dg.AssetKey("wiki_pages"), asset_partitions=["blobs"]),
+            limit=1,
+        ).records
+    assert record.run_id == summary["run_id"]
+    figures = plain(record.asset_observation.metadata)  # type: ignore[union-attr]
+    assert figures["failed"] == len(expected)
+    assert figures["failed_documents"] == summary["failed"][:MAX_LISTED_FAILURES]
+    counts = plain(blob_partition.asset_materialization.metadata)  # type: ignore[union-attr]
+    assert counts["failed"] == counts["documents"] == len(expected)

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from conftest import PROJECT, Workspace
 
-from wiki_assets.defs.assets import models_of
+from wiki_assets.defs.metadata import models_of
 from wiki_assets.defs.settings import ConfigError, load_settings
 from wiki_assets.defs.sync import PARTITION_RANGE_END, PARTITION_RANGE_START
 from wiki_assets.simulator import SimServer

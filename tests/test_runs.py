@@ -18,8 +18,10 @@ import polars as pl
 import pytest
 from conftest import Workspace, summarizer_for
 
+from wiki_assets.defs import metadata as md
 from wiki_assets.defs.assets import IngestConfig
-from wiki_assets.defs.history import COLUMNS, runs_table
+from wiki_assets.defs.history import COLUMNS, MODEL_SPEED, READS, runs_table
+from wiki_assets.defs.plan import MODEL_READS
 from wiki_assets.defs.runner import IngestOutcome, sync_then_ingest
 from wiki_assets.simulator import SimServer
 
@@ -159,3 +161,37 @@ def test_empty_history(instance: dg.DagsterInstance, workspace: Workspace) -> No
     )
     assert done.returncode == 0, done.stderr
     assert "no wiki_pages materializations" in done.stdout
+
+
+def test_every_key_the_readers_read_is_one_the_writer_writes(history: History) -> None:
+    """On the two runs' recorded figures: each key `runs` and the plan's estimate read is there
+    with its declared type, and every recorded key is one metadata.py defines."""
+    types = {
+        int: dg.IntMetadataValue,
+        float: dg.FloatMetadataValue,
+        bool: dg.BoolMetadataValue,
+        str: dg.TextMetadataValue,
+        list: dg.JsonMetadataValue,
+    }
+    records = history.instance.fetch_observations(dg.AssetKey("wiki_pages"), limit=10).records
+    assert {r.run_id for r in records} == {history.first.run_id, history.second.run_id}
+    for record in records:
+        recorded = record.asset_observation.metadata  # type: ignore[union-attr]
+        values = md.plain(recorded)
+        models = md.models_of(values)
+        assert set(models) == {"sim0"}
+        defined = {key.name: key for key in md.RUN} | {
+            md.model_prefix(name) + key.name: key for name in models for key in md.MODEL
+        }
+        assert set(recorded) <= set(defined), set(recorded) - set(defined)
+        for name, value in recorded.items():
+            assert isinstance(value, types[defined[name].type]), name
+        fixed = record.run_id == history.first.run_id  # the second run's workers are 'auto'
+        for key in READS:
+            if key is md.WORKERS_PER_MODEL and not fixed:
+                assert key.name not in recorded  # the empty column of an 'auto' run
+                continue
+            assert key.name in recorded and key.read(values) is not None, key.name
+        for key in (MODEL_SPEED, *MODEL_READS):
+            assert key.read(models["sim0"]) is not None, key.name
+        assert md.STOPPED_BY.name not in recorded  # only on the failure of a stopped run

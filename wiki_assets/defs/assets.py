@@ -3,20 +3,19 @@
 import copy
 import os
 import warnings
-from collections.abc import Mapping, Sequence
-from pathlib import PurePosixPath
 from typing import Any
 
 import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
 from pydantic import Field, create_model, field_validator
 
+from wiki_assets.defs import handoff
+from wiki_assets.defs.metadata import INDEX, IndexRun, build, partition_metadata, run_metadata
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
-from wiki_assets.engine import Dials, IngestReport, ingest
-from wiki_assets.engine.corpus import collection_of
-from wiki_assets.engine.fleet import AUTO, parse_workers
+from wiki_assets.engine import Dials, ingest
+from wiki_assets.engine.fleet import parse_workers
 from wiki_assets.engine.index import dangling_links, index_wiki
-from wiki_assets.engine.ingest import CollectionState, survey
+from wiki_assets.engine.ingest import survey
 from wiki_assets.engine.prompts import PROMPT_VERSION
 
 # Backfill policies are what this asset is built on; the beta notice only adds noise to logs.
@@ -210,21 +209,20 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
                 log=context.log,
                 store=store,
             )
+        # The whole report, for the CLI that executes this run in its own process.
+        handoff.publish(context.run_id, report)
         figures = run_metadata(report)
         if report.stopped:
             # Finished pages are on disk and journaled; the rest is left for the next run, so the
-            # partitions must not look materialized.
-            if report.stopped_by:
-                # Which signal: the CLI exits with its code; a run terminated from the UI is
-                # marked canceled by Dagster (the run is CANCELING when this step fails).
-                figures[STOPPED_BY] = dg.MetadataValue.text(report.stopped_by)
+            # partitions must not look materialized. A signal that stopped it is in the figures
+            # (stopped_by); a run terminated from the UI is marked canceled by Dagster.
             raise dg.Failure(
                 description=f"{report.stopped}; {report.unfinished} documents left for the next "
                 "run",
                 metadata=figures,
             )
         context.log_event(dg.AssetObservation(asset_key=context.asset_key, metadata=figures))
-        for key, counts in partition_counts(report, before, corpus.collection_depth).items():
+        for key, counts in partition_metadata(report, before, corpus.collection_depth).items():
             context.add_asset_metadata(counts, partition_key=key)
         return dg.MaterializeResult()
 
@@ -253,119 +251,4 @@ def wiki_index(context: dg.AssetExecutionContext, corpus: CorpusResource) -> dg.
         f"index: {report.pages} pages · {report.collections} collections · "
         f"{report.topics} shared topics · {report.rewritten} pages re-linked"
     )
-    return dg.MaterializeResult(
-        metadata={
-            "pages": dg.MetadataValue.int(report.pages),
-            "collections": dg.MetadataValue.int(report.collections),
-            "topics": dg.MetadataValue.int(report.topics),
-            "rewritten": dg.MetadataValue.int(report.rewritten),
-            "dangling_links": dg.MetadataValue.int(len(dangling)),
-        }
-    )
-
-
-MAX_LISTED_FAILURES = 200
-PARTITION_FIGURES = ("documents", "summarized", "skipped", "recovered", "failed", "removed")
-
-
-def partition_counts(
-    report: IngestReport, before: Sequence[CollectionState], depth: int
-) -> dict[str, dict[str, Any]]:
-    """Each collection's own counts. Every document of a collection is skipped, recovered (its
-    page written from an answer already journaled), failed or summarized: the survey before the
-    run tells the first two apart with the rule the run applies, the report names the failures."""
-    failed: dict[str, int] = {}
-    for failure in report.failed:
-        name = collection_of(PurePosixPath(failure["path"]), depth)
-        failed[name] = failed.get(name, 0) + 1
-    counts = {}
-    for state in before:
-        lost = failed.get(state.name, 0)
-        counts[state.name] = {
-            "documents": dg.MetadataValue.int(state.documents),
-            "summarized": dg.MetadataValue.int(
-                state.documents - state.skipped - state.recovered - lost
-            ),
-            "skipped": dg.MetadataValue.int(state.skipped),
-            "recovered": dg.MetadataValue.int(state.recovered),
-            "failed": dg.MetadataValue.int(lost),
-            "removed": dg.MetadataValue.int(state.removed),
-        }
-    empty = {name: dg.MetadataValue.int(0) for name in PARTITION_FIGURES}
-    return {name: counts.get(name, empty) for name in report.collections}
-
-
-STOPPED_BY = "stopped_by"  # metadata of a run a signal stopped: SIGTERM or SIGINT
-
-
-def run_metadata(report: IngestReport) -> dict[str, Any]:
-    """The run's figures, once per run: Int, Float and Bool values (which the UI plots) for every
-    figure and dial, JSON only for the list of failures."""
-    dials = report.dials
-    metadata: dict[str, Any] = {
-        "count": dg.MetadataValue.int(report.count),
-        "skipped": dg.MetadataValue.int(report.skipped),
-        "failed": dg.MetadataValue.int(len(report.failed)),
-        "removed": dg.MetadataValue.int(report.removed),
-        "recovered": dg.MetadataValue.int(report.recovered),
-        "requeued": dg.MetadataValue.int(report.requeued),
-        "unfinished": dg.MetadataValue.int(report.unfinished),
-        "hedged": dg.MetadataValue.int(report.hedged),
-        "duration_s": dg.MetadataValue.float(round(report.duration_s, 3)),
-        "docs_per_sec": dg.MetadataValue.float(round(report.docs_per_sec, 3)),
-        "prompt_tokens": dg.MetadataValue.int(report.prompt_tokens),
-        "completion_tokens": dg.MetadataValue.int(report.completion_tokens),
-        "hit_max_tokens": dg.MetadataValue.int(report.hit_max_tokens),
-        "partitions": dg.MetadataValue.int(len(report.collections)),
-        # 'auto' is a flag; where it settled is model/<name>/workers. A fixed count is a number.
-        "workers_auto": dg.MetadataValue.bool(dials.workers_per_model == AUTO),
-        "max_workers": dg.MetadataValue.int(dials.max_workers),
-        "claim_size": dg.MetadataValue.int(dials.claim_size),
-        "flush_seconds": dg.MetadataValue.float(float(dials.flush_seconds)),
-        "max_tokens": dg.MetadataValue.int(dials.max_tokens),
-        "force": dg.MetadataValue.bool(dials.force),
-        "language": dg.MetadataValue.text(dials.language),
-    }
-    if dials.workers_per_model != AUTO:
-        metadata["workers_per_model"] = dg.MetadataValue.int(int(dials.workers_per_model))
-    if dials.redo_models:
-        metadata["redo_models"] = dg.MetadataValue.text(", ".join(dials.redo_models))
-    for stats in report.models:
-        prefix = f"model/{stats.name}"
-        metadata[f"{prefix}/model"] = dg.MetadataValue.text(stats.model)
-        metadata[f"{prefix}/docs"] = dg.MetadataValue.int(stats.docs)
-        metadata[f"{prefix}/docs_per_sec"] = dg.MetadataValue.float(
-            round(report.model_docs_per_sec(stats), 3)
-        )
-        for figure in MODEL_COUNTS:
-            metadata[f"{prefix}/{figure}"] = dg.MetadataValue.int(getattr(stats, figure))
-        # Where automatic concurrency settled (or the fixed count), so tuning runs can compare.
-        metadata[f"{prefix}/auto"] = dg.MetadataValue.bool(stats.auto)
-    metadata["failed_documents"] = dg.MetadataValue.json(report.failed[:MAX_LISTED_FAILURES])
-    return metadata
-
-
-MODEL_COUNTS = (
-    "failed",
-    "garbage",
-    "errors",
-    "timeouts",
-    "breaker_trips",
-    "workers",
-    "peak_workers",
-    "prompt_tokens",
-    "completion_tokens",
-    "hit_max_tokens",
-    "hedges",
-    "hedges_won",
-)
-
-
-def models_of(metadata: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Per model, its figures from a run's metadata (``model/<name>/<figure>``)."""
-    models: dict[str, dict[str, Any]] = {}
-    for key, value in metadata.items():
-        parts = key.split("/")
-        if len(parts) == 3 and parts[0] == "model":
-            models.setdefault(parts[1], {"name": parts[1]})[parts[2]] = value
-    return models
+    return dg.MaterializeResult(metadata=build(INDEX, IndexRun(report, len(dangling))))

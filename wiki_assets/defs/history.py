@@ -16,31 +16,27 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from wiki_assets.defs.assets import models_of
+from wiki_assets.defs import metadata as md
 from wiki_assets.defs.partitions import collections_partitions
 
 ASSET_KEY = dg.AssetKey("wiki_pages")
 PAGE_SIZE = 500
 SHORT_RUN_ID = 8  # as the Dagster UI shows run ids
 
-DIALS = ("workers_per_model", "workers_auto", "claim_size", "flush_seconds", "max_tokens")
-FIGURES = ("count", "skipped", "failed", "duration_s", "docs_per_sec")
+# The metadata keys a row reads, each a column of its name and type.
+DIALS = (md.WORKERS_PER_MODEL, md.WORKERS_AUTO, md.CLAIM_SIZE, md.FLUSH_SECONDS, md.MAX_TOKENS)
+FIGURES = (md.COUNT, md.SKIPPED, md.FAILED, md.DURATION_S, md.DOCS_PER_SEC)
+MODEL_SPEED = md.MODEL_DOCS_PER_SEC  # the models column: each model's docs/s
+READS = (*DIALS, *FIGURES)  # of the run's keys; and MODEL_SPEED of each model's
 
+_DTYPES: dict[type, Any] = {int: pl.Int64, float: pl.Float64, bool: pl.Boolean}
 SCHEMA: dict[str, Any] = {
     "time": pl.Datetime("us"),
     "partition": pl.String,
     "run_id": pl.String,
-    "workers_per_model": pl.Int64,
-    "workers_auto": pl.Boolean,
-    "claim_size": pl.Int64,
-    "flush_seconds": pl.Float64,
-    "max_tokens": pl.Int64,
+    **{key.name: _DTYPES[key.type] for key in DIALS},
     "models": pl.String,
-    "count": pl.Int64,
-    "skipped": pl.Int64,
-    "failed": pl.Int64,
-    "duration_s": pl.Float64,
-    "docs_per_sec": pl.Float64,
+    **{key.name: _DTYPES[key.type] for key in FIGURES},
 }
 COLUMNS: tuple[str, ...] = tuple(SCHEMA)
 
@@ -130,9 +126,7 @@ def _row(
     partition: str | None,
 ) -> tuple[Any, ...]:
     observation = record.asset_observation
-    metadata = {
-        key: value.value for key, value in (observation.metadata if observation else {}).items()
-    }
+    metadata = md.plain(observation.metadata) if observation else {}
     if partition is not None:
         keys = {partition}
     else:
@@ -145,22 +139,18 @@ def _row(
         datetime.fromtimestamp(record.timestamp).replace(microsecond=0),
         ",".join(partitions),
         record.run_id,
-        *(_value(metadata.get(dial)) for dial in DIALS),
+        *(dial.read(metadata) for dial in DIALS),
         _models(metadata),
-        *(_value(metadata.get(figure)) for figure in FIGURES),
+        *(figure.read(metadata) for figure in FIGURES),
     )
-
-
-def _value(value: Any) -> float | int | bool | None:
-    return value if isinstance(value, int | float) else None
 
 
 def _models(metadata: Mapping[str, Any]) -> str:
     """``name docs/s`` per model, from ``model/<name>/docs_per_sec``."""
     parts = []
-    for name, stats in models_of(metadata).items():
-        speed = stats.get("docs_per_sec")
-        parts.append(f"{name} {speed:.2f}/s" if isinstance(speed, int | float) else name)
+    for name, figures in md.models_of(metadata).items():
+        speed = MODEL_SPEED.read(figures)
+        parts.append(f"{name} {speed:.2f}/s" if speed is not None else name)
     return ", ".join(parts)
 
 

@@ -12,12 +12,20 @@ from typing import Any
 
 import dagster as dg
 
-from wiki_assets.defs.assets import IngestConfig, models_of
+from wiki_assets.defs import metadata as md
+from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine.ingest import CollectionState, survey
 
 ASSET_KEY = dg.AssetKey("wiki_pages")
 RECENT_RUNS = 50  # how far back recorded rates are looked for
+# Each model's figures an estimate reads from a run's metadata.
+MODEL_READS = (
+    md.MODEL_DOCS,
+    md.MODEL_DOCS_PER_SEC,
+    md.MODEL_PROMPT_TOKENS,
+    md.MODEL_COMPLETION_TOKENS,
+)
 
 
 @dataclass(frozen=True)
@@ -97,15 +105,15 @@ def recorded_rates(
         observation = record.asset_observation
         if observation is None:
             continue
-        metadata = {key: value.value for key, value in observation.metadata.items()}
-        for name, stats in models_of(metadata).items():
-            docs = stats.get("docs") or 0
+        for name, figures in md.models_of(md.plain(observation.metadata)).items():
+            docs = md.MODEL_DOCS.read(figures) or 0
             if name in wanted and name not in found and docs > 0:
                 found[name] = ModelRate(
                     name=name,
-                    docs_per_sec=float(stats.get("docs_per_sec") or 0.0),
-                    prompt_tokens_per_doc=(stats.get("prompt_tokens") or 0) / docs,
-                    completion_tokens_per_doc=(stats.get("completion_tokens") or 0) / docs,
+                    docs_per_sec=float(md.MODEL_DOCS_PER_SEC.read(figures) or 0.0),
+                    prompt_tokens_per_doc=(md.MODEL_PROMPT_TOKENS.read(figures) or 0) / docs,
+                    completion_tokens_per_doc=(md.MODEL_COMPLETION_TOKENS.read(figures) or 0)
+                    / docs,
                     run_id=record.run_id,
                 )
     return Estimate(

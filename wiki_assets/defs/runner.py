@@ -17,13 +17,19 @@ from dagster._core.execution.api import execute_run
 from dagster._core.execution.job_execution_result import JobExecutionResult
 from dagster._core.remote_origin import InProcessCodeLocationOrigin
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
+from dagster._core.utils import make_new_run_id
 from dagster._utils.hosted_user_process import recon_job_from_origin
 
-from wiki_assets.defs.assets import STOPPED_BY, IngestConfig, models_of, run_config, run_tags
+from wiki_assets.defs import handoff
+from wiki_assets.defs.assets import IngestConfig, run_config, run_tags
+from wiki_assets.defs.metadata import plain
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.sync import SyncPlan, sync
+from wiki_assets.engine.report import IngestReport
 
+# The CLI's JSON (an interface other tools read): these figures of the engine's report as they are,
+# plus success, run_id, error, collections, failed (every failure, path and reason) and models.
 SUMMARY_FIELDS = (
     "count",
     "skipped",
@@ -45,23 +51,30 @@ class IngestOutcome:
     run_id: str | None = None
     success: bool = True
     error: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
+    report: IngestReport | None = None  # the engine's, whole; None when it never ran
+    metadata: dict[str, Any] = field(default_factory=dict)  # the run's recorded figures (the UI's)
     run_partitions: list[str] = field(default_factory=list)
-    stopped_by: str | None = None  # the signal that stopped the run cleanly, if one did
+
+    @property
+    def stopped_by(self) -> str | None:
+        """The signal that stopped the run cleanly, if one did."""
+        return self.report.stopped_by if self.report else None
 
     def summary(self) -> dict[str, Any]:
-        """The CLI's JSON: figures from the run's materialization metadata, plus the documents of
-        collections the run did not need to touch, which count as skipped."""
+        """The CLI's JSON: figures from the engine's report (also of a run it stopped early; zeros
+        when it never ran), plus the documents of collections the run did not need to touch, which
+        count as skipped."""
+        figures = self.report.to_dict() if self.report else {}
         summary: dict[str, Any] = {
             "success": self.success,
             "run_id": self.run_id,
             "error": self.error,
             "collections": self.plan.pending,
-            "failed": self.metadata.get("failed_documents", []),
+            "failed": figures.get("failed", []),
         }
         for key in SUMMARY_FIELDS:
-            summary[key] = self.metadata.get(key, 0)
-        summary["models"] = models_of(self.metadata)
+            summary[key] = figures.get(key, 0)
+        summary["models"] = figures.get("models", {})
         summary["skipped"] += self.plan.documents - self.documents_in_run
         return summary
 
@@ -104,18 +117,20 @@ def sync_then_ingest(
             "corpus": {"config": config_of(corpus)},
         },
     }
-    result = execute_in_location(instance, INGEST_JOB, config, tags)
+    run_id = make_new_run_id()
+    with handoff.collecting(run_id) as reports:
+        result = execute_in_location(instance, INGEST_JOB, config, tags, run_id)
     outcome.run_id = result.run_id
     outcome.success = result.success
+    outcome.report = reports[-1] if reports else None
     keys = instance.get_dynamic_partitions(collections_partitions.name or "")
     outcome.run_partitions = keys[keys.index(plan.pending[0]) : keys.index(plan.pending[-1]) + 1]
     if not result.success:
         failure = next((event for event in result.all_events if event.is_failure), None)
         outcome.error = _failure_reason(failure)
-        outcome.stopped_by = _stopped_by(failure)
         return outcome
     observation = result.asset_observations_for_node("wiki_pages")[0]
-    outcome.metadata = {key: value.value for key, value in observation.metadata.items()}
+    outcome.metadata = plain(observation.metadata)
     return outcome
 
 
@@ -124,7 +139,11 @@ REPOSITORY = "__repository__"
 
 
 def execute_in_location(
-    instance: dg.DagsterInstance, job_name: str, config: dict[str, Any], tags: dict[str, str]
+    instance: dg.DagsterInstance,
+    job_name: str,
+    config: dict[str, Any],
+    tags: dict[str, str],
+    run_id: str | None = None,
 ) -> JobExecutionResult:
     """Run ``job_name`` of the project's code location in this process, as a run of that
     location's job (what ``dagster job launch`` creates, executed here instead of by a run
@@ -147,7 +166,7 @@ def execute_in_location(
         ).execution_plan_snapshot
         run = instance.create_run(
             job_name=job.name,
-            run_id=None,
+            run_id=run_id,
             run_config=config,
             resolved_op_selection=None,
             step_keys_to_execute=plan.step_keys_to_execute,
@@ -183,14 +202,6 @@ def config_of(resource: dg.ConfigurableResource) -> dict[str, Any]:
         if value is not None:
             values[name] = value
     return values
-
-
-def _stopped_by(event: dg.DagsterEvent | None) -> str | None:
-    """The signal named in a step failure's metadata (see ``wiki_pages``), if any."""
-    data = getattr(event, "event_specific_data", None)
-    failure = getattr(data, "user_failure_data", None)
-    value = (getattr(failure, "metadata", None) or {}).get(STOPPED_BY)
-    return getattr(value, "value", None)
 
 
 def _failure_reason(event: dg.DagsterEvent | None) -> str:

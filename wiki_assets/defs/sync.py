@@ -10,6 +10,7 @@ from typing import Any
 import dagster as dg
 
 from wiki_assets.defs.assets import IngestConfig, collections_per_run, run_config, run_tags
+from wiki_assets.defs.metadata import SYNCED, build
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.plan import plan_lines, recorded_rates
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
@@ -137,7 +138,7 @@ def report_collections(instance: dg.DagsterInstance, states: list[CollectionStat
     )
     for state in states:
         tags = {DATA_VERSION_TAG: state.version}
-        metadata = {"documents": dg.MetadataValue.int(state.documents)}
+        metadata = build(SYNCED, state)
         # Staleness: for a partition of an external asset, Dagster compares the latest
         # observation with the last one before the storage id a wiki_pages run recorded for
         # synced_documents, and shows the wiki_pages partition as stale when their versions
