@@ -96,15 +96,21 @@ class DevServer:
         loaded = [(entry["name"], entry["loadStatus"]) for entry in entries]
         return True if loaded == [(LOCATION, "LOADED")] else None
 
-    def automation_evaluated(self) -> bool | None:
-        """True once the automation sensor has finished a tick (None before)."""
-        sensor = self.graphql(
-            """query($selector: SensorSelector!) { sensorOrError(sensorSelector: $selector) {
-                 ... on Sensor { sensorState { ticks(limit: 5) { status } } } } }""",
-            {"selector": {**REPOSITORY, "sensorName": AUTOMATION_SENSOR}},
-        )["sensorOrError"]
-        ticks = sensor["sensorState"]["ticks"]
-        return True if any(tick["status"] in ("SUCCESS", "SKIPPED") for tick in ticks) else None
+    def automation_evaluated_after(self, moment: float) -> Callable[[], bool | None]:
+        """A probe: True once the automation sensor has finished a tick that began after
+        ``moment`` (a Unix time)."""
+
+        def probe() -> bool | None:
+            sensor = self.graphql(
+                """query($selector: SensorSelector!) { sensorOrError(sensorSelector: $selector) {
+                     ... on Sensor { sensorState { ticks(limit: 5) { status timestamp } } } } }""",
+                {"selector": {**REPOSITORY, "sensorName": AUTOMATION_SENSOR}},
+            )["sensorOrError"]
+            ticks = sensor["sensorState"]["ticks"]
+            done = [t for t in ticks if t["status"] in ("SUCCESS", "SKIPPED")]
+            return True if any(tick["timestamp"] > moment for tick in done) else None
+
+        return probe
 
 
 def wait_for(what: str, timeout_s: float, probe: Callable[[], T | None], dev: DevServer) -> T:
@@ -305,10 +311,17 @@ def check_server(
     then: Callable[[], None],
 ) -> None:
     wait_for("the GraphQL endpoint and the code location", STARTUP_S, dev.location_loaded, dev)
-    # The sensor's first evaluation only sets its baseline (Dagster's eager condition counts the
-    # initial evaluation as "handled"): pages that change before it are not seen as an update.
-    wait_for("the automation sensor's first evaluation", TICK_S, dev.automation_evaluated, dev)
     then()
+    # Dagster's eager condition sees what changed between two of the sensor's evaluations as one
+    # update: pages and the index rebuilt by the run above (or the sensor's first evaluation,
+    # which only sets its baseline) in the same interval as the backfill's pages would hide them.
+    # So the backfill starts once the sensor has looked after the run (as a user's would, 30 s on).
+    wait_for(
+        "the automation sensor to evaluate after the run",
+        TICK_S,
+        dev.automation_evaluated_after(time.time()),
+        dev,
+    )
 
     # A backfill of several partitions. Its run config has no resources: the fleet is the project
     # file's. force redoes every page (so the figures do not depend on what ran before); the
