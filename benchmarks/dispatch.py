@@ -81,7 +81,7 @@ from wiki_assets.engine.corpus import read_text, scan
 from wiki_assets.engine.fleet import Dials, Endpoint
 from wiki_assets.engine.ingest import RELATED_FILE, ingest
 from wiki_assets.engine.related import RelatedIndex
-from wiki_assets.engine.wiki import STATE_DIR
+from wiki_assets.engine.wiki.files import STATE_DIR
 from wiki_assets.simulator import SimModel, SimServer, SimStats
 
 FAST = SimModel(model="fast", per_request_tps=600, aggregate_tps=4800, max_batch=16)

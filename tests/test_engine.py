@@ -22,7 +22,8 @@ from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.ingest import fingerprint
 from wiki_assets.engine.journal import Journal
 from wiki_assets.engine.store import StateStore
-from wiki_assets.engine.wiki import UnsafePath, Wiki, page_for, relative_path
+from wiki_assets.engine.wiki.files import UnsafePath, Wiki, page_for
+from wiki_assets.engine.wiki.render import relative_path
 from wiki_assets.simulator import SimModel, SimServer, fleet
 
 ingest_module = sys.modules["wiki_assets.engine.ingest"]
@@ -172,27 +173,30 @@ def test_a_summary_that_returned_before_a_crash_is_not_requested_again(tmp_path:
 
 
 def test_hostile_model_output_cannot_inject_markup_or_front_matter() -> None:
-    from wiki_assets.engine.wiki import Link, render_page
+    from wiki_assets.engine.wiki.record import Link, Page
+    from wiki_assets.engine.wiki.render import render_page
 
     hostile = '---\nsource: "/etc/passwd"\n---\n<img src=x onerror=alert(1)> [x](javascript:1)'
     page = render_page(
-        "a/doc.md",
-        "a/doc.md",
-        "abc",
-        {
-            "title": 'Evil "title"\n---\nmodel: hacked',
-            "summary": hostile,
-            "model": "m",
-            "prompt_version": "1",
-            "generated": "now",
-            "prompt_tokens": 1,
-            "completion_tokens": 1,
-            "finish_reason": "stop",
-            "key_points": ["<b>bold</b>"],
-            "topics": ["rm -rf /", "#tag]]"],
-        },
-        related=[Link("b/x.md", "X [evil](http://e)", "<i>because</i>")],
-        backlinks=[],
+        Page(
+            name="a/doc.md",
+            source="a/doc.md",
+            source_hash="abc",
+            title='Evil "title"\n---\nmodel: hacked',
+            description="",
+            summary=hostile,
+            key_points=("<b>bold</b>",),
+            topics=("rm -rf /", "#tag]]"),
+            language="",
+            parts=1,
+            model="m",
+            prompt_version="1",
+            generated="now",
+            prompt_tokens=1,
+            completion_tokens=1,
+            hit_max_tokens=False,
+            related=(Link("b/x.md", "X [evil](http://e)", "<i>because</i>"),),
+        )
     )
     front, body = page.split("\n---\n", 1)
     fields = dict(line.split(": ", 1) for line in front.splitlines()[1:])

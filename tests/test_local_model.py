@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from wiki_assets.defs.resources import SummarizerResource
-from wiki_assets.engine.index import dangling_links
 from wiki_assets.engine.local_model import EMBEDDED_MODEL, EmbeddedModelUnavailable
-from wiki_assets.engine.wiki import page_for
+from wiki_assets.engine.wiki.files import page_for
+from wiki_assets.engine.wiki.links import dangling_links
 
 PROJECT = Path(__file__).resolve().parents[1]
 SAMPLE = PROJECT / "synced"

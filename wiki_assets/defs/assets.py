@@ -14,9 +14,10 @@ from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import Dials, ingest
 from wiki_assets.engine.fleet import parse_workers
-from wiki_assets.engine.index import dangling_links, index_wiki
 from wiki_assets.engine.ingest import survey
 from wiki_assets.engine.prompts import PROMPT_VERSION
+from wiki_assets.engine.wiki.index import index_wiki
+from wiki_assets.engine.wiki.links import dangling_links
 
 # Backfill policies are what this asset is built on; the beta notice only adds noise to logs.
 warnings.filterwarnings("ignore", message="Parameter `backfill_policy`", category=dg.BetaWarning)

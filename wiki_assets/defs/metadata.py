@@ -24,9 +24,9 @@ import dagster as dg
 
 from wiki_assets.engine.corpus import collection_of
 from wiki_assets.engine.fleet import AUTO
-from wiki_assets.engine.index import IndexReport
 from wiki_assets.engine.ingest import CollectionState
 from wiki_assets.engine.report import IngestReport, ModelStats
+from wiki_assets.engine.wiki.index import IndexReport
 
 S = TypeVar("S")
 

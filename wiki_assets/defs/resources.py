@@ -14,7 +14,7 @@ from wiki_assets.engine.corpus import DEFAULT_MAX_BYTES
 from wiki_assets.engine.fleet import parse_workers
 from wiki_assets.engine.local_model import embedded_endpoint, embedded_server
 from wiki_assets.engine.store import DEFAULT_SCHEMA, StateStore
-from wiki_assets.engine.wiki import STATE_DIR
+from wiki_assets.engine.wiki.files import STATE_DIR
 
 
 class CorpusResource(dg.ConfigurableResource):

@@ -36,7 +36,6 @@ from wiki_assets.engine.fleet import (
     ModelClient,
     Summary,
 )
-from wiki_assets.engine.index import INDEX_PAGE, neighbours, page_text, relink
 from wiki_assets.engine.journal import SUMMARIZED, WRITTEN, Entry, Journal, JournalWriter
 from wiki_assets.engine.leases import SlotLeases
 from wiki_assets.engine.page import LANGUAGES, detect_language
@@ -45,7 +44,9 @@ from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.report import IngestReport, ModelStats
 from wiki_assets.engine.signals import stop_on_signals
 from wiki_assets.engine.store import StateStore
-from wiki_assets.engine.wiki import STATE_DIR, UnsafePath, Wiki, now_iso, page_for
+from wiki_assets.engine.wiki.files import INDEX_PAGE, STATE_DIR, UnsafePath, Wiki, page_for
+from wiki_assets.engine.wiki.links import neighbours, page_text, relink
+from wiki_assets.engine.wiki.record import now_iso
 
 # The related-document index is derived from the synced text alone (rebuildable at any time), so it
 # stays a SQLite file in the wiki's state folder whatever store holds the per-document state.

@@ -1,4 +1,4 @@
-"""The wiki on disk: page names, page text, and writes that never leave the wiki root.
+"""The wiki's files: page names, and writes that never leave the wiki root.
 
 Every write goes to a temporary file in the state folder and is renamed over its target, so a
 reader never sees half a page, and whatever a killed run left half-written is in one place, swept
@@ -7,23 +7,18 @@ at the start of the next run.
 
 from __future__ import annotations
 
-import json
 import os
-import posixpath
-import re
 import tempfile
 import threading
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
-from urllib.parse import quote
 
 STATE_DIR = ".wiki_assets"
 """Hidden folder in the wiki root for the journal; Obsidian and most readers skip dot-folders."""
 
+INDEX_PAGE = "index.md"
+"""The wiki's index, at its root; no document's page may take the name."""
 
 PAGE_WRITERS = 4
 """Pages written at once. A write is file-system calls (create, write, rename) that release the
@@ -108,6 +103,19 @@ class Wiki:
         self._scratch.mkdir(parents=True, exist_ok=True)
         self._write(page, text, {})
 
+    def write_if_changed(self, page: str, text: str) -> bool:
+        """Write ``page`` unless it already reads ``text``; returns whether it was written. A
+        page that cannot be read (missing, not UTF-8) is written."""
+        target = self.resolve(page)
+        try:
+            current = target.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            current = None
+        if current == text:
+            return False
+        self.write(page, text)
+        return True
+
     def write_many(self, pages: Iterable[tuple[str, str]]) -> dict[str, OSError | UnsafePath]:
         """Write ``(page, text)`` pairs, :data:`PAGE_WRITERS` at a time; ``pages`` is consumed in
         the calling thread (it may render from a connection that thread owns) while earlier
@@ -163,112 +171,3 @@ class Wiki:
             except OSError:
                 break
             folder = folder.parent
-
-
-@dataclass(frozen=True, slots=True)
-class Link:
-    page: str  # the target's page, relative to the wiki root
-    title: str
-    reason: str = ""
-
-
-def relative_path(page: str, folder: str) -> str:
-    """``posixpath.relpath(page, folder)`` for two paths relative to the wiki root, without the
-    ``os.getcwd()`` call relpath makes for each (rendering a page computes a dozen of these)."""
-    target = posixpath.normpath(page).split("/")
-    start = [part for part in posixpath.normpath(folder or ".").split("/") if part != "."]
-    common = 0
-    while common < min(len(target), len(start)) and target[common] == start[common]:
-        common += 1
-    return "/".join([".."] * (len(start) - common) + target[common:]) or "."
-
-
-def link_to(from_page: str, link: Link) -> str:
-    """A relative markdown link, which Obsidian resolves like a wikilink and any viewer follows."""
-    target = relative_path(link.page, posixpath.dirname(from_page))
-    title = _escape_html(_one_line(link.title)).replace("[", "\\[").replace("]", "\\]")
-    return f"[{title}]({quote(target)})"
-
-
-def render_page(
-    page: str,
-    source_path: str,
-    content_hash: str,
-    result: dict[str, Any],
-    related: list[Link],
-    backlinks: list[Link],
-) -> str:
-    """Markdown with YAML front matter. Front matter values are JSON-quoted, which is valid YAML
-    and cannot break out of the front matter; titles and model output are data, never markup."""
-    title = _escape_html(_one_line(result["title"]))
-    front = {
-        # Escaped here too: front matter is shown by viewers and read by tools like the body.
-        "title": title,
-        "description": _escape_html(_one_line(result.get("description", ""))),
-        "source": source_path,
-        "source_hash": content_hash,
-        "model": result["model"],
-        "prompt_version": result["prompt_version"],
-        "generated": result["generated"],
-        "language": result.get("language", ""),
-        "parts": result.get("parts", 1),
-        "prompt_tokens": result["prompt_tokens"],
-        "completion_tokens": result["completion_tokens"],
-        "input_cut": False,
-        "hit_max_tokens": result.get("finish_reason") == "length",
-        "tags": [tag for tag in (_tag(t) for t in result.get("topics", [])) if tag],
-        "related": [link.page for link in related],
-    }
-    lines = ["---"]
-    lines += [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in front.items()]
-    lines += ["---", "", f"# {title}", ""]
-    if front["description"]:
-        lines += [f"> {front['description']}", ""]
-    if result.get("parts", 1) > 1:
-        lines += [f"*Summarized from the whole document in {result['parts']} parts.*", ""]
-    if front["hit_max_tokens"]:
-        lines += ["> [!warning] The model hit the max_tokens limit on this page.", ""]
-    lines += [_escape_body(result["summary"]), ""]
-    if result.get("key_points"):
-        lines += ["## Key points", ""]
-        lines += [f"- {_escape_body(_one_line(point))}" for point in result["key_points"]] + [""]
-    if front["tags"]:
-        lines += ["## Topics", "", " ".join(f"#{tag}" for tag in front["tags"]), ""]
-    if related:
-        lines += ["## Related", ""]
-        for link in related:
-            reason = f" — {_escape_body(_one_line(link.reason))}" if link.reason else ""
-            lines.append(f"- {link_to(page, link)}{reason}")
-        lines.append("")
-    if backlinks:
-        lines += ["## Backlinks", ""] + [f"- {link_to(page, link)}" for link in backlinks] + [""]
-    shown = source_path.replace("`", "'")
-    lines += [f"*Source:* `{shown}`", ""]
-    return "\n".join(lines)
-
-
-_TAG_JUNK = re.compile(r"[^\w/-]+")
-
-
-def _tag(topic: str) -> str:
-    """An Obsidian tag: no spaces or punctuation, not only digits."""
-    tag = re.sub(r"-{2,}", "-", _TAG_JUNK.sub("", "-".join(topic.split()))).strip("-/")
-    return "" if not tag or tag.isdigit() else tag[:40]
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _escape_html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _escape_body(text: str) -> str:
-    # Neutralise raw HTML, and any line that could close or open front matter.
-    text = _escape_html(text)
-    return "\n".join("\\---" if line.strip() == "---" else line for line in text.splitlines())

@@ -1,0 +1,111 @@
+"""``index.md``: every page by collection and by shared topic, and the check that every page's
+links and backlinks are current.
+
+:func:`build_index` re-renders every page that differs from what the journal says (which also
+repairs a wiki edited by hand), then rewrites ``index.md``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from wiki_assets.engine.journal import WRITTEN, Entry, Journal
+from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.wiki.files import INDEX_PAGE, Wiki
+from wiki_assets.engine.wiki.links import page_text
+from wiki_assets.engine.wiki.record import Link
+from wiki_assets.engine.wiki.render import render_index
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    pages: int
+    collections: int
+    topics: int
+    rewritten: int  # pages whose links or backlinks were out of date
+
+
+class _Written(Mapping[str, Entry]):
+    """Written pages by path, read through from the journal and kept for the most recently used
+    :data:`REMEMBERED` of them: checking every page of a large wiki looks up each link target's
+    title, and the same targets come up again and again."""
+
+    REMEMBERED = 2_000
+
+    def __init__(self, journal: Journal) -> None:
+        self._journal = journal
+        self._kept: OrderedDict[str, Entry | None] = OrderedDict()
+
+    def __getitem__(self, path: str) -> Entry:
+        if path in self._kept:
+            self._kept.move_to_end(path)
+            entry = self._kept[path]
+        else:
+            entry = self._journal.get(path)
+            if entry is not None and entry.status != WRITTEN:
+                entry = None
+            self._kept[path] = entry
+            if len(self._kept) > self.REMEMBERED:
+                self._kept.popitem(last=False)
+        if entry is None:
+            raise KeyError(path)
+        return entry
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())  # only looked up, never listed
+
+    def __len__(self) -> int:
+        return 1  # truthy: page_of uses it
+
+
+def build_index(journal: Journal, wiki: Wiki) -> IndexReport:
+    by_collection: dict[str, list[tuple[str, Link]]] = defaultdict(list)
+    by_topic: dict[str, list[Link]] = defaultdict(list)
+    rewritten = pages = 0
+    written = _Written(journal)
+    for chunk in _chunked(journal.pages(), 500):
+        links = journal.links_of([entry.path for entry in chunk])
+        for entry in chunk:
+            if entry.status != WRITTEN or not entry.page or entry.result is None:
+                continue
+            pages += 1
+            if wiki.write_if_changed(entry.page, page_text(journal, entry, written, links)):
+                rewritten += 1
+            # In the index a link's reason is the page's description.
+            link = Link(entry.page, entry.result["title"], entry.result.get("description", ""))
+            by_collection[entry.collection].append((entry.path, link))
+            for topic in entry.result.get("topics", []):
+                by_topic[" ".join(topic.split()).lower()].append(link)
+    collections = [
+        (collection, [link for _, link in sorted(by_collection[collection])])
+        for collection in sorted(by_collection)
+    ]
+    shared = {topic: links for topic, links in by_topic.items() if len(links) > 1}
+    topics = [
+        (topic, sorted(shared[topic], key=lambda link: link.page))
+        for topic in sorted(shared, key=lambda t: (-len(shared[t]), t))
+    ]
+    wiki.write_if_changed(INDEX_PAGE, render_index(pages, collections, topics))
+    return IndexReport(pages, len(by_collection), len(shared), rewritten)
+
+
+def _chunked(entries: Iterable[Entry], size: int) -> Iterator[list[Entry]]:
+    chunk: list[Entry] = []
+    for entry in entries:
+        chunk.append(entry)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def index_wiki(wiki_root: Path, store: StateStore | None = None) -> IndexReport:
+    """Rebuild ``index.md`` and bring every page's links and backlinks up to date."""
+    wiki = Wiki(wiki_root)
+    store = store or StateStore(wiki.state_dir)
+    with Journal(store) as journal, store.page_writes():
+        return build_index(journal, wiki)

@@ -1,0 +1,77 @@
+"""The typed page record: everything a page shows, read once from the journal entry.
+
+The journal keeps a page's result as the JSON object it has always stored; this record is built
+from it where a page is composed (:func:`wiki_assets.engine.wiki.links.page_of`), so the renderer
+reads typed fields instead of string keys. Results journaled by older versions may lack the later
+fields; they get the defaults those versions rendered with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from wiki_assets.engine.journal import Entry
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    page: str  # the target's page, relative to the wiki root
+    title: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One wiki page, with the links it shows (only to pages that exist)."""
+
+    name: str  # the page's path relative to the wiki root
+    source: str  # the document's path relative to the synced root
+    source_hash: str
+    title: str
+    description: str
+    summary: str
+    key_points: tuple[str, ...]
+    topics: tuple[str, ...]
+    language: str
+    parts: int  # how many parts the document was summarized in (1: read whole)
+    model: str
+    prompt_version: str
+    generated: str  # ISO time the model answered
+    prompt_tokens: int
+    completion_tokens: int
+    hit_max_tokens: bool
+    related: tuple[Link, ...] = ()
+    backlinks: tuple[Link, ...] = ()
+
+    @classmethod
+    def of(cls, entry: Entry, related: Iterable[Link] = (), backlinks: Iterable[Link] = ()) -> Page:
+        """The page of a journal entry that has one (a page name and a result)."""
+        result = entry.result
+        assert entry.page is not None and result is not None
+        return cls(
+            name=entry.page,
+            source=entry.path,
+            source_hash=entry.content_hash,
+            title=result["title"],
+            description=result.get("description", ""),
+            summary=result["summary"],
+            key_points=tuple(result.get("key_points") or ()),
+            topics=tuple(result.get("topics") or ()),
+            language=result.get("language", ""),
+            parts=result.get("parts", 1),
+            model=result["model"],
+            prompt_version=result["prompt_version"],
+            generated=result["generated"],
+            prompt_tokens=result["prompt_tokens"],
+            completion_tokens=result["completion_tokens"],
+            hit_max_tokens=result.get("finish_reason") == "length",
+            related=tuple(related),
+            backlinks=tuple(backlinks),
+        )
+
+
+def now_iso() -> str:
+    """The time a result is recorded, as its page shows it (``generated``)."""
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,141 @@
+"""The page and ``index.md`` templates, and the one escaping function both use.
+
+Titles, collection names and everything a model wrote are data, never markup: each goes through
+:func:`escape` wherever it is shown, so the same text renders the same on a page and in the index.
+Front matter values are JSON-quoted besides, which is valid YAML and cannot break out of the front
+matter.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Sequence
+from urllib.parse import quote
+
+from wiki_assets.engine.wiki.files import INDEX_PAGE
+from wiki_assets.engine.wiki.record import Link, Page
+
+
+def escape(text: str, *, block: bool = False) -> str:
+    """``text`` as literal markdown: HTML neutralised (``&``, ``<``, ``>``) and no line that could
+    open or close front matter (``---``). Inline text (the default) is folded onto one line;
+    ``block`` keeps the lines of a paragraph such as a summary."""
+    lines = text.splitlines() if block else [" ".join(text.split())]
+    return "\n".join("\\---" if line.strip() == "---" else _html(line) for line in lines)
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def relative_path(page: str, folder: str) -> str:
+    """``posixpath.relpath(page, folder)`` for two paths relative to the wiki root, without the
+    ``os.getcwd()`` call relpath makes for each (rendering a page computes a dozen of these)."""
+    target = posixpath.normpath(page).split("/")
+    start = [part for part in posixpath.normpath(folder or ".").split("/") if part != "."]
+    common = 0
+    while common < min(len(target), len(start)) and target[common] == start[common]:
+        common += 1
+    return "/".join([".."] * (len(start) - common) + target[common:]) or "."
+
+
+def link_to(from_page: str, link: Link) -> str:
+    """A relative markdown link, which Obsidian resolves like a wikilink and any viewer follows.
+    Backslashes and brackets in the title are escaped so that they cannot end the link text."""
+    target = relative_path(link.page, posixpath.dirname(from_page))
+    # Backslashes first: a title ending in one would otherwise escape the closing bracket.
+    title = escape(link.title.replace("\\", "\\\\")).replace("[", "\\[").replace("]", "\\]")
+    return f"[{title}]({quote(target)})"
+
+
+def render_page(page: Page) -> str:
+    """Markdown with YAML front matter."""
+    title = escape(page.title)
+    # Escaped in front matter too: viewers show it and tools read it like the body.
+    description = escape(page.description)
+    tags = [tag for tag in (_tag(topic) for topic in page.topics) if tag]
+    front = {
+        "title": title,
+        "description": description,
+        "source": page.source,
+        "source_hash": page.source_hash,
+        "model": page.model,
+        "prompt_version": page.prompt_version,
+        "generated": page.generated,
+        "language": page.language,
+        "parts": page.parts,
+        "prompt_tokens": page.prompt_tokens,
+        "completion_tokens": page.completion_tokens,
+        "input_cut": False,
+        "hit_max_tokens": page.hit_max_tokens,
+        "tags": tags,
+        "related": [link.page for link in page.related],
+    }
+    lines = ["---"]
+    lines += [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in front.items()]
+    lines += ["---", "", f"# {title}", ""]
+    if description:
+        lines += [f"> {description}", ""]
+    if page.parts > 1:
+        lines += [f"*Summarized from the whole document in {page.parts} parts.*", ""]
+    if page.hit_max_tokens:
+        lines += ["> [!warning] The model hit the max_tokens limit on this page.", ""]
+    lines += [escape(page.summary, block=True), ""]
+    if page.key_points:
+        lines += ["## Key points", ""]
+        lines += [f"- {escape(point)}" for point in page.key_points] + [""]
+    if tags:
+        lines += ["## Topics", "", " ".join(f"#{tag}" for tag in tags), ""]
+    if page.related:
+        lines += ["## Related", ""]
+        for link in page.related:
+            reason = f" — {escape(link.reason)}" if link.reason else ""
+            lines.append(f"- {link_to(page.name, link)}{reason}")
+        lines.append("")
+    if page.backlinks:
+        lines += ["## Backlinks", ""]
+        lines += [f"- {link_to(page.name, link)}" for link in page.backlinks] + [""]
+    shown = page.source.replace("`", "'")
+    lines += [f"*Source:* `{shown}`", ""]
+    return "\n".join(lines)
+
+
+def render_index(
+    pages: int,
+    collections: Sequence[tuple[str, Sequence[Link]]],
+    topics: Sequence[tuple[str, Sequence[Link]]],
+) -> str:
+    """``index.md``: every page by collection (a link's ``reason`` is the page's description),
+    then the topics two or more pages share, each in the order given."""
+    lines = [
+        "# Wiki index",
+        "",
+        f"{pages} pages in {len(collections)} collections.",
+        "",
+        "## By collection",
+        "",
+    ]
+    for collection, links in collections:
+        lines += [f"### {escape(collection)} ({len(links)})", ""]
+        for link in links:
+            description = f" — {escape(link.reason)}" if link.reason else ""
+            lines.append(f"- {link_to(INDEX_PAGE, link)}{description}")
+        lines.append("")
+    lines += ["## By topic", ""]
+    for topic, links in topics:
+        lines += [f"### {escape(topic)} ({len(links)})", ""]
+        lines += [f"- {link_to(INDEX_PAGE, link)}" for link in links] + [""]
+    if not topics:
+        lines += ["No topic is shared by two pages yet.", ""]
+    return "\n".join(lines)
+
+
+_TAG_JUNK = re.compile(r"[^\w/-]+")
+
+
+def _tag(topic: str) -> str:
+    """An Obsidian tag: no spaces or punctuation, not only digits."""
+    tag = re.sub(r"-{2,}", "-", _TAG_JUNK.sub("", "-".join(topic.split()))).strip("-/")
+    return "" if not tag or tag.isdigit() else tag[:40]
