@@ -3,7 +3,7 @@
 import copy
 import os
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
 from pydantic import Field, create_model, field_validator
@@ -185,7 +185,7 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         asset per run, so tuning runs can be compared one point each.
         """
         collections = list(context.partition_keys)
-        run_dials = config.to_dials()
+        run_dials = cast(IngestConfig, config).to_dials()  # a subclass with the file's defaults
         store = corpus.state_store()
         with summarizer.endpoints() as endpoints:
             # What each collection holds before the run (the same rule the run applies), so that

@@ -124,7 +124,9 @@ def sync_then_ingest(
     outcome.success = result.success
     outcome.report = reports[-1] if reports else None
     keys = instance.get_dynamic_partitions(collections_partitions.name or "")
-    outcome.run_partitions = keys[keys.index(plan.pending[0]) : keys.index(plan.pending[-1]) + 1]
+    outcome.run_partitions = list(
+        keys[keys.index(plan.pending[0]) : keys.index(plan.pending[-1]) + 1]
+    )
     if not result.success:
         failure = next((event for event in result.all_events if event.is_failure), None)
         outcome.error = _failure_reason(failure)
@@ -184,6 +186,7 @@ def execute_in_location(
             asset_check_selection=None,
             asset_graph=repository.asset_graph,
         )
+    assert run.job_code_origin is not None  # set above, from the loaded job
     return execute_run(recon_job_from_origin(run.job_code_origin), run, instance)
 
 

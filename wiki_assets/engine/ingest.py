@@ -61,6 +61,7 @@ class Log(Protocol):
 
     def info(self, msg: str) -> Any: ...
     def warning(self, msg: str) -> Any: ...
+    def error(self, msg: str) -> Any: ...
 
 
 # --------------------------------------------------------------------------------------------------
@@ -650,7 +651,9 @@ class _Run:
         pages = [(job, entry) for job, entry in batch if entry.page and entry.result is not None]
         links = journal.links_of([entry.path for _, entry in pages])
         failures = self.wiki.write_many(
-            (entry.page, page_text(journal, entry, landing, links)) for _, entry in pages
+            (page, page_text(journal, entry, landing, links))
+            for _, entry in pages
+            if (page := entry.page)
         )
         written = []
         for job, entry in pages:

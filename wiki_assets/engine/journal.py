@@ -216,10 +216,10 @@ class Journal:
             )
 
     def forget(self, paths: Iterable[str]) -> None:
-        paths = [(path,) for path in paths]
+        rows = [(path,) for path in paths]
         with self._db.transaction():
-            self._db.executemany("DELETE FROM documents WHERE path = ?", paths)
-            self._db.executemany("DELETE FROM links WHERE source = ?", paths)
+            self._db.executemany("DELETE FROM documents WHERE path = ?", rows)
+            self._db.executemany("DELETE FROM links WHERE source = ?", rows)
 
     def _upsert(
         self,
@@ -257,8 +257,18 @@ class Journal:
 
 
 def _entry(row: tuple[Any, ...]) -> Entry:
-    *head, result, reason = row  # in the order of _COLUMNS
-    return Entry(*head, None if result is None else json.loads(result), reason)
+    path, collection, content_hash, fingerprint, status, page, model, result, reason = row
+    return Entry(
+        path,
+        collection,
+        content_hash,
+        fingerprint,
+        status,
+        page,
+        model,
+        None if result is None else json.loads(result),
+        reason,
+    )
 
 
 class JournalWriter:

@@ -86,7 +86,7 @@ class SlotLeases:
                 "UPDATE model_slots SET expires = {now} + ? WHERE holder = ?",
                 (self.ttl_s, self.holder),
             )
-            return cursor.rowcount
+            return int(cursor.rowcount)
 
     def in_use(self, model: str) -> int:
         """Slots of ``model`` held by any run right now."""

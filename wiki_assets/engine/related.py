@@ -75,6 +75,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 SCHEMA_VERSION = 1
 LINE_MAX = 160
@@ -253,7 +254,7 @@ def _clip(line: str) -> str:
     return cut.rstrip(" ,;:-") + "…"
 
 
-def _chunks(items: list, size: int = _SQL_CHUNK) -> Iterator[list]:
+def _chunks(items: Sequence[Any], size: int = _SQL_CHUNK) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
 
@@ -301,7 +302,8 @@ def _within_budget(
     (always at least one)."""
     if sum(df for df, _, _ in query) <= budget:
         return query
-    kept, used = [], 0
+    kept: list[tuple[int, str, float]] = []
+    used = 0
     for item in sorted(query):
         if kept and used + item[0] > budget:
             break
@@ -586,7 +588,7 @@ class RelatedIndex:
                 for other, *row in db.execute(
                     f"SELECT id, path, title, line FROM docs WHERE id IN ({marks})", chunk
                 ):
-                    described[other] = tuple(row)  # type: ignore[assignment]
+                    described[other] = (row[0], row[1], row[2])
             return {
                 path: [Candidate(*described[o], score) for o, score in pairs if o in described]
                 for path, pairs in found.items()
@@ -624,8 +626,8 @@ class RelatedIndex:
         if not found:
             return []
         marks = ",".join("?" * len(found))
-        rows = {
-            row[0]: row[1:]
+        rows: dict[int, tuple[str, str, str]] = {
+            row[0]: (row[1], row[2], row[3])
             for row in db.execute(
                 f"SELECT id, path, title, line FROM docs WHERE id IN ({marks})",
                 [other for other, _ in found],

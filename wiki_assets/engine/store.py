@@ -160,13 +160,13 @@ class StateStore:
         # SQLAlchemy's spelling (what Dagster's storage needs) works too: one URL for both.
         url = "postgresql" + self.url[self.url.index(":") :]
         try:
-            connection = psycopg2.connect(url, application_name=_holder()[:63])
+            pg = psycopg2.connect(url, application_name=_holder()[:63])
         except psycopg2.OperationalError as error:
             # libpq's message names host and port, never the password; keep its first line.
             reason = str(error).strip().splitlines()[0] if str(error).strip() else "refused"
             raise StateUnavailable(f"state store {self.describe()} unavailable: {reason}") from None
-        connection.autocommit = True
-        db = Db(connection, "postgres")
+        pg.autocommit = True
+        db = Db(pg, "postgres")
         if not tables:
             return db
         try:
