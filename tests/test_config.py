@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.resources import ModelConfig, SummarizerResource
+from wiki_assets.engine import Dials
 
 
 def model(**fields: object) -> dict[str, object]:
@@ -52,6 +53,11 @@ def test_defaults_are_the_documented_dials() -> None:
     dials = IngestConfig().to_dials()
     assert (dials.workers_per_model, dials.claim_size, dials.flush_seconds) == (4, 32, 30.0)
     assert dials.max_tokens == 200 and dials.force is False
+
+
+def test_the_launchpads_defaults_are_the_engines() -> None:
+    """The dials are declared for the engine and for Dagster's run config: their defaults agree."""
+    assert IngestConfig().to_dials() == Dials()
 
 
 def test_workers_accept_auto_in_any_spelling() -> None:
