@@ -102,17 +102,19 @@ def _settings(
 ) -> Settings | None:
     """The project file, then --config over it, then --synced and --wiki over both; a mistake is
     logged as one line (and printed as JSON with --json)."""
+    from wiki_assets.engine.errors import ConfigurationError  # here, not at import: see below
+
     flags = {"synced_root": synced, "wiki_root": wiki}
     try:
         # Dagster is imported here, not at module import, so `--help` stays fast. Importing the
         # definitions reads environment variables (WIKI_ASSETS_COLLECTIONS_PER_RUN): a bad one is a
-        # ValueError with its own one-line message, like a ConfigError.
+        # ValueError with its own one-line message, like a ConfigError (a ConfigurationError).
         from wiki_assets.defs.settings import load_settings
 
         return load_settings(
             config, {key: str(value) for key, value in flags.items() if value is not None}
         )
-    except ValueError as error:
+    except (ConfigurationError, ValueError) as error:
         logging.getLogger("wiki_assets").error(str(error))
         if as_json:
             print(json.dumps({"success": False, "error": str(error), "failed": []}))

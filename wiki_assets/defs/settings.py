@@ -29,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
+from wiki_assets.engine.errors import ConfigurationError
 
 CONFIG_ENV = "WIKI_ASSETS_CONFIG"
 DEFAULT_FILE = "wiki_assets.yaml"
@@ -47,7 +48,7 @@ _LISTS: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
 }
 
 
-class ConfigError(ValueError):
+class ConfigError(ConfigurationError):
     """A configuration mistake, as one line that names the file and the key."""
 
 

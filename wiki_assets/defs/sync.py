@@ -14,6 +14,7 @@ from wiki_assets.defs.metadata import SYNCED, build
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.plan import plan_lines, recorded_rates
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
+from wiki_assets.engine.errors import WikiAssetsError
 from wiki_assets.engine.ingest import CollectionState, survey
 
 DEFAULT_CRON = "0 6 * * *"
@@ -60,8 +61,8 @@ class SyncPlan:
         ]
 
 
-class SyncFailed(RuntimeError):
-    pass
+class SyncFailed(WikiAssetsError):
+    """The configured mirror command failed; the message says how."""
 
 
 def run_sync_command(corpus: CorpusResource, log: Any) -> None:

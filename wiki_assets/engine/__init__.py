@@ -9,6 +9,18 @@ thin adapter over :func:`ingest`.
 """
 
 from wiki_assets.engine.corpus import ROOT_COLLECTION, SourceDocument, collection_version, scan
+from wiki_assets.engine.errors import (
+    CollectionBusy,
+    ConfigurationError,
+    DocumentError,
+    DraftError,
+    EmbeddedModelUnavailable,
+    ModelError,
+    StateError,
+    StateUnavailable,
+    UnsafePath,
+    WikiAssetsError,
+)
 from wiki_assets.engine.fleet import Dials, Endpoint
 from wiki_assets.engine.ingest import ingest
 from wiki_assets.engine.report import IngestReport, ModelStats
@@ -16,12 +28,22 @@ from wiki_assets.engine.store import StateStore
 
 __all__ = [
     "ROOT_COLLECTION",
+    "CollectionBusy",
+    "ConfigurationError",
     "Dials",
+    "DocumentError",
+    "DraftError",
+    "EmbeddedModelUnavailable",
     "Endpoint",
     "IngestReport",
+    "ModelError",
     "ModelStats",
     "SourceDocument",
+    "StateError",
     "StateStore",
+    "StateUnavailable",
+    "UnsafePath",
+    "WikiAssetsError",
     "collection_version",
     "ingest",
     "scan",

@@ -15,14 +15,12 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path, PurePosixPath
 
+from wiki_assets.engine.errors import DocumentError as DocumentError
+
 ROOT_COLLECTION = "_root"
 """Partition key of the files that sit directly under the synced root."""
 
 DEFAULT_MAX_BYTES = 2_000_000
-
-
-class DocumentError(Exception):
-    """A document that cannot be summarized; the message is the reason recorded for it."""
 
 
 @dataclass(frozen=True, slots=True)

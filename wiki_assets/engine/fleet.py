@@ -13,6 +13,9 @@ import openai
 from pydantic import BaseModel
 
 from wiki_assets.engine.budget import estimate_tokens, split_to_budget
+from wiki_assets.engine.errors import ConfigurationError
+from wiki_assets.engine.errors import ErrorKind as ErrorKind
+from wiki_assets.engine.errors import ModelError as ModelError
 from wiki_assets.engine.page import DraftError, PageDraft, draft_schema, parse_draft
 from wiki_assets.engine.prompts import (
     CHUNK_SYSTEM,
@@ -72,7 +75,7 @@ class Endpoint:
             return "not-needed"
         key = os.environ.get(self.api_key_env)
         if not key:
-            raise ValueError(
+            raise ConfigurationError(
                 f"model {self.name!r}: environment variable {self.api_key_env} is not set"
             )
         return key
@@ -111,22 +114,6 @@ class Summary:
     finish_reason: str
     parts: int  # 1, or how many chunks a long document was summarized in
     requests: int
-
-
-ErrorKind = Literal["rejected", "timeout", "unavailable", "garbage"]
-
-
-class ModelError(Exception):
-    """A request that failed after the client's own retries; the message is the recorded reason.
-
-    ``kind`` decides what happens next: ``rejected`` is about this document (it fails),
-    ``timeout`` and ``garbage`` send it back to the queue a bounded number of times, and
-    ``unavailable`` is about the model (it counts towards the circuit breaker).
-    """
-
-    def __init__(self, message: str, kind: ErrorKind) -> None:
-        super().__init__(message)
-        self.kind: ErrorKind = kind
 
 
 _CONTEXT_OVERFLOW = re.compile(r"context length|context window|too many tokens", re.IGNORECASE)
@@ -360,7 +347,9 @@ class ModelClient:
                     raise _FormatRefused from error
             if error.status_code == 400 and _CONTEXT_OVERFLOW.search(text):
                 raise _Overflow from error
-            raise self._error(_reason(error), _kind(error)) from error
+            raise self._error(
+                _reason(error), _kind(error), error.status_code, error.request_id
+            ) from error
         except openai.APIError as error:
             raise self._error(_reason(error), _kind(error)) from error
         except (ValueError, TypeError, AttributeError, KeyError) as error:
@@ -378,8 +367,19 @@ class ModelClient:
             raise self._error("empty answer", "garbage")
         return content, choice.finish_reason or "stop"
 
-    def _error(self, reason: str, kind: ErrorKind) -> ModelError:
-        return ModelError(f"model {self.endpoint.name}: {reason}", kind)
+    def _error(
+        self,
+        reason: str,
+        kind: ErrorKind,
+        status_code: int | None = None,
+        request_id: str | None = None,
+    ) -> ModelError:
+        return ModelError(
+            f"model {self.endpoint.name}: {reason}",
+            kind,
+            status_code=status_code,
+            request_id=request_id,
+        )
 
 
 class _FormatRefused(Exception):

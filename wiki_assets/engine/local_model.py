@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from wiki_assets.engine.errors import EmbeddedModelUnavailable as EmbeddedModelUnavailable
 from wiki_assets.engine.fleet import Endpoint
 
 EMBEDDED_NAME = "local"
@@ -35,10 +36,6 @@ INSTALL_HINT = (
     "(builds llama.cpp, about 6 minutes on 2 cores). Or configure OpenAI-compatible endpoints "
     "under resources.summarizer.config.models (see README, 'Pointing it at real models')."
 )
-
-
-class EmbeddedModelUnavailable(RuntimeError):
-    pass
 
 
 def embedded_endpoint(base_url: str = "http://127.0.0.1:0/v1") -> Endpoint:

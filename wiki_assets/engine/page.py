@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from wiki_assets.engine.errors import DraftError as DraftError
+
 MAX_ITEMS = 8
 
 
@@ -92,10 +94,6 @@ def draft_schema(candidates: list[str]) -> dict[str, Any]:
     else:
         schema["properties"]["related"]["maxItems"] = 0
     return schema
-
-
-class DraftError(ValueError):
-    """An answer that is not a valid page; the message says what is wrong, for a repair request."""
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)

@@ -27,19 +27,14 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from wiki_assets.engine.errors import CollectionBusy as CollectionBusy
+from wiki_assets.engine.errors import StateUnavailable as StateUnavailable
+
 JOURNAL_FILE = "journal.sqlite"  # in the wiki's state folder, for the SQLite store
 DEFAULT_SCHEMA = "wiki_assets"
 
 _POSTGRES_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg2")
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-
-
-class CollectionBusy(RuntimeError):
-    pass
-
-
-class StateUnavailable(RuntimeError):
-    """The state store cannot be reached; the message names it without credentials."""
 
 
 class Db:

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 
+from wiki_assets.engine.errors import UnsafePath as UnsafePath
+
 STATE_DIR = ".wiki_assets"
 """Hidden folder in the wiki root for the journal; Obsidian and most readers skip dot-folders."""
 
@@ -24,10 +26,6 @@ PAGE_WRITERS = 4
 """Pages written at once. A write is file-system calls (create, write, rename) that release the
 GIL and cost far more than rendering on some disks, so a flush overlaps them with each other and
 with rendering the next page."""
-
-
-class UnsafePath(ValueError):
-    """A page path that would land outside the wiki root."""
 
 
 def page_for(source_path: str) -> str:
