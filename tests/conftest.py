@@ -12,6 +12,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+import yaml
 
 from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
 from wiki_assets.engine.store import StateStore
@@ -101,6 +102,21 @@ def summarizer_for(*servers: SimServer, **overrides: object) -> SummarizerResour
 
 
 POSTGRES_ENV = "WIKI_ASSETS_TEST_POSTGRES"
+
+
+def write_project(path: Path, sim: SimServer, synced: Path, wiki: Path, **dials: object) -> Path:
+    """A project file (``wiki_assets.yaml``): ``sim`` as the whole fleet, the corpus roots and the
+    dials under ``ops.wiki_pages.config``."""
+    model = {"name": "sim", "base_url": sim.base_url, "model": sim.sim.model}
+    config = {
+        "resources": {
+            "summarizer": {"config": {"models": [model]}},
+            "corpus": {"config": {"synced_root": str(synced), "wiki_root": str(wiki)}},
+        },
+        "ops": {"wiki_pages": {"config": dials}},
+    }
+    path.write_text(yaml.safe_dump(config))
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -31,8 +31,7 @@ from typing import Any, TypeVar
 
 import dagster as dg
 import pytest
-import yaml
-from conftest import PROJECT, SAMPLE
+from conftest import PROJECT, SAMPLE, write_project
 
 from wiki_assets.definitions import AUTOMATION_SENSOR
 from wiki_assets.defs.resources import ModelConfig, SummarizerResource
@@ -234,18 +233,8 @@ def test_dagster_dev_backfill_schedule_and_shutdown(tmp_path: Path) -> None:
     sim_model = SimModel(model="sim-fast", per_request_tps=20_000, aggregate_tps=200_000)
     with SimServer(sim_model) as sim, SimServer(sim_model) as tuned:
         # The deployment's project file: the fleet and the dials, nothing in any run config.
-        fleet = [{"name": "sim", "base_url": sim.base_url, "model": "sim-fast"}]
-        project = tmp_path / "wiki_assets.yaml"
-        project.write_text(
-            yaml.safe_dump(
-                {
-                    "resources": {
-                        "summarizer": {"config": {"models": fleet}},
-                        "corpus": {"config": {"synced_root": str(synced), "wiki_root": str(wiki)}},
-                    },
-                    "ops": {"wiki_pages": {"config": {"flush_seconds": 0.2, "claim_size": 4}}},
-                }
-            )
+        project = write_project(
+            tmp_path / "wiki_assets.yaml", sim, synced, wiki, flush_seconds=0.2, claim_size=4
         )
         settings = load_settings(project)
         # Register the collections and ingest them once before the daemon starts, as a CLI tuning
@@ -463,23 +452,8 @@ def test_a_run_terminated_through_graphql_ends_canceled_with_its_locks_freed(
     # About 3 s a document, one at a time: the run is still busy when it is terminated.
     slow = SimModel(model="sim-slow", per_request_tps=60, aggregate_tps=60, max_batch=1)
     with SimServer(slow) as sim:
-        project = tmp_path / "wiki_assets.yaml"
-        project.write_text(
-            yaml.safe_dump(
-                {
-                    "resources": {
-                        "summarizer": {
-                            "config": {
-                                "models": [
-                                    {"name": "sim", "base_url": sim.base_url, "model": "sim-slow"}
-                                ]
-                            }
-                        },
-                        "corpus": {"config": {"synced_root": str(synced), "wiki_root": str(wiki)}},
-                    },
-                    "ops": {"wiki_pages": {"config": {"workers_per_model": 1, "claim_size": 1}}},
-                }
-            )
+        project = write_project(
+            tmp_path / "wiki_assets.yaml", sim, synced, wiki, workers_per_model=1, claim_size=1
         )
         from wiki_assets.defs.partitions import collections_partitions
 

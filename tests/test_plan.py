@@ -12,8 +12,7 @@ import sys
 from pathlib import Path
 
 import dagster as dg
-import yaml
-from conftest import Workspace
+from conftest import Workspace, write_project
 
 from wiki_assets.simulator import SimServer
 
@@ -31,28 +30,12 @@ def run(workspace: Workspace, project: Path, *args: str) -> subprocess.Completed
 def test_plan_predicts_what_the_next_run_reports(
     workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
 ) -> None:
-    project = workspace.home.parent / "wiki_assets.yaml"
-    project.write_text(
-        yaml.safe_dump(
-            {
-                "resources": {
-                    "summarizer": {
-                        "config": {
-                            "models": [
-                                {"name": "sim", "base_url": sim.base_url, "model": sim.sim.model}
-                            ]
-                        }
-                    },
-                    "corpus": {
-                        "config": {
-                            "synced_root": str(workspace.synced),
-                            "wiki_root": str(workspace.wiki),
-                        }
-                    },
-                },
-                "ops": {"wiki_pages": {"config": {"flush_seconds": 0.2}}},
-            }
-        )
+    project = write_project(
+        workspace.home.parent / "wiki_assets.yaml",
+        sim,
+        workspace.synced,
+        workspace.wiki,
+        flush_seconds=0.2,
     )
     fresh = run(workspace, project, "plan")
     assert fresh.returncode == 0, fresh.stderr

@@ -17,7 +17,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import yaml
-from conftest import PROJECT, Workspace
+from conftest import PROJECT, Workspace, write_project
 
 from wiki_assets.defs.metadata import models_of
 from wiki_assets.defs.settings import ConfigError, load_settings
@@ -26,21 +26,8 @@ from wiki_assets.simulator import SimServer
 
 
 def project_file(path: Path, workspace: Workspace, sim: SimServer, **dials: object) -> Path:
-    config = {
-        "resources": {
-            "summarizer": {
-                "config": {
-                    "models": [{"name": "sim", "base_url": sim.base_url, "model": sim.sim.model}]
-                }
-            },
-            "corpus": {
-                "config": {"synced_root": str(workspace.synced), "wiki_root": str(workspace.wiki)}
-            },
-        },
-        "ops": {"wiki_pages": {"config": {"flush_seconds": 0.2, "claim_size": 8, **dials}}},
-    }  # fmt: skip
-    path.write_text(yaml.safe_dump(config))
-    return path
+    settings: dict[str, object] = {"flush_seconds": 0.2, "claim_size": 8, **dials}
+    return write_project(path, sim, workspace.synced, workspace.wiki, **settings)
 
 
 def cli(workspace: Workspace, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
