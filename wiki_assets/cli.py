@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_RUN_FAILED = 1
 EXIT_DOCUMENTS_FAILED = 2
+EXIT_CHECK_FAILED = 1  # `check`: a check of severity error failed (warnings alone exit 0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,10 +79,24 @@ def main(argv: list[str] | None = None) -> int:
         help="the N most recent runs (default: 20; 0: all)",
     )
     runs.add_argument("--json", action="store_true", help="print the rows as a JSON list")
+    check = commands.add_parser(
+        "check",
+        help="check the wiki as readers see it (links, index, freshness, failed documents); "
+        "exits 1 when a check of severity error fails",
+        description="The checks Dagster runs on wiki_index and wiki_pages, over the whole wiki: "
+        "a table of checks, then every problem found. Errors (a dangling link, a page missing "
+        "from index.md) exit 1; warnings (a page older than its source, a failed document) "
+        "exit 0. Reads only; runs no model.",
+    )
+    check.add_argument("--synced", type=Path, help="synced root (default: synced/)")
+    check.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
+    check.add_argument("--json", action="store_true", help="print the checks as one JSON object")
     args = parser.parse_args(argv)
     _configure_logging()
     if args.command == "runs":
         return run_runs(args.partition, args.sort, args.desc, args.limit, as_json=args.json)
+    if args.command == "check":
+        return run_check(args.synced, args.wiki, as_json=args.json)
     if args.command == "plan":
         return run_plan(args.synced, args.wiki, args.config, as_json=args.json)
     return run_ingest(args.synced, args.wiki, args.config, as_json=args.json)
@@ -155,6 +170,49 @@ def run_plan(
         for line in [*plan_lines(states), estimate.line()]:
             print(line)
     return EXIT_OK
+
+
+def run_check(synced: Path | None, wiki: Path | None, *, as_json: bool = False) -> int:
+    log = logging.getLogger("wiki_assets")
+    settings = _settings(synced, wiki, None, as_json)
+    if settings is None:
+        return EXIT_RUN_FAILED
+    corpus = settings.corpus
+    if not corpus.wiki_path.is_dir():
+        log.error(f"wiki root {corpus.wiki_path} is not a folder")
+        return EXIT_RUN_FAILED
+    from wiki_assets.defs.checks import audit_table
+    from wiki_assets.defs.history import table_text
+    from wiki_assets.engine.store import StateUnavailable
+    from wiki_assets.engine.wiki.audit import audit_wiki
+
+    synced_root = corpus.synced_path if corpus.synced_path.is_dir() else None
+    try:
+        audit = audit_wiki(corpus.wiki_path, synced_root, corpus.state_store())
+    except StateUnavailable as error:
+        log.error(str(error))
+        return EXIT_RUN_FAILED
+    if as_json:
+        checks = [
+            {
+                "check": outcome.check.name,
+                "severity": str(outcome.check.severity),
+                "checked": outcome.checked,
+                "passed": outcome.passed,
+                "findings": list(outcome.findings),
+            }
+            for outcome in audit.outcomes
+        ]
+        print(json.dumps({"success": not audit.errors, "pages": audit.pages, "checks": checks},
+                         ensure_ascii=False, indent=2))  # fmt: skip
+    else:
+        print(f"{audit.pages} pages in {corpus.wiki_path}")
+        print(table_text(audit_table(audit)))
+        for outcome in audit.outcomes:
+            if outcome.findings:
+                print(f"\n{outcome.check.name} ({outcome.check.severity}):")
+                print("\n".join(f"  {finding}" for finding in outcome.findings))
+    return EXIT_CHECK_FAILED if audit.errors else EXIT_OK
 
 
 def run_ingest(

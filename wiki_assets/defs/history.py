@@ -162,10 +162,15 @@ def to_json(table: pl.DataFrame) -> str:
 
 def to_text(table: pl.DataFrame) -> str:
     """The table in polars' own format, every row and column, nothing truncated; run ids short."""
-    shown = table.with_columns(pl.col("run_id").str.slice(0, SHORT_RUN_ID))
+    return table_text(table.with_columns(pl.col("run_id").str.slice(0, SHORT_RUN_ID)))
+
+
+def table_text(table: pl.DataFrame) -> str:
+    """A table for a terminal, in polars' own format: every row and column, nothing truncated,
+    no dtype row or shape line (for `wiki-assets runs` and `wiki-assets check`)."""
     widest = sum(
-        max([len(name), *(len(str(value)) for value in shown[name].to_list())]) + 3
-        for name in shown.columns
+        max([len(name), *(len(str(value)) for value in table[name].to_list())]) + 3
+        for name in table.columns
     )
     with pl.Config(
         tbl_rows=-1,
@@ -175,4 +180,4 @@ def to_text(table: pl.DataFrame) -> str:
         tbl_hide_column_data_types=True,
         tbl_hide_dataframe_shape=True,
     ):
-        return str(shown)
+        return str(table)

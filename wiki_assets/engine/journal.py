@@ -105,6 +105,18 @@ class Journal:
             )
             yield from (row[0] for row in rows)
 
+    def failures(self, collections: Iterable[str]) -> list[Entry]:
+        """The documents of ``collections`` whose last attempt failed (with its reason), by path."""
+        found: list[Entry] = []
+        for collection in sorted(set(collections)):
+            rows = self._db.execute(
+                f"SELECT {_COLUMNS} FROM documents WHERE collection = ? AND status = ? "
+                "ORDER BY path",
+                (collection, FAILED),
+            )
+            found += (_entry(row) for row in rows)
+        return found
+
     def collections(self) -> set[str]:
         return {row[0] for row in self._db.execute("SELECT DISTINCT collection FROM documents")}
 

@@ -89,7 +89,7 @@ def relink(journal: Journal, wiki: Wiki, paths: Iterable[str]) -> int:
 
 # A link's closing bracket is one no backslash escapes (link text escapes its own brackets and
 # backslashes), so a title such as "see [a](b.md)" is not taken for a link.
-_MARKDOWN_LINK = re.compile(r"(?<!\\)(?:\\\\)*\]\(([^)\s]+\.md)\)")
+MARKDOWN_LINK = re.compile(r"(?<!\\)(?:\\\\)*\]\(([^)\s]+\.md)\)")
 
 
 def dangling_links(wiki_root: Path) -> list[tuple[str, str]]:
@@ -101,7 +101,7 @@ def dangling_links(wiki_root: Path) -> list[tuple[str, str]]:
         if STATE_DIR in page.relative_to(root).parts:
             continue
         folder = str(page.parent)
-        for target in _MARKDOWN_LINK.findall(page.read_text(encoding="utf-8")):
+        for target in MARKDOWN_LINK.findall(page.read_text(encoding="utf-8")):
             file = os.path.normpath(os.path.join(folder, unquote(target)))
             if file not in exists:
                 exists[file] = os.path.isfile(file)

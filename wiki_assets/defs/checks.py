@@ -1,0 +1,98 @@
+"""Dagster asset checks: the wiki's checks (:mod:`wiki_assets.engine.wiki.audit`) shown in the UI.
+
+``wiki_index`` carries the checks of the whole wiki as readers see it: one pass over the files
+after the index is built. ``wiki_pages`` carries the checks of its partitions: the state store
+knows which documents failed and why. Dagster records a check per partition when a run
+materializes one partition; a run over several (a single-run backfill) records one evaluation
+for all of them.
+"""
+
+import warnings
+from collections.abc import Iterator
+
+import dagster as dg
+import polars as pl
+
+from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.resources import CorpusResource
+from wiki_assets.engine.wiki.audit import (
+    NO_FAILED_DOCUMENTS,
+    SHOWN_FINDINGS,
+    WIKI_CHECKS,
+    Audit,
+    Outcome,
+    Severity,
+    audit_wiki,
+    failed_documents,
+)
+
+# Checks per partition are a preview in this Dagster version; they are what lets a partition show
+# its own result, and the check's logic does not depend on them.
+warnings.filterwarnings("ignore", message="Specifying a partitions_def", category=dg.PreviewWarning)
+
+_SEVERITY = {Severity.ERROR: dg.AssetCheckSeverity.ERROR, Severity.WARN: dg.AssetCheckSeverity.WARN}
+
+
+def _result(outcome: Outcome) -> dg.AssetCheckResult:
+    shown = "\n".join(f"- {finding}" for finding in outcome.findings[:SHOWN_FINDINGS])
+    more = len(outcome.findings) - SHOWN_FINDINGS
+    if more > 0:
+        shown += f"\n- … and {more} more (`wiki-assets check` lists all)"
+    return dg.AssetCheckResult(
+        check_name=outcome.check.name,
+        passed=outcome.passed,
+        severity=_SEVERITY[outcome.check.severity],
+        metadata={
+            "checked": dg.MetadataValue.int(outcome.checked),
+            "problems": dg.MetadataValue.int(len(outcome.findings)),
+            "found": dg.MetadataValue.md(shown or "nothing"),
+        },
+    )
+
+
+def build_wiki_checks(wiki_index: dg.AssetsDefinition) -> dg.AssetChecksDefinition:
+    @dg.multi_asset_check(
+        specs=[
+            dg.AssetCheckSpec(check.name, asset=wiki_index, description=check.description)
+            for check in WIKI_CHECKS
+        ],
+    )
+    def wiki_checks(corpus: CorpusResource) -> Iterator[dg.AssetCheckResult]:
+        audit = audit_wiki(corpus.wiki_path, corpus.synced_path)
+        yield from (_result(outcome) for outcome in audit.outcomes)
+
+    return wiki_checks
+
+
+def build_page_checks(wiki_pages: dg.AssetsDefinition) -> dg.AssetChecksDefinition:
+    @dg.asset_check(
+        asset=wiki_pages,
+        name=NO_FAILED_DOCUMENTS.name,
+        partitions_def=collections_partitions,
+        description=NO_FAILED_DOCUMENTS.description,
+    )
+    def no_failed_documents(
+        context: dg.AssetCheckExecutionContext, corpus: CorpusResource
+    ) -> dg.AssetCheckResult:
+        return _result(failed_documents(corpus.state_store(), context.partition_keys))
+
+    return no_failed_documents
+
+
+def audit_table(audit: Audit) -> pl.DataFrame:
+    """One row per check, for ``wiki-assets check``."""
+    return pl.DataFrame(
+        {
+            "check": [outcome.check.name for outcome in audit.outcomes],
+            "severity": [str(outcome.check.severity) for outcome in audit.outcomes],
+            "checked": [outcome.checked for outcome in audit.outcomes],
+            "problems": [len(outcome.findings) for outcome in audit.outcomes],
+            "result": [_verdict(outcome) for outcome in audit.outcomes],
+        }
+    )
+
+
+def _verdict(outcome: Outcome) -> str:
+    if outcome.passed:
+        return "passed"
+    return "FAILED" if outcome.check.severity is Severity.ERROR else "warning"
