@@ -25,7 +25,7 @@ from wiki_assets.engine.dispatch import (
     Prepared,
     concurrency_for,
 )
-from wiki_assets.engine.dispatch.workers import HEDGE_BLIND_S
+from wiki_assets.engine.dispatch.tail import HEDGE_BLIND_S
 from wiki_assets.engine.fleet import (
     AUTO,
     PROMPT_OVERHEAD_TOKENS,
