@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from collections.abc import Iterator, Sequence
 
 import pytest
 
-from wiki_assets.engine.dispatch import Prospect, workers
+from wiki_assets.engine.dispatch import Attempt, Lane, Prospect, hedge, workers
 from wiki_assets.simulation import Stuck, check, generate, reproduce, run, run_virtual
 
 SEEDS = range(3000)
@@ -103,8 +103,8 @@ def test_the_simulation_catches_a_hung_request_waited_out(monkeypatch: pytest.Mo
     that race went to a model whose requests hang too, the healthy model could not race it any
     more and the run waited for the timeout; the simulation must say so."""
 
-    def one_race_per_document(self: workers.Dispatcher, lane: workers.Lane) -> Any:
-        for other in self.lanes:
+    def one_race_per_document(lanes: Sequence[Lane], lane: Lane) -> Iterator[Attempt]:
+        for other in lanes:
             if other is lane:
                 continue
             for attempt in other.attempts:
@@ -112,7 +112,7 @@ def test_the_simulation_catches_a_hung_request_waited_out(monkeypatch: pytest.Mo
                 if not (job.raced_by or job.done or attempt.hedge or job.prepared is None):
                     yield attempt
 
-    monkeypatch.setattr(workers.Dispatcher, "_hedgeable", one_race_per_document)
+    monkeypatch.setattr(hedge, "hedgeable", one_race_per_document)
     waited = next(
         (
             seed

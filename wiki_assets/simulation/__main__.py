@@ -7,7 +7,7 @@ import statistics
 import sys
 import time
 
-from wiki_assets.simulation.scenarios import check, generate, reproduce, run
+from wiki_assets.simulation import check, generate, reproduce, run
 
 
 def main(argv: list[str] | None = None) -> int:

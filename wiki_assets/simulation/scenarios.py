@@ -1,52 +1,30 @@
-"""Seeded scenarios for the dispatcher, run in virtual time, and the properties every one must keep.
+"""Seeded scenarios for the dispatcher, and what each one promises.
 
 A scenario is a fleet of simulated models (speed, batch limit, latency noise, faults, outages), a
-set of documents from tiny to many-part long ones and bad inputs, and the dials. :func:`run`
-drives the real :class:`~wiki_assets.engine.dispatch.Dispatcher` (queue, workers, concurrency
-limits, the end-of-run rule, hedges, breaker and retry policy) over it on a virtual clock, while a
-monitor watches for an idle model next to a document it would finish first. :func:`check` lists
-what went wrong; an empty list is a pass. ``python -m wiki_assets.simulation --seed N`` reproduces
-one scenario.
+set of documents from tiny to many-part long ones and bad inputs, and the dials; :func:`generate`
+makes the one of a seed, always the same. What it promises follows from the scenario alone: a
+lower bound of its makespan (:func:`ideal_makespan`) and, for a fleet whose faulty models hang
+beside healthy ones, how soon it must end all the same (:func:`hang_free_s`). The runner is
+:mod:`~wiki_assets.simulation.runner`, the properties :mod:`~wiki_assets.simulation.properties`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
-from wiki_assets.engine.corpus import DocumentError, SourceDocument
-from wiki_assets.engine.dispatch import (
-    Dispatcher,
-    Job,
-    Lane,
-    Prepared,
-    concurrency_for,
-)
-from wiki_assets.engine.dispatch.workers import HEDGE_BLIND_S
-from wiki_assets.engine.fleet import (
-    AUTO,
-    PROMPT_OVERHEAD_TOKENS,
-    Dials,
-    Endpoint,
-    Summary,
-    Workers,
-)
-from wiki_assets.engine.report import IngestReport, ModelStats
-from wiki_assets.simulation.clock import Stuck, run_virtual
-from wiki_assets.simulation.models import Outage, VirtualModel
+from wiki_assets.engine.dispatch.tail import HEDGE_BLIND_S
+from wiki_assets.engine.fleet import AUTO, PROMPT_OVERHEAD_TOKENS, Dials, Workers
+from wiki_assets.simulation.models import Outage
 from wiki_assets.simulator import SimModel
 
-MONITOR_EVERY_S = 0.1  # how often the idle-model watch looks, in virtual seconds
-IDLE_GRACE_S = 0.5  # longer than this next to a document it would finish first is idling
 # Fault-free, the makespan stays within 1.5 x the ideal plus the price of not knowing the models
 # at the start: before a model has answered, nothing tells that it is slow, so it may take the
 # longest document (the bound allows that document on the slowest model, plus the time an idle
 # model waits before racing a request it knows nothing of).
 MAKESPAN_BOUND = 1.5
-DEADLINE_FACTOR = 50.0  # a run past this many ideal makespans (plus the timeouts) is hung
 
 
 @dataclass(frozen=True)
@@ -82,7 +60,7 @@ class Scenario:
         """No faults, and no request that runs into its model's timeout even alone (then the
         makespan is held to its bound)."""
         return not self.faulty and all(
-            _alone(plan, tokens, self.dials.max_tokens)[0] < plan.timeout_s / 2
+            time_alone(plan, tokens, self.dials.max_tokens)[0] < plan.timeout_s / 2
             for plan in self.models
             for tokens in self.tokens
             if tokens
@@ -188,53 +166,9 @@ def _beside_a_healthy_model(
     return tuple(changed)
 
 
-# --------------------------------------------------------------------------------------------------
-# Running one
-
-
-@dataclass
-class Outcome:
-    scenario: Scenario
-    report: IngestReport
-    makespan_s: float = 0.0
-    answers: dict[str, list[str]] = field(default_factory=dict)  # document -> models recorded
-    failures: dict[str, str] = field(default_factory=dict)  # document -> reason
-    unfinished: int = 0
-    idle_violations: list[str] = field(default_factory=list)
-    overlapping: dict[str, int] = field(default_factory=dict)  # document -> most races by one model
-    stuck: str | None = None  # why the run did not end
-    ideal_s: float = 0.0
-    blind_s: float = 0.0  # the longest document on the slowest model
-    hang_free_s: float | None = None  # the run must end before this, though requests hang
-
-
-class _Work:
-    """The dispatcher's Work for a simulation: bad inputs fail, answers are counted."""
-
-    def __init__(self, tokens: dict[str, int], outcome: Outcome) -> None:
-        self.tokens = tokens
-        self.outcome = outcome
-
-    async def prepare(self, job: Job) -> Prepared:
-        tokens = self.tokens[job.doc.path]
-        if tokens == 0:
-            raise DocumentError("not a text document (simulated bad input)")
-        return Prepared(job.doc.path, "", "English", tokens, [])
-
-    async def record(self, job: Job, lane: Lane, summary: Summary) -> None:
-        self.outcome.answers.setdefault(job.doc.path, []).append(lane.stats.name)
-        self.outcome.report.count += 1
-        await asyncio.sleep(0.0005)  # the journal's group commit
-
-    def fail(self, job: Job, reason: str) -> None:
-        self.outcome.failures[job.doc.path] = reason
-        self.outcome.report.failed.append({"path": job.doc.path, "reason": reason})
-
-    def held_back(self) -> bool:
-        return False
-
-
-def _ideal(scenario: Scenario, models: Sequence[ModelPlan] | None = None) -> tuple[float, float]:
+def ideal_makespan(
+    scenario: Scenario, models: Sequence[ModelPlan] | None = None
+) -> tuple[float, float]:
     """(lower bound of the makespan, time of the longest document on the slowest model) for a
     fault-free fleet of ``models`` (the scenario's by default) at the configured concurrency. No
     run beats any of: all the work at the fleet's full rate; every document's time alone on its
@@ -252,7 +186,7 @@ def _ideal(scenario: Scenario, models: Sequence[ModelPlan] | None = None) -> tup
     for tokens in scenario.tokens:
         if tokens == 0:
             continue
-        alone = [_alone(plan, tokens, dials.max_tokens) for plan in models]
+        alone = [time_alone(plan, tokens, dials.max_tokens) for plan in models]
         fastest = min(seconds for seconds, _ in alone)
         longest = max(longest, fastest)
         blind = max(blind, max(seconds for seconds, _ in alone))
@@ -262,7 +196,7 @@ def _ideal(scenario: Scenario, models: Sequence[ModelPlan] | None = None) -> tup
     return max(work / capacity if capacity else 0.0, spread, longest), blind
 
 
-def _hang_free_s(scenario: Scenario) -> float | None:
+def hang_free_s(scenario: Scenario) -> float | None:
     """How soon the run must end although some requests hang: when fault-free models alone
     would finish every document well before the shortest timeout of a model that hangs, the
     run ends before that timeout (a hung request is raced at the tail, never waited out).
@@ -271,15 +205,15 @@ def _hang_free_s(scenario: Scenario) -> float | None:
     healthy = [plan for plan in scenario.models if not plan.faulty]
     if not hanging or not healthy or not any(scenario.tokens):
         return None
-    ideal, blind = _ideal(scenario, healthy)
-    _, slowest = _ideal(scenario)  # an unknown model may hold the longest document at first
+    ideal, blind = ideal_makespan(scenario, healthy)
+    _, slowest = ideal_makespan(scenario)  # an unknown model may hold the longest document at first
     # Faster than the healthy models alone, plus the wait before a race (the hanging model's
     # own tail time for its longest document at most), must leave a wide margin to the timeout.
     promised = MAKESPAN_BOUND * ideal + blind + 2 * slowest + HEDGE_BLIND_S
     return min(hanging) if promised < min(hanging) / 2 else None
 
 
-def _alone(plan: ModelPlan, tokens: int, max_tokens: int) -> tuple[float, float]:
+def time_alone(plan: ModelPlan, tokens: int, max_tokens: int) -> tuple[float, float]:
     """(seconds, work units) of a document on a model with nothing else running: its parts'
     requests and then the page's, as :class:`VirtualModel` sends them."""
     sim = plan.sim
@@ -295,172 +229,3 @@ def _alone(plan: ModelPlan, tokens: int, max_tokens: int) -> tuple[float, float]
         seconds += sim.latency_s + sim.work(prompt, out) / sim.per_request_tps
         units += sim.work(prompt, out)
     return seconds, units
-
-
-def run(scenario: Scenario) -> Outcome:
-    """Drive the real dispatcher over ``scenario`` in virtual time."""
-    dials = scenario.dials
-    report = IngestReport(collections=["sim"], dials=dials, models=[])
-    outcome = Outcome(scenario, report)
-    outcome.ideal_s, outcome.blind_s = _ideal(scenario)
-    outcome.hang_free_s = _hang_free_s(scenario)
-    tokens = {f"d{index:04}.md": t for index, t in enumerate(scenario.tokens)}
-    shared: dict[str, int] = {}
-    lanes, clients = [], []
-    for order, plan in enumerate(scenario.models):
-        endpoint = Endpoint(
-            name=plan.sim.model,
-            base_url=f"sim://{plan.sim.model}",
-            model=plan.sim.model,
-            workers=plan.workers,
-            timeout_s=plan.timeout_s,
-            max_retries=plan.max_retries,
-            context_tokens=plan.context_tokens,
-        )
-        concurrency = concurrency_for(endpoint, dials)
-        client = VirtualModel(
-            plan.sim,
-            endpoint,
-            dials.max_tokens,
-            tokens.__getitem__,
-            noise=plan.noise,
-            outages=plan.outages,
-            seed=scenario.seed * 31 + order,
-            shared=shared,
-        )
-        client.on_overload = concurrency.on_overload
-        stats = ModelStats(endpoint.name, endpoint.model, concurrency.limit, concurrency.auto)
-        report.models.append(stats)
-        lanes.append(Lane(order, endpoint, client, concurrency, stats))
-        clients.append(client)
-    jobs = (Job(SourceDocument(path, "sim", t, "h"), path) for path, t in tokens.items())
-    dispatcher = Dispatcher(
-        lanes,
-        jobs,
-        _Work(tokens, outcome),
-        report,
-        claim_size=dials.claim_size,
-        give_up_after_s=dials.give_up_after_s,
-        expected=lambda: len(tokens),
-    )
-    slowest_timeout = max(p.timeout_s * (p.max_retries + 1) for p in scenario.models)
-    deadline = DEADLINE_FACTOR * outcome.ideal_s + 20 * slowest_timeout + 600.0
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        start = loop.time()
-        watch = asyncio.create_task(_watch_idle(dispatcher, outcome))
-        try:
-            async with asyncio.timeout(deadline):
-                await dispatcher.run()
-        except TimeoutError:
-            outcome.stuck = f"still running after {deadline:.0f} virtual seconds"
-        finally:
-            watch.cancel()
-            outcome.makespan_s = loop.time() - start
-
-    try:
-        run_virtual(main())
-    except Stuck as error:
-        outcome.stuck = str(error)
-    outcome.unfinished = dispatcher.queue.remaining()
-    for client in clients:
-        for path, count in client.traffic.overlapping.items():
-            outcome.overlapping[path] = max(outcome.overlapping.get(path, 0), count)
-    return outcome
-
-
-async def _watch_idle(dispatcher: Dispatcher, outcome: Outcome) -> None:
-    """Flags a model with a free worker next to a returned, unstarted document that it would
-    finish first, for longer than a worker takes to look again."""
-    loop = asyncio.get_running_loop()
-    idle_since: dict[tuple[int, int], float] = {}
-    while True:
-        await asyncio.sleep(MONITOR_EVERY_S)
-        now = loop.time()
-        seen = set()
-        if not dispatcher.finished:
-            for job in list(dispatcher.queue._returned)[:50]:
-                if job.started or job.prepared is None:
-                    continue
-                tokens = job.prepared.prompt_tokens
-                prospects = [
-                    (p, lane)
-                    for lane in dispatcher.lanes
-                    if (p := lane.prospect(tokens, now)) is not None
-                ]
-                if not prospects:
-                    continue
-                best, lane = min(prospects, key=lambda item: (item[0].finish_s, item[0].order))
-                if len(lane.attempts) >= lane.concurrency.limit:
-                    continue  # its model has no free worker: nobody idles
-                key = (id(job), lane.order)
-                seen.add(key)
-                since = idle_since.setdefault(key, now)
-                if now - since > IDLE_GRACE_S:
-                    outcome.idle_violations.append(
-                        f"t={now:.2f}: {lane.stats.name} idle for {now - since:.2f} s next to "
-                        f"{job.doc.path}, which it would finish first"
-                    )
-                    idle_since[key] = now
-        for key in list(idle_since):
-            if key not in seen:
-                del idle_since[key]
-
-
-# --------------------------------------------------------------------------------------------------
-# What must hold
-
-
-def check(outcome: Outcome) -> list[str]:
-    """Every property the scenario broke (empty: it passed)."""
-    scenario, report = outcome.scenario, outcome.report
-    problems: list[str] = []
-    if outcome.stuck:
-        problems.append(f"the run did not end: {outcome.stuck}")
-    paths = [f"d{index:04}.md" for index in range(len(scenario.tokens))]
-    every_model_down = (report.stopped or "").startswith("every model is down")
-    accounted = 0
-    for path in paths:
-        answers = outcome.answers.get(path, [])
-        if len(answers) > 1:
-            problems.append(f"{path} recorded {len(answers)} times ({', '.join(answers)})")
-        if answers and path in outcome.failures:
-            problems.append(f"{path} both done and failed")
-        if path in outcome.failures and not outcome.failures[path]:
-            problems.append(f"{path} failed without a reason")
-        accounted += bool(answers) or path in outcome.failures
-    left = len(paths) - accounted
-    if left and not every_model_down and not outcome.stuck:
-        problems.append(f"{left} documents neither done nor failed, yet not every model is down")
-    if left != outcome.unfinished and not outcome.stuck:
-        problems.append(f"{left} documents unaccounted, but {outcome.unfinished} reported left")
-    if report.stopped and not every_model_down:
-        problems.append(f"stopped: {report.stopped}")
-    problems.extend(outcome.idle_violations[:3])
-    for path, raced in outcome.overlapping.items():
-        if raced > 1:
-            problems.append(f"{path} raced {raced} times by one model (each races it at most once)")
-    if report.hedged > len(paths) * len(scenario.models):
-        problems.append(f"{report.hedged} hedges for {len(paths)} documents")
-    if outcome.hang_free_s is not None and not outcome.stuck:
-        if outcome.makespan_s >= outcome.hang_free_s:
-            problems.append(
-                f"makespan {outcome.makespan_s:.2f} s reached a hanging model's timeout "
-                f"({outcome.hang_free_s:.0f} s) although fault-free models alone would finish "
-                f"well before it: a hung request was waited out"
-            )
-    if scenario.clean and not outcome.stuck:
-        bound = MAKESPAN_BOUND * outcome.ideal_s + outcome.blind_s + HEDGE_BLIND_S
-        if outcome.makespan_s > bound + 1e-6:
-            problems.append(
-                f"makespan {outcome.makespan_s:.2f} s is over the bound {bound:.2f} s "
-                f"(ideal {outcome.ideal_s:.2f} s, longest document on the slowest model "
-                f"{outcome.blind_s:.2f} s)"
-            )
-    return problems
-
-
-def reproduce(seed: int) -> str:
-    """The one line that runs a seed again."""
-    return f"python -m wiki_assets.simulation --seed {seed}"

@@ -1,10 +1,14 @@
 """Dispatch: one shared queue that every model's workers pull from whenever they are free.
 
 ``queue`` (claims, give-back, stealing), ``limits`` (how many requests each model gets in flight,
-and the breaker), ``tail`` (pace, the end-of-run rule and hedges) and ``workers`` (a model's
-workers and the retry policy, in the :class:`Dispatcher`).
+and the breaker), ``tail`` (pace, the end-of-run rule and hedges), ``lane`` (one model during a
+run and its requests in flight), ``workers`` (a model's workers, in the :class:`Dispatcher`),
+``hedge`` (which late request an idle worker races), ``request`` (one request sent and settled),
+``retry`` (what a failure means for the model and the document) and ``slots`` (fleet-wide
+in-flight slots).
 """
 
+from wiki_assets.engine.dispatch.lane import Attempt, Client, Lane
 from wiki_assets.engine.dispatch.limits import (
     AdaptiveConcurrency,
     Breaker,
@@ -15,7 +19,7 @@ from wiki_assets.engine.dispatch.limits import (
 )
 from wiki_assets.engine.dispatch.queue import Job, Prepared, WorkQueue
 from wiki_assets.engine.dispatch.tail import Pace, Prospect, should_start
-from wiki_assets.engine.dispatch.workers import Attempt, Client, Dispatcher, Lane, Work
+from wiki_assets.engine.dispatch.workers import Dispatcher, Work
 
 __all__ = [
     "AdaptiveConcurrency",

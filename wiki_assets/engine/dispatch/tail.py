@@ -34,6 +34,8 @@ from wiki_assets.engine.dispatch.limits import work_units
 LATENCY_SAMPLES = 64  # recent answers a model's latency percentile is taken over
 HEDGE_PERCENTILE = 0.95
 MIN_HEDGE_SAMPLES = 4  # fewer answers say too little about a model's tail
+HEDGE_WITHOUT_PERCENTILE = 2.0  # no tail known for the slow model: hedge at twice my own time
+HEDGE_BLIND_S = 2.0  # neither model has answered yet: race a request once it has run this long
 
 
 @dataclass

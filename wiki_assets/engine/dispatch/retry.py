@@ -1,0 +1,72 @@
+"""The retry policy: what a failed request means for its model and for its document.
+
+Timeouts and outages count against the model's breaker. While another request for the document
+is still out, its outcome decides. Otherwise a refusal (``rejected``) fails the document; an
+unparsable answer is tried at most :data:`MAX_GARBAGE` times and a timeout at most
+:data:`MAX_ATTEMPTS` times across the fleet; an outage is the model's fault, not the document's,
+and uses up none of its tries. When every model is out and none has answered for
+``give_up_after_s``, the run stops and the documents stay for the next run. These functions
+decide; the workers (:mod:`~wiki_assets.engine.dispatch.workers`) put documents back, fail them
+or stop the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from wiki_assets.engine.dispatch.lane import Attempt, Lane
+from wiki_assets.engine.dispatch.queue import Job
+from wiki_assets.engine.fleet import ModelError
+
+MAX_ATTEMPTS = 3  # tries per document across the fleet for timeouts and outages
+MAX_GARBAGE = 2  # an unparsable answer is retried once
+
+# What becomes of a document after a failed request: nothing yet (another request for it is
+# still out), failed, put back for the next run (not its fault), or put back to be tried again.
+Next = Literal["wait", "fail", "leave", "retry"]
+
+
+def blame(attempt: Attempt, error: ModelError, now: float, log: Any = None) -> None:
+    """Count the failure against the request's model (figures, breaker) and, unless it is the
+    model's fault, against its document's tries."""
+    job, lane, stats = attempt.job, attempt.lane, attempt.lane.stats
+    stats.errors += 1
+    stats.timeouts += error.kind == "timeout"
+    stats.garbage += error.kind == "garbage"
+    if error.kind in ("timeout", "unavailable"):
+        was_tripped = lane.breaker.tripped
+        lane.breaker.on_failure(now)
+        if lane.breaker.tripped and not was_tripped and log is not None:
+            log.warning(
+                f"model {stats.name} taken out for {lane.breaker.open_until - now:.0f} s "
+                f"after {lane.breaker.failures} failures in a row: {error}"
+            )
+    if error.kind == "unavailable" and not attempt.hedge:
+        job.attempts -= 1  # the model's fault, not the document's: no try is used up
+
+
+def next_step(job: Job, error: ModelError, *, all_down: bool) -> Next:
+    """What becomes of ``job`` after a request for it failed with ``error``."""
+    if job.done or job.running:
+        return "wait"  # another request for this document is still out: its outcome decides
+    if error.kind == "rejected":
+        return "fail"
+    if all_down:
+        return "leave"  # not this document's fault: leave it for the next run
+    if job.attempts < (MAX_GARBAGE if error.kind == "garbage" else MAX_ATTEMPTS):
+        return "retry"
+    return "fail"
+
+
+def all_models_down(
+    lanes: Sequence[Lane], now: float, last_success: float, give_up_after_s: float
+) -> bool:
+    """Every model is out, and none has answered for ``give_up_after_s``: the run stops."""
+    return all(lane.breaker.tripped for lane in lanes) and (now - last_success >= give_up_after_s)
+
+
+def all_down_reason(lanes: Sequence[Lane]) -> str:
+    return "every model is down: " + "; ".join(
+        f"{m.stats.name} failed {m.breaker.failures}x" for m in lanes
+    )

@@ -1,0 +1,46 @@
+"""Fleet-wide slots: a model's limit on requests in flight across every run that shares it.
+
+A model with ``max_in_flight`` lets a worker send only while it holds one of that model's slots
+in the state store (:class:`~wiki_assets.engine.leases.SlotLeases`); without a limit, or
+without a store, every worker may send. A worker keeps its slot while it works and gives it back
+whenever it waits, so that another run can use it meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from wiki_assets.engine.dispatch.lane import Lane
+from wiki_assets.engine.leases import SlotLeases
+
+
+class FleetSlots:
+    """The workers' fleet-wide slots (see the module docstring)."""
+
+    def __init__(self, leases: SlotLeases | None) -> None:
+        self.leases = leases
+
+    async def take(self, lane: Lane, slot: int) -> bool:
+        """Whether this worker may send a request: always, unless the model has a fleet-wide
+        limit, in which case the worker must hold one of its slots in the state store."""
+        limit = lane.endpoint.max_in_flight
+        if self.leases is None or limit is None or slot in lane.leased:
+            return True
+        held = await asyncio.to_thread(self.leases.try_acquire, lane.endpoint.identity, limit)
+        lane.lease_blocked = held is None
+        if held is None:
+            return False
+        lane.leased[slot] = held
+        return True
+
+    async def release(self, lane: Lane, slot: int) -> None:
+        held = lane.leased.pop(slot, None)
+        if held is not None and self.leases is not None:
+            await asyncio.to_thread(self.leases.release, lane.endpoint.identity, held)
+
+    async def renew(self) -> None:
+        """Keep every slot held alive, until cancelled."""
+        assert self.leases is not None
+        while True:
+            await asyncio.sleep(self.leases.ttl_s / 3)
+            await asyncio.to_thread(self.leases.renew)

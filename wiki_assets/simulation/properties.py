@@ -1,0 +1,69 @@
+"""What must hold for every scenario, and the one line that reproduces a seed.
+
+:func:`check` lists every property an :class:`~wiki_assets.simulation.runner.Outcome` broke (an
+empty list is a pass). Among them: the run ends; every document is done once, failed with a
+reason, or left only when every model is down; no model idles next to a document it would finish
+first; each model races a document at most once; a hung request is not waited out when healthy
+models could finish well before its timeout; a clean scenario's makespan stays within its bound.
+``python -m wiki_assets.simulation --seed N`` reproduces one scenario.
+"""
+
+from __future__ import annotations
+
+from wiki_assets.engine.dispatch.tail import HEDGE_BLIND_S
+from wiki_assets.simulation.runner import Outcome
+from wiki_assets.simulation.scenarios import MAKESPAN_BOUND
+
+
+def check(outcome: Outcome) -> list[str]:
+    """Every property the scenario broke (empty: it passed)."""
+    scenario, report = outcome.scenario, outcome.report
+    problems: list[str] = []
+    if outcome.stuck:
+        problems.append(f"the run did not end: {outcome.stuck}")
+    paths = [f"d{index:04}.md" for index in range(len(scenario.tokens))]
+    every_model_down = (report.stopped or "").startswith("every model is down")
+    accounted = 0
+    for path in paths:
+        answers = outcome.answers.get(path, [])
+        if len(answers) > 1:
+            problems.append(f"{path} recorded {len(answers)} times ({', '.join(answers)})")
+        if answers and path in outcome.failures:
+            problems.append(f"{path} both done and failed")
+        if path in outcome.failures and not outcome.failures[path]:
+            problems.append(f"{path} failed without a reason")
+        accounted += bool(answers) or path in outcome.failures
+    left = len(paths) - accounted
+    if left and not every_model_down and not outcome.stuck:
+        problems.append(f"{left} documents neither done nor failed, yet not every model is down")
+    if left != outcome.unfinished and not outcome.stuck:
+        problems.append(f"{left} documents unaccounted, but {outcome.unfinished} reported left")
+    if report.stopped and not every_model_down:
+        problems.append(f"stopped: {report.stopped}")
+    problems.extend(outcome.idle_violations[:3])
+    for path, raced in outcome.overlapping.items():
+        if raced > 1:
+            problems.append(f"{path} raced {raced} times by one model (each races it at most once)")
+    if report.hedged > len(paths) * len(scenario.models):
+        problems.append(f"{report.hedged} hedges for {len(paths)} documents")
+    if outcome.hang_free_s is not None and not outcome.stuck:
+        if outcome.makespan_s >= outcome.hang_free_s:
+            problems.append(
+                f"makespan {outcome.makespan_s:.2f} s reached a hanging model's timeout "
+                f"({outcome.hang_free_s:.0f} s) although fault-free models alone would finish "
+                f"well before it: a hung request was waited out"
+            )
+    if scenario.clean and not outcome.stuck:
+        bound = MAKESPAN_BOUND * outcome.ideal_s + outcome.blind_s + HEDGE_BLIND_S
+        if outcome.makespan_s > bound + 1e-6:
+            problems.append(
+                f"makespan {outcome.makespan_s:.2f} s is over the bound {bound:.2f} s "
+                f"(ideal {outcome.ideal_s:.2f} s, longest document on the slowest model "
+                f"{outcome.blind_s:.2f} s)"
+            )
+    return problems
+
+
+def reproduce(seed: int) -> str:
+    """The one line that runs a seed again."""
+    return f"python -m wiki_assets.simulation --seed {seed}"

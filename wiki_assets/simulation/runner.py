@@ -1,0 +1,184 @@
+"""Running one scenario: the real dispatcher over simulated models, in virtual time.
+
+:func:`run` drives the real :class:`~wiki_assets.engine.dispatch.Dispatcher` (queue, workers,
+concurrency limits, the end-of-run rule, hedges, breaker and retry policy) over a
+:class:`~wiki_assets.simulation.scenarios.Scenario` on a virtual clock, while a monitor watches
+for an idle model next to a document it would finish first, and returns what happened as an
+:class:`Outcome` for :func:`~wiki_assets.simulation.properties.check`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from wiki_assets.engine.corpus import DocumentError, SourceDocument
+from wiki_assets.engine.dispatch import (
+    Dispatcher,
+    Job,
+    Lane,
+    Prepared,
+    concurrency_for,
+)
+from wiki_assets.engine.fleet import Endpoint, Summary
+from wiki_assets.engine.report import IngestReport, ModelStats
+from wiki_assets.simulation.clock import Stuck, run_virtual
+from wiki_assets.simulation.models import VirtualModel
+from wiki_assets.simulation.scenarios import Scenario, hang_free_s, ideal_makespan
+
+MONITOR_EVERY_S = 0.1  # how often the idle-model watch looks, in virtual seconds
+IDLE_GRACE_S = 0.5  # longer than this next to a document it would finish first is idling
+DEADLINE_FACTOR = 50.0  # a run past this many ideal makespans (plus the timeouts) is hung
+
+
+@dataclass
+class Outcome:
+    scenario: Scenario
+    report: IngestReport
+    makespan_s: float = 0.0
+    answers: dict[str, list[str]] = field(default_factory=dict)  # document -> models recorded
+    failures: dict[str, str] = field(default_factory=dict)  # document -> reason
+    unfinished: int = 0
+    idle_violations: list[str] = field(default_factory=list)
+    overlapping: dict[str, int] = field(default_factory=dict)  # document -> most races by one model
+    stuck: str | None = None  # why the run did not end
+    ideal_s: float = 0.0
+    blind_s: float = 0.0  # the longest document on the slowest model
+    hang_free_s: float | None = None  # the run must end before this, though requests hang
+
+
+class _Work:
+    """The dispatcher's Work for a simulation: bad inputs fail, answers are counted."""
+
+    def __init__(self, tokens: dict[str, int], outcome: Outcome) -> None:
+        self.tokens = tokens
+        self.outcome = outcome
+
+    async def prepare(self, job: Job) -> Prepared:
+        tokens = self.tokens[job.doc.path]
+        if tokens == 0:
+            raise DocumentError("not a text document (simulated bad input)")
+        return Prepared(job.doc.path, "", "English", tokens, [])
+
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> None:
+        self.outcome.answers.setdefault(job.doc.path, []).append(lane.stats.name)
+        self.outcome.report.count += 1
+        await asyncio.sleep(0.0005)  # the journal's group commit
+
+    def fail(self, job: Job, reason: str) -> None:
+        self.outcome.failures[job.doc.path] = reason
+        self.outcome.report.failed.append({"path": job.doc.path, "reason": reason})
+
+    def held_back(self) -> bool:
+        return False
+
+
+def run(scenario: Scenario) -> Outcome:
+    """Drive the real dispatcher over ``scenario`` in virtual time."""
+    dials = scenario.dials
+    report = IngestReport(collections=["sim"], dials=dials, models=[])
+    outcome = Outcome(scenario, report)
+    outcome.ideal_s, outcome.blind_s = ideal_makespan(scenario)
+    outcome.hang_free_s = hang_free_s(scenario)
+    tokens = {f"d{index:04}.md": t for index, t in enumerate(scenario.tokens)}
+    shared: dict[str, int] = {}
+    lanes, clients = [], []
+    for order, plan in enumerate(scenario.models):
+        endpoint = Endpoint(
+            name=plan.sim.model,
+            base_url=f"sim://{plan.sim.model}",
+            model=plan.sim.model,
+            workers=plan.workers,
+            timeout_s=plan.timeout_s,
+            max_retries=plan.max_retries,
+            context_tokens=plan.context_tokens,
+        )
+        concurrency = concurrency_for(endpoint, dials)
+        client = VirtualModel(
+            plan.sim,
+            endpoint,
+            dials.max_tokens,
+            tokens.__getitem__,
+            noise=plan.noise,
+            outages=plan.outages,
+            seed=scenario.seed * 31 + order,
+            shared=shared,
+        )
+        client.on_overload = concurrency.on_overload
+        stats = ModelStats(endpoint.name, endpoint.model, concurrency.limit, concurrency.auto)
+        report.models.append(stats)
+        lanes.append(Lane(order, endpoint, client, concurrency, stats))
+        clients.append(client)
+    jobs = (Job(SourceDocument(path, "sim", t, "h"), path) for path, t in tokens.items())
+    dispatcher = Dispatcher(
+        lanes,
+        jobs,
+        _Work(tokens, outcome),
+        report,
+        claim_size=dials.claim_size,
+        give_up_after_s=dials.give_up_after_s,
+        expected=lambda: len(tokens),
+    )
+    slowest_timeout = max(p.timeout_s * (p.max_retries + 1) for p in scenario.models)
+    deadline = DEADLINE_FACTOR * outcome.ideal_s + 20 * slowest_timeout + 600.0
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        watch = asyncio.create_task(_watch_idle(dispatcher, outcome))
+        try:
+            async with asyncio.timeout(deadline):
+                await dispatcher.run()
+        except TimeoutError:
+            outcome.stuck = f"still running after {deadline:.0f} virtual seconds"
+        finally:
+            watch.cancel()
+            outcome.makespan_s = loop.time() - start
+
+    try:
+        run_virtual(main())
+    except Stuck as error:
+        outcome.stuck = str(error)
+    outcome.unfinished = dispatcher.queue.remaining()
+    for client in clients:
+        for path, count in client.traffic.overlapping.items():
+            outcome.overlapping[path] = max(outcome.overlapping.get(path, 0), count)
+    return outcome
+
+
+async def _watch_idle(dispatcher: Dispatcher, outcome: Outcome) -> None:
+    """Flags a model with a free worker next to a returned, unstarted document that it would
+    finish first, for longer than a worker takes to look again."""
+    loop = asyncio.get_running_loop()
+    idle_since: dict[tuple[int, int], float] = {}
+    while True:
+        await asyncio.sleep(MONITOR_EVERY_S)
+        now = loop.time()
+        seen = set()
+        if not dispatcher.finished:
+            for job in list(dispatcher.queue._returned)[:50]:
+                if job.started or job.prepared is None:
+                    continue
+                tokens = job.prepared.prompt_tokens
+                prospects = [
+                    (p, lane)
+                    for lane in dispatcher.lanes
+                    if (p := lane.prospect(tokens, now)) is not None
+                ]
+                if not prospects:
+                    continue
+                best, lane = min(prospects, key=lambda item: (item[0].finish_s, item[0].order))
+                if len(lane.attempts) >= lane.concurrency.limit:
+                    continue  # its model has no free worker: nobody idles
+                key = (id(job), lane.order)
+                seen.add(key)
+                since = idle_since.setdefault(key, now)
+                if now - since > IDLE_GRACE_S:
+                    outcome.idle_violations.append(
+                        f"t={now:.2f}: {lane.stats.name} idle for {now - since:.2f} s next to "
+                        f"{job.doc.path}, which it would finish first"
+                    )
+                    idle_since[key] = now
+        for key in list(idle_since):
+            if key not in seen:
+                del idle_since[key]
