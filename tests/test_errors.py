@@ -11,6 +11,8 @@ import wiki_assets.engine as engine
 from wiki_assets.defs.settings import ConfigError
 from wiki_assets.defs.sync import SyncFailed
 from wiki_assets.engine import errors
+from wiki_assets.engine.client import ModelClient
+from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.errors import (
     CollectionBusy,
     ConfigurationError,
@@ -19,7 +21,6 @@ from wiki_assets.engine.errors import (
     StateUnavailable,
     WikiAssetsError,
 )
-from wiki_assets.engine.fleet import Endpoint, ModelClient
 from wiki_assets.simulator import SimModel, SimServer
 
 

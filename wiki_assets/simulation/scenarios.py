@@ -17,6 +17,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from wiki_assets.engine.client import PROMPT_OVERHEAD_TOKENS, Summary
+from wiki_assets.engine.config import AUTO, Dials, Endpoint, Workers
 from wiki_assets.engine.corpus import DocumentError, SourceDocument
 from wiki_assets.engine.dispatch import (
     Dispatcher,
@@ -26,14 +28,6 @@ from wiki_assets.engine.dispatch import (
     concurrency_for,
 )
 from wiki_assets.engine.dispatch.workers import HEDGE_BLIND_S
-from wiki_assets.engine.fleet import (
-    AUTO,
-    PROMPT_OVERHEAD_TOKENS,
-    Dials,
-    Endpoint,
-    Summary,
-    Workers,
-)
 from wiki_assets.engine.report import IngestReport, ModelStats
 from wiki_assets.simulation.clock import Stuck, run_virtual
 from wiki_assets.simulation.models import Outage, VirtualModel

@@ -14,11 +14,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from wiki_assets.engine.client import Summary
+from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.corpus import DocumentError
 from wiki_assets.engine.dispatch.limits import Breaker, Concurrency, work_units
 from wiki_assets.engine.dispatch.queue import Job, Prepared, WorkQueue
 from wiki_assets.engine.dispatch.tail import Pace, Prospect, first, remaining_s, should_start
-from wiki_assets.engine.fleet import Endpoint, ModelError, Summary
+from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.leases import SlotLeases
 from wiki_assets.engine.related import Candidate
 from wiki_assets.engine.report import IngestReport, ModelStats
