@@ -71,6 +71,18 @@ def test_model_error_carries_the_http_status(
     assert f"HTTP {status}" in str(error)
 
 
+def test_a_context_overflow_that_persists_carries_the_http_status() -> None:
+    """The client retries an overflowing prompt with parts half as long; when the server still
+    refuses (its context is far smaller than the endpoint claims), the error is its 400."""
+    sim = SimModel(model="narrow", instant=True, context_tokens=200)
+    with SimServer(sim) as server, pytest.raises(ModelError) as raised:
+        asyncio.run(_summarize(server, 100))
+    error = raised.value
+    assert server.stats.rejected == 3, "each of the client's three tries was refused"
+    assert (error.status_code, error.kind, error.request_id) == (400, "rejected", None)
+    assert "prompt too long" in str(error)
+
+
 def test_model_error_without_an_answer_has_no_status() -> None:
     error = ModelError("model m: timed out", "timeout")
     assert (error.kind, error.status_code, error.request_id) == ("timeout", None, None)
