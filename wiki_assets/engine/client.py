@@ -38,6 +38,8 @@ PROMPT_OVERHEAD_TOKENS = 160
 
 @dataclass(frozen=True, slots=True)
 class Summary:
+    """One document's page, and what writing it took on the model."""
+
     draft: PageDraft
     model: str
     prompt_tokens: int
@@ -291,7 +293,7 @@ class ModelClient:
 
 
 class _FormatRefused(Exception):
-    pass
+    """The server refused the form of structured output asked for; the client asks for the next."""
 
 
 class _Overflow(Exception):

@@ -4,6 +4,9 @@ the environment.
 Each variable is read when its value is needed, not at import, so a change made before a run (a
 test, a CLI flag, a deployment's secrets) is seen. Secrets (API keys, a state store URL with its
 password) are returned to the one caller that uses them and never logged.
+
+Dagster itself reads two more, named in ``deploy/postgres/dagster.yaml`` rather than here:
+``DAGSTER_PG_URL`` (its storage) and ``WIKI_ASSETS_MAX_CONCURRENT_RUNS`` (its run queue).
 """
 
 from __future__ import annotations
