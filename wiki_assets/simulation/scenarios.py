@@ -304,7 +304,8 @@ def run(scenario: Scenario) -> Outcome:
     for order, plan in enumerate(scenario.models):
         endpoint = Endpoint(
             name=plan.sim.model,
-            base_url=f"sim://{plan.sim.model}",
+            # Never contacted (the model is virtual); .invalid is a name that can never resolve.
+            base_url=f"http://{plan.sim.model}.invalid/v1",
             model=plan.sim.model,
             workers=plan.workers,
             timeout_s=plan.timeout_s,
