@@ -21,7 +21,7 @@ from benchmarks.baselines import (
 from benchmarks.documents import BenchDoc
 from benchmarks.harness import Bench, Row, fmt, progress
 from benchmarks.recording import RecordingServer, in_document_order
-from wiki_assets.engine.fleet import Dials, Endpoint
+from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.simulator import SimModel, SimServer
 
 FAST = SimModel(model="fast", per_request_tps=600, aggregate_tps=4800, max_batch=16)

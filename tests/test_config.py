@@ -3,12 +3,18 @@ both the resource (model endpoints) and the run config (dials)."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+from typing import Any
+
 import pytest
 from pydantic import ValidationError
 
+import wiki_assets
+from wiki_assets.definitions import INGEST_JOB, build_defs
 from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.resources import ModelConfig, SummarizerResource
-from wiki_assets.engine import Dials
+from wiki_assets.engine import Dials, Endpoint
 
 
 def model(**fields: object) -> dict[str, object]:
@@ -55,9 +61,69 @@ def test_defaults_are_the_documented_dials() -> None:
     assert dials.max_tokens == 200 and dials.force is False
 
 
-def test_the_launchpads_defaults_are_the_engines() -> None:
-    """The dials are declared for the engine and for Dagster's run config: their defaults agree."""
-    assert IngestConfig().to_dials() == Dials()
+# Engine settings that are deliberately not config keys (tests and simulations set them).
+ENGINE_ONLY = {"give_up_after_s", "max_retries"}
+
+
+def launchpad() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fields the launchpad shows for the dials and for one model of the fleet."""
+    job = build_defs().resolve_job_def(INGEST_JOB)
+    top = job.run_config_schema.config_type.fields  # type: ignore[attr-defined]
+    dials = top["ops"].config_type.fields["wiki_pages"].config_type.fields["config"]
+    summarizer = top["resources"].config_type.fields["summarizer"].config_type.fields["config"]
+    models = summarizer.config_type.fields["models"].config_type
+    while not hasattr(models, "fields"):  # optional, then a list, of one model's shape
+        models = models.inner_type
+    return dials.config_type.fields, models.fields
+
+
+@pytest.mark.parametrize("which", ["dials", "endpoint"])
+def test_the_launchpad_shows_the_engines_fields(which: str) -> None:
+    """The launchpad's fields are the engine's, in its order, with its defaults and descriptions:
+    they are declared once, in wiki_assets/engine/config.py."""
+    dials, models = launchpad()
+    shown, engine = (dials, Dials) if which == "dials" else (models, Endpoint)
+    declared = engine.__pydantic_fields__  # type: ignore[attr-defined]
+    assert list(shown) == [name for name in declared if name not in ENGINE_ONLY]
+    for name, field in shown.items():
+        assert field.description and field.description == declared[name].description, name
+        if declared[name].is_required():
+            assert field.is_required, name
+        else:
+            default = declared[name].default
+            expected = list(default) if isinstance(default, tuple) else default
+            assert field.default_value == expected, name
+
+
+def test_a_dials_description_is_the_engines_text() -> None:
+    dials, models = launchpad()
+    assert dials["claim_size"].description.startswith(
+        "Documents a worker takes from the shared queue at once."
+    )
+    assert dials["redo_models"].default_value == []
+    assert models["base_url"].description == (
+        "OpenAI-compatible base URL, e.g. http://gpu1:8000/v1."
+    )
+
+
+def test_the_engine_validates_like_the_launchpad() -> None:
+    """One set of rules: what the run config refuses, the engine's own dials refuse too."""
+    with pytest.raises(ValidationError, match="max_tokens"):
+        Dials(max_tokens=1)
+    with pytest.raises(ValidationError, match="http"):
+        Endpoint(name="m", base_url="gpu1:8000", model="x")
+    with pytest.raises(ValidationError, match="claim_sise"):
+        Dials(claim_sise=4)  # type: ignore[call-arg]
+
+
+def test_only_the_environment_module_reads_the_environment() -> None:
+    package = Path(wiki_assets.__file__).parent
+    readers = [
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if re.search(r"\bos\.(environ|getenv)|\bgetenv\(", path.read_text(encoding="utf-8"))
+    ]
+    assert readers == ["engine/environment.py"]
 
 
 def test_workers_accept_auto_in_any_spelling() -> None:

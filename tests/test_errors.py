@@ -11,6 +11,8 @@ import wiki_assets.engine as engine
 from wiki_assets.defs.settings import ConfigError
 from wiki_assets.defs.sync import SyncFailed
 from wiki_assets.engine import errors
+from wiki_assets.engine.client import ModelClient
+from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.errors import (
     CollectionBusy,
     ConfigurationError,
@@ -19,7 +21,6 @@ from wiki_assets.engine.errors import (
     StateUnavailable,
     WikiAssetsError,
 )
-from wiki_assets.engine.fleet import Endpoint, ModelClient
 from wiki_assets.simulator import SimModel, SimServer
 
 
@@ -68,6 +69,18 @@ def test_model_error_carries_the_http_status(
     assert error.kind == kind
     assert error.request_id is None  # the simulator sends no x-request-id
     assert f"HTTP {status}" in str(error)
+
+
+def test_a_context_overflow_that_persists_carries_the_http_status() -> None:
+    """The client retries an overflowing prompt with parts half as long; when the server still
+    refuses (its context is far smaller than the endpoint claims), the error is its 400."""
+    sim = SimModel(model="narrow", instant=True, context_tokens=200)
+    with SimServer(sim) as server, pytest.raises(ModelError) as raised:
+        asyncio.run(_summarize(server, 100))
+    error = raised.value
+    assert server.stats.rejected == 3, "each of the client's three tries was refused"
+    assert (error.status_code, error.kind, error.request_id) == (400, "rejected", None)
+    assert "prompt too long" in str(error)
 
 
 def test_model_error_without_an_answer_has_no_status() -> None:

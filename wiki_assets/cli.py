@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -297,9 +296,9 @@ def run_runs(
 
 def _dagster_home() -> Path:
     """$DAGSTER_HOME, or the project's dagster_home/ (in the working directory) when it is unset."""
-    if not os.environ.get("DAGSTER_HOME"):
-        os.environ["DAGSTER_HOME"] = str(Path("dagster_home").resolve())
-    return Path(os.environ["DAGSTER_HOME"])
+    from wiki_assets.engine import environment
+
+    return environment.dagster_home(Path("dagster_home"))
 
 
 if __name__ == "__main__":

@@ -1,19 +1,18 @@
 """The two assets: the synced documents (a source) and the wiki pages summarized from them."""
 
 import copy
-import os
 import warnings
 from typing import Any, cast
 
 import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
-from pydantic import Field, create_model, field_validator
+from pydantic import create_model
 
 from wiki_assets.defs import handoff
+from wiki_assets.defs.derived import fields_from
 from wiki_assets.defs.metadata import INDEX, IndexRun, build, partition_metadata, run_metadata
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
-from wiki_assets.engine import Dials, ingest
-from wiki_assets.engine.fleet import parse_workers
+from wiki_assets.engine import Dials, environment, ingest
 from wiki_assets.engine.ingest import survey
 from wiki_assets.engine.prompts import PROMPT_VERSION
 from wiki_assets.engine.wiki.index import index_wiki
@@ -36,59 +35,13 @@ synced_documents = dg.AssetSpec(
 )
 
 
+# give_up_after_s is the engine's (simulations and tests shorten it), not a run config key.
+@fields_from(Dials, exclude={"give_up_after_s"})
 class IngestConfig(dg.Config):
     """The dials of one ingest. They live in run config because hardware and models change."""
 
-    # Any: Dagster's config types have no "int or 'auto'"; the validator below enforces it.
-    workers_per_model: Any = Field(
-        default=4,
-        description="Concurrent requests per model (an integer), or 'auto' to find each model's "
-        "useful concurrency from its latency as requests grow. More keeps a batching server busy; "
-        "past its saturation point it only adds latency.",
-    )
-    max_workers: int = Field(
-        default=64, ge=1, description="Ceiling of automatic concurrency, per model."
-    )
-    claim_size: int = Field(
-        default=32,
-        ge=1,
-        description="Documents a worker takes from the shared queue at once. Small contends on the "
-        "queue; large leaves work stranded with slow models at the end.",
-    )
-    flush_seconds: float = Field(
-        default=30.0,
-        gt=0,
-        description="How often finished pages are written and a progress line is logged.",
-    )
-    max_tokens: int = Field(
-        default=200,
-        ge=16,
-        description="Output cap per summary. Summaries are short; a loose cap lets models ramble.",
-    )
-    force: bool = Field(
-        default=False, description="Re-summarize every document of the partitions, changed or not."
-    )
-    language: str = Field(
-        default="auto",
-        description="Language of the pages: 'auto' writes each page in its document's language "
-        "(a Korean document gets a Korean page); or a language such as 'en' or 'ko' for all.",
-    )
-
-    redo_models: list[str] = Field(
-        default=[],
-        description="Model ids (the 'model' a page records) whose pages are redone. A model that "
-        "leaves the fleet keeps its pages current: redoing them is asked for here, or with force.",
-    )
-
-    @field_validator("workers_per_model")
-    @classmethod
-    def _workers(cls, value: Any) -> int | str:
-        return parse_workers(value)
-
     def to_dials(self) -> Dials:
-        values = self.model_dump()
-        values["redo_models"] = tuple(values["redo_models"])
-        return Dials(**values)
+        return Dials(**self.model_dump())
 
 
 def dials_with_defaults(dials: IngestConfig) -> type[IngestConfig]:
@@ -137,22 +90,12 @@ def run_tags(source: str, dials: IngestConfig, config_source: str = "") -> dict[
     return tags
 
 
-def collections_per_run() -> int | None:
-    """WIKI_ASSETS_COLLECTIONS_PER_RUN: unset, a backfill is one run; N, runs of N collections."""
-    value = os.environ.get("WIKI_ASSETS_COLLECTIONS_PER_RUN", "").strip()
-    if not value:
-        return None
-    if not value.isdigit() or int(value) < 1:
-        raise ValueError(f"WIKI_ASSETS_COLLECTIONS_PER_RUN must be a positive integer: {value!r}")
-    return int(value)
-
-
 def backfill_policy() -> dg.BackfillPolicy:
     # By default a backfill of many collections is one run: one fleet, one queue, one set of
     # figures, no per-run start-up. Past one machine, runs of a few collections each go through
     # Dagster's run queue in parallel (its concurrency limit), sharing each model's in-flight limit
     # through the state store.
-    per_run = collections_per_run()
+    per_run = environment.collections_per_run()
     if per_run is None:
         return dg.BackfillPolicy.single_run()
     return dg.BackfillPolicy.multi_run(max_partitions_per_run=per_run)

@@ -17,7 +17,6 @@ where it is: a config error must never mean "ran with the defaults".
 from __future__ import annotations
 
 import difflib
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,9 +28,9 @@ from pydantic import BaseModel, ValidationError
 
 from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
+from wiki_assets.engine import environment
 from wiki_assets.engine.errors import ConfigurationError
 
-CONFIG_ENV = "WIKI_ASSETS_CONFIG"
 DEFAULT_FILE = "wiki_assets.yaml"
 
 # The shape of the file: a mapping names its keys, a pydantic class its fields, a one-item list a
@@ -66,11 +65,11 @@ class Settings:
 
 def project_file() -> Path | None:
     """``$WIKI_ASSETS_CONFIG``, else ``wiki_assets.yaml`` in the working directory if present."""
-    named = os.environ.get(CONFIG_ENV, "").strip()
+    named = environment.config_file()
     if named:
         path = Path(named)
         if not path.is_file():
-            raise ConfigError(f"{CONFIG_ENV}={named}: no such file")
+            raise ConfigError(f"{environment.CONFIG}={named}: no such file")
         return path
     default = Path(DEFAULT_FILE)
     return default if default.is_file() else None

@@ -1,7 +1,6 @@
 """Sync-then-ingest: observe the synced root, register new collections, request the stale ones."""
 
 import logging
-import os
 import shlex
 import subprocess
 from dataclasses import dataclass
@@ -9,15 +8,15 @@ from typing import Any
 
 import dagster as dg
 
-from wiki_assets.defs.assets import IngestConfig, collections_per_run, run_config, run_tags
+from wiki_assets.defs.assets import IngestConfig, run_config, run_tags
 from wiki_assets.defs.metadata import SYNCED, build
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.plan import plan_lines, recorded_rates
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
+from wiki_assets.engine import environment
 from wiki_assets.engine.errors import WikiAssetsError
 from wiki_assets.engine.ingest import CollectionState, survey
 
-DEFAULT_CRON = "0 6 * * *"
 PARTITION_RANGE_START = "dagster/asset_partition_range_start"
 PARTITION_RANGE_END = "dagster/asset_partition_range_end"
 
@@ -169,7 +168,7 @@ def build_schedule(job: Any, dials: IngestConfig | None = None) -> dg.ScheduleDe
 
     @dg.schedule(
         name="daily_sync_then_ingest",
-        cron_schedule=os.environ.get("WIKI_ASSETS_CRON", DEFAULT_CRON),
+        cron_schedule=environment.cron_schedule(),
         job=job,
         default_status=dg.DefaultScheduleStatus.RUNNING,
         description="Observe the synced root, register new collections, then ingest every "
@@ -189,6 +188,6 @@ def build_schedule(job: Any, dials: IngestConfig | None = None) -> dg.ScheduleDe
             context.log.info(line)
         if not plan.pending:
             return dg.SkipReason(f"all {len(plan.states)} collections are up to date")
-        return plan.run_requests(collections_per_run(), dials)
+        return plan.run_requests(environment.collections_per_run(), dials)
 
     return daily_sync_then_ingest

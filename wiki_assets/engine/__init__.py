@@ -8,6 +8,7 @@ machines run at once. The Dagster layer (``wiki_assets.defs``) is a
 thin adapter over :func:`ingest`.
 """
 
+from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.corpus import ROOT_COLLECTION, SourceDocument, collection_version, scan
 from wiki_assets.engine.errors import (
     CollectionBusy,
@@ -21,7 +22,6 @@ from wiki_assets.engine.errors import (
     UnsafePath,
     WikiAssetsError,
 )
-from wiki_assets.engine.fleet import Dials, Endpoint
 from wiki_assets.engine.ingest import ingest
 from wiki_assets.engine.report import IngestReport, ModelStats
 from wiki_assets.engine.store import StateStore

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from wiki_assets.engine.budget import estimate_tokens
+from wiki_assets.engine.client import PROMPT_OVERHEAD_TOKENS, ModelClient, Summary
+from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.corpus import (
     DEFAULT_MAX_BYTES,
     DocumentError,
@@ -29,13 +31,6 @@ from wiki_assets.engine.corpus import (
     title_of,
 )
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, concurrency_for
-from wiki_assets.engine.fleet import (
-    PROMPT_OVERHEAD_TOKENS,
-    Dials,
-    Endpoint,
-    ModelClient,
-    Summary,
-)
 from wiki_assets.engine.journal import SUMMARIZED, WRITTEN, Entry, Journal, JournalWriter
 from wiki_assets.engine.leases import SlotLeases
 from wiki_assets.engine.page import LANGUAGES, detect_language

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.errors import EmbeddedModelUnavailable as EmbeddedModelUnavailable
-from wiki_assets.engine.fleet import Endpoint
 
 EMBEDDED_NAME = "local"
 EMBEDDED_MODEL = "smollm2-135m-instruct"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from wiki_assets.engine.fleet import Dials
+from wiki_assets.engine.config import Dials
 
 
 @dataclass

@@ -17,7 +17,9 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from wiki_assets.engine.fleet import PROMPT_OVERHEAD_TOKENS, Endpoint, ModelError, Summary
+from wiki_assets.engine.client import PROMPT_OVERHEAD_TOKENS, Summary
+from wiki_assets.engine.config import Endpoint
+from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.page import PageDraft
 from wiki_assets.engine.related import Candidate
 from wiki_assets.simulator import BatchScheduler, SimModel

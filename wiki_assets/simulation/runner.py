@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from wiki_assets.engine.client import Summary
+from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.corpus import DocumentError, SourceDocument
 from wiki_assets.engine.dispatch import (
     Dispatcher,
@@ -20,7 +22,6 @@ from wiki_assets.engine.dispatch import (
     Prepared,
     concurrency_for,
 )
-from wiki_assets.engine.fleet import Endpoint, Summary
 from wiki_assets.engine.report import IngestReport, ModelStats
 from wiki_assets.simulation.clock import Stuck, run_virtual
 from wiki_assets.simulation.models import VirtualModel
@@ -86,7 +87,8 @@ def run(scenario: Scenario) -> Outcome:
     for order, plan in enumerate(scenario.models):
         endpoint = Endpoint(
             name=plan.sim.model,
-            base_url=f"sim://{plan.sim.model}",
+            # Never contacted (the model is virtual); .invalid is a name that can never resolve.
+            base_url=f"http://{plan.sim.model}.invalid/v1",
             model=plan.sim.model,
             workers=plan.workers,
             timeout_s=plan.timeout_s,

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from wiki_assets.engine.client import Summary
+from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.dispatch.limits import Breaker, Concurrency
 from wiki_assets.engine.dispatch.queue import Job
 from wiki_assets.engine.dispatch.tail import (
@@ -21,13 +23,12 @@ from wiki_assets.engine.dispatch.tail import (
     Prospect,
     remaining_s,
 )
-from wiki_assets.engine.fleet import Endpoint, Summary
 from wiki_assets.engine.related import Candidate
 from wiki_assets.engine.report import ModelStats
 
 
 class Client(Protocol):
-    """What the dispatcher needs of a model: :class:`~wiki_assets.engine.fleet.ModelClient`, or a
+    """What the dispatcher needs of a model: :class:`~wiki_assets.engine.client.ModelClient`, or a
     simulated model."""
 
     max_tokens: int

@@ -20,7 +20,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from wiki_assets.engine.fleet import AUTO, Dials, Endpoint
+from wiki_assets.engine.config import AUTO, Dials, Endpoint
 
 AUTO_START = 4  # requests in flight an automatic limit starts from
 PREFILL_DISCOUNT = 10.0  # a prompt token costs about a tenth of a generated one on batching servers

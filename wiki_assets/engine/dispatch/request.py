@@ -13,11 +13,12 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from wiki_assets.engine.client import Summary
 from wiki_assets.engine.dispatch import retry
 from wiki_assets.engine.dispatch.lane import Attempt, Lane
 from wiki_assets.engine.dispatch.limits import work_units
 from wiki_assets.engine.dispatch.queue import Job, WorkQueue
-from wiki_assets.engine.fleet import ModelError, Summary
+from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.report import IngestReport
 
 if TYPE_CHECKING:

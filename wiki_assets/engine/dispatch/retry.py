@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from wiki_assets.engine.dispatch.lane import Attempt, Lane
 from wiki_assets.engine.dispatch.queue import Job
-from wiki_assets.engine.fleet import ModelError
+from wiki_assets.engine.errors import ModelError
 
 MAX_ATTEMPTS = 3  # tries per document across the fleet for timeouts and outages
 MAX_GARBAGE = 2  # an unparsable answer is retried once

@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
+from wiki_assets.engine.client import Summary
 from wiki_assets.engine.corpus import DocumentError
 from wiki_assets.engine.dispatch.hedge import hedge_target, next_hedge_at
 from wiki_assets.engine.dispatch.lane import Lane
@@ -21,7 +22,6 @@ from wiki_assets.engine.dispatch.queue import Job, Prepared, WorkQueue
 from wiki_assets.engine.dispatch.request import Requests
 from wiki_assets.engine.dispatch.slots import FleetSlots
 from wiki_assets.engine.dispatch.tail import Prospect, first, should_start
-from wiki_assets.engine.fleet import Summary
 from wiki_assets.engine.leases import SlotLeases
 from wiki_assets.engine.report import IngestReport
 

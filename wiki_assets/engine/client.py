@@ -1,21 +1,25 @@
-"""Model endpoints, the run's dials, and the client that turns one document into one summary."""
+"""The client that turns one document into one summary on one model endpoint."""
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-import aiohttp
 import openai
-from pydantic import BaseModel
 
+from wiki_assets.engine.answers import (
+    OUTPUT_MODES,
+    Answer,
+    error_kind,
+    error_reason,
+    overflows_context,
+    refuses_format,
+    response_format,
+)
 from wiki_assets.engine.budget import estimate_tokens, split_to_budget
-from wiki_assets.engine.errors import ConfigurationError
-from wiki_assets.engine.errors import ErrorKind as ErrorKind
-from wiki_assets.engine.errors import ModelError as ModelError
+from wiki_assets.engine.config import Endpoint
+from wiki_assets.engine.errors import ErrorKind, ModelError
 from wiki_assets.engine.page import DraftError, PageDraft, draft_schema, parse_draft
 from wiki_assets.engine.prompts import (
     CHUNK_SYSTEM,
@@ -28,85 +32,14 @@ from wiki_assets.engine.prompts import (
 )
 from wiki_assets.engine.related import Candidate
 
-AUTO: Literal["auto"] = "auto"
-Workers = int | Literal["auto"]
-
-
-def parse_workers(value: object) -> Workers:
-    """An integer of at least 1, or 'auto' (config files may give either as a string)."""
-    if isinstance(value, str) and value.strip().lower() == AUTO:
-        return AUTO
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"must be an integer of at least 1 or 'auto', got {value!r}")
-    return value
-
-
 # Room for the system prompt, the user template and the chat template's own tokens.
 PROMPT_OVERHEAD_TOKENS = 160
 
 
 @dataclass(frozen=True, slots=True)
-class Endpoint:
-    """One OpenAI-compatible model. ``None`` overrides fall back to the run's dials."""
-
-    name: str
-    base_url: str
-    model: str
-    api_key_env: str | None = None
-    workers: Workers | None = None
-    max_tokens: int | None = None
-    timeout_s: float = 120.0
-    context_tokens: int = 8192
-    max_retries: int = 2
-    # Requests in flight to this model across every run sharing the state store (None: no shared
-    # limit, each run only bounds its own workers).
-    max_in_flight: int | None = None
-
-    @property
-    def identity(self) -> str:
-        """The physical model, the same in every run's config: what a fleet-wide limit counts."""
-        return f"{self.base_url.rstrip('/')} {self.model}"
-
-    def api_key(self) -> str:
-        # Local servers accept any key; the openai client insists on a non-empty one.
-        if self.api_key_env is None:
-            return "not-needed"
-        key = os.environ.get(self.api_key_env)
-        if not key:
-            raise ConfigurationError(
-                f"model {self.name!r}: environment variable {self.api_key_env} is not set"
-            )
-        return key
-
-
-@dataclass(frozen=True, slots=True)
-class Dials:
-    """What a tuning run changes; defaults match the Dagster run config's."""
-
-    workers_per_model: Workers = 4
-    claim_size: int = 32
-    flush_seconds: float = 30.0
-    max_tokens: int = 200
-    force: bool = False
-    max_workers: int = 64  # ceiling for automatic concurrency
-    give_up_after_s: float = 60.0  # every model down this long: stop, leave the rest for later
-    language: str = "auto"  # of the pages: "auto" (the document's own), or e.g. "en", "ko"
-    # Model ids (as pages record them) whose pages are redone; a model leaving the fleet does not.
-    redo_models: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        parse_workers(self.workers_per_model)
-        for name in ("claim_size", "max_tokens", "max_workers"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.flush_seconds <= 0:
-            raise ValueError(f"flush_seconds must be positive, got {self.flush_seconds}")
-
-
-@dataclass(frozen=True, slots=True)
 class Summary:
+    """One document's page, and what writing it took on the model."""
+
     draft: PageDraft
     model: str
     prompt_tokens: int
@@ -114,37 +47,6 @@ class Summary:
     finish_reason: str
     parts: int  # 1, or how many chunks a long document was summarized in
     requests: int
-
-
-_CONTEXT_OVERFLOW = re.compile(r"context length|context window|too many tokens", re.IGNORECASE)
-_FORMAT_REFUSED = re.compile(r"response_format|json_schema|json_object|Input should be", re.I)
-
-# How to ask for structured output, best first. Servers differ: vLLM takes a JSON schema;
-# llama-cpp-python's server refuses that form (HTTP 500) but constrains "json_object" with a
-# schema; anything else gets the schema described in the prompt and a parser.
-OUTPUT_MODES = ("json_schema", "json_object", "text")
-
-
-@dataclass
-class _AnswerUsage(BaseModel):
-    prompt_tokens: int | None = None  # some servers send nulls here
-    completion_tokens: int | None = None
-
-
-class _AnswerMessage(BaseModel):
-    content: str | None = None
-
-
-class _AnswerChoice(BaseModel):
-    message: _AnswerMessage
-    finish_reason: str | None = None
-
-
-class _Answer(BaseModel):
-    """The parts of a chat completion the engine reads, validated (extra fields ignored)."""
-
-    choices: list[_AnswerChoice]
-    usage: _AnswerUsage | None = None
 
 
 class _Usage:
@@ -220,6 +122,7 @@ class ModelClient:
             )
         # The estimate is pessimistic; a server that still reports an overflow gets parts half
         # as long.
+        overflow: _Overflow | None = None
         for _ in range(3):
             try:
                 if estimate_tokens(body) > budget:
@@ -228,11 +131,19 @@ class ModelClient:
                     path, title, body, parts, listing, language, candidates, usage
                 )
                 break
-            except _Overflow:
+            except _Overflow as refused:
+                overflow = refused
                 budget //= 2
                 body, parts = text, 1
         else:
-            raise self._error("prompt too long for the model's context", "rejected")
+            # The server's last refusal: its status (and request id) like any other answer's.
+            assert overflow is not None  # every attempt ended in one
+            raise self._error(
+                "prompt too long for the model's context",
+                "rejected",
+                overflow.status_code,
+                overflow.request_id,
+            )
         allowed = {candidate.path for candidate in candidates} - {path}
         return Summary(
             draft=draft.keep_links_to(allowed),
@@ -315,12 +226,12 @@ class ModelClient:
         while True:
             mode = self.output_mode
             try:
-                return await self._request(messages, _response_format(mode, schema), usage)
+                return await self._request(messages, response_format(mode, schema), usage)
             except _FormatRefused:
                 self.output_mode = OUTPUT_MODES[OUTPUT_MODES.index(mode) + 1]
 
     async def _request(
-        self, messages: list[dict[str, str]], response_format: Any, usage: _Usage
+        self, messages: list[dict[str, str]], output_format: Any, usage: _Usage
     ) -> tuple[str, str]:
         body: dict[str, Any] = {
             "model": self.endpoint.model,
@@ -328,30 +239,29 @@ class ModelClient:
             "max_tokens": self.max_tokens,
             "temperature": 0.2,
         }
-        if response_format is not None:
-            body["response_format"] = response_format
+        if output_format is not None:
+            body["response_format"] = output_format
         try:
             # The client's generic POST, not ``chat.completions.create``: that method walks every
             # request through its type-driven parameter transform and builds the whole typed
             # ChatCompletion from the answer (together about as much CPU as the HTTP exchange
             # against a fast server). The body here is plain strings and numbers, and the engine
-            # reads four fields of the answer, which _Answer validates. Retries, timeouts,
+            # reads four fields of the answer, which Answer validates. Retries, timeouts,
             # headers, hooks and errors are the same: both go through the client's one request
             # path, and ``cast_to=object`` hands back the decoded JSON.
             data = await self._client.post("/chat/completions", cast_to=object, body=body)
-            response = _Answer.model_validate(data)
+            response = Answer.model_validate(data)
         except openai.APIStatusError as error:
-            text = str(error.body or "") + error.message
-            if response_format is not None and error.status_code in (400, 422, 500):
-                if _FORMAT_REFUSED.search(text) and response_format.get("type") != "text":
+            if output_format is not None and output_format.get("type") != "text":
+                if refuses_format(error):
                     raise _FormatRefused from error
-            if error.status_code == 400 and _CONTEXT_OVERFLOW.search(text):
-                raise _Overflow from error
+            if overflows_context(error):
+                raise _Overflow(error) from error
             raise self._error(
-                _reason(error), _kind(error), error.status_code, error.request_id
+                error_reason(error), error_kind(error), error.status_code, error.request_id
             ) from error
         except openai.APIError as error:
-            raise self._error(_reason(error), _kind(error)) from error
+            raise self._error(error_reason(error), error_kind(error)) from error
         except (ValueError, TypeError, AttributeError, KeyError) as error:
             # openai parses the body itself: a non-JSON or malformed answer surfaces here.
             raise self._error(f"unparsable answer ({type(error).__name__})", "garbage") from error
@@ -383,57 +293,19 @@ class ModelClient:
 
 
 class _FormatRefused(Exception):
-    pass
+    """The server refused the form of structured output asked for; the client asks for the next."""
 
 
 class _Overflow(Exception):
-    pass
+    """The server refused the prompt as longer than its context; the client retries shorter."""
 
-
-def _response_format(mode: str, schema: dict[str, Any]) -> dict[str, Any] | None:
-    if mode == "json_schema":
-        return {"type": "json_schema", "json_schema": {"name": "page", "schema": schema}}
-    if mode == "json_object":
-        return {"type": "json_object", "schema": schema}
-    return None
+    def __init__(self, error: openai.APIStatusError) -> None:
+        super().__init__(error.message)
+        self.status_code = error.status_code
+        self.request_id = error.request_id
 
 
 def _candidate_list(candidates: Sequence[Candidate]) -> str:
     if not candidates:
         return NO_CANDIDATES
     return "\n".join(f"- {c.path}: {c.title} — {c.line}" for c in candidates)
-
-
-def _timed_out(error: openai.APIError) -> bool:
-    """Whether the request ran out of time. The aiohttp transport reports every lost connection
-    (a server that dropped it, a refused connect) as a connect *timeout*; its own exception, at
-    the bottom of the chain, tells a real timeout from a connection that is gone."""
-    if not isinstance(error, openai.APITimeoutError):
-        return False
-    cause: BaseException | None = error
-    while cause is not None:
-        if isinstance(cause, aiohttp.ClientError):
-            return isinstance(cause, aiohttp.ServerTimeoutError)
-        cause = cause.__cause__ or cause.__context__
-    return True
-
-
-def _kind(error: openai.APIError) -> ErrorKind:
-    if _timed_out(error):
-        return "timeout"
-    if isinstance(error, openai.APIStatusError) and error.status_code in (400, 413, 422):
-        return "rejected"
-    # Connection errors, 429 and 5xx after the client's retries, and 401/403/404 (a wrong key,
-    # URL or model id) are the model's problem, not the document's.
-    return "unavailable"
-
-
-def _reason(error: openai.APIError) -> str:
-    if _timed_out(error):
-        return "timed out"
-    if isinstance(error, openai.APIConnectionError):
-        return "connection failed"
-    if isinstance(error, openai.APIStatusError):
-        message = error.message if len(error.message) <= 200 else error.message[:200] + "…"
-        return f"HTTP {error.status_code}: {message}"
-    return type(error).__name__

@@ -1,0 +1,164 @@
+"""The run's dials and a model endpoint: the one typed, validated definition of each.
+
+Both are pydantic dataclasses (frozen, so hashable and safe to share between workers): building
+one checks every field, and a mistake names the field. Each field's description is what the
+Dagster launchpad shows: the run config (``IngestConfig``) and the endpoint config of the
+summarizer resource (``ModelConfig``) are derived from these fields, not declared again.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
+from pydantic.dataclasses import dataclass
+
+from wiki_assets.engine import environment
+from wiki_assets.engine.errors import ConfigurationError
+
+AUTO: Literal["auto"] = "auto"
+Workers = int | Literal["auto"]
+
+
+def parse_workers(value: object) -> Workers:
+    """An integer of at least 1, or 'auto' (config files may give either as a string)."""
+    if isinstance(value, str) and value.strip().lower() == AUTO:
+        return AUTO
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"must be an integer of at least 1 or 'auto', got {value!r}")
+    return value
+
+
+def _optional_workers(value: object) -> Workers | None:
+    return None if value is None else parse_workers(value)
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+def _http_url(value: str) -> str:
+    if not value.startswith(("http://", "https://")):
+        raise ValueError(f"must be an http(s) URL, got {value!r}")
+    return value.rstrip("/")
+
+
+def _env_name(value: str | None) -> str | None:
+    if value is not None and not value.replace("_", "").isalnum():
+        raise ValueError("must be the name of an environment variable, not a key")
+    return value
+
+
+# The validators sit on the whole field (not inside a union), so that a config class built from
+# these fields with a looser annotation (Dagster's config has no "int or 'auto'") keeps them.
+_WorkersField = Annotated[Workers, BeforeValidator(parse_workers)]
+_OptionalWorkersField = Annotated[Workers | None, BeforeValidator(_optional_workers)]
+_NonBlank = Annotated[str, AfterValidator(_not_blank)]
+_HttpUrl = Annotated[str, AfterValidator(_http_url)]
+_EnvName = Annotated[str | None, AfterValidator(_env_name)]
+
+# Unknown fields are errors: a misspelt dial must never mean "ran with the default".
+_STRICT = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True, slots=True, config=_STRICT)
+class Endpoint:
+    """One OpenAI-compatible model. ``None`` overrides fall back to the run's dials."""
+
+    name: _NonBlank = Field(description="Short name used in logs and metadata, e.g. 'vllm-qwen'.")
+    base_url: _HttpUrl = Field(description="OpenAI-compatible base URL, e.g. http://gpu1:8000/v1.")
+    model: _NonBlank = Field(description="Model id the endpoint serves.")
+    api_key_env: _EnvName = Field(
+        default=None,
+        description="Name of the environment variable holding the API key (never the key itself).",
+    )
+    workers: _OptionalWorkersField = Field(
+        default=None, description="Overrides workers_per_model: an integer or 'auto'."
+    )
+    max_tokens: int | None = Field(default=None, ge=16, description="Overrides max_tokens.")
+    timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout in seconds.")
+    context_tokens: int = Field(
+        default=8192, ge=512, description="Context window; longer documents are cut to fit."
+    )
+    max_in_flight: int | None = Field(
+        default=None,
+        ge=1,
+        description="Most requests in flight to this model across every run at once (parallel "
+        "backfill runs share it through the state store); unset: each run bounds only itself.",
+    )
+    max_retries: int = Field(
+        default=2,
+        ge=0,
+        description="Retries of a request that got a 429, a 5xx or no answer, by the HTTP client "
+        "itself, with backoff, before the request fails.",
+    )
+
+    @property
+    def identity(self) -> str:
+        """The physical model, the same in every run's config: what a fleet-wide limit counts."""
+        return f"{self.base_url.rstrip('/')} {self.model}"
+
+    def api_key(self) -> str:
+        """The key from the environment variable ``api_key_env`` names, read now (never stored)."""
+        # Local servers accept any key; the openai client insists on a non-empty one.
+        if self.api_key_env is None:
+            return "not-needed"
+        key = environment.api_key(self.api_key_env)
+        if not key:
+            raise ConfigurationError(
+                f"model {self.name!r}: environment variable {self.api_key_env} is not set"
+            )
+        return key
+
+
+@dataclass(frozen=True, slots=True, config=_STRICT)
+class Dials:
+    """What a tuning run changes: hardware and models change, so these live in run config."""
+
+    workers_per_model: _WorkersField = Field(
+        default=4,
+        description="Concurrent requests per model (an integer), or 'auto' to find each model's "
+        "useful concurrency from its latency as requests grow. More keeps a batching server busy; "
+        "past its saturation point it only adds latency.",
+    )
+    max_workers: int = Field(
+        default=64, ge=1, description="Ceiling of automatic concurrency, per model."
+    )
+    claim_size: int = Field(
+        default=32,
+        ge=1,
+        description="Documents a worker takes from the shared queue at once. Small contends on the "
+        "queue; large leaves work stranded with slow models at the end.",
+    )
+    flush_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="How often finished pages are written and a progress line is logged.",
+    )
+    max_tokens: int = Field(
+        default=200,
+        ge=16,
+        description="Output cap per summary. Summaries are short; a loose cap lets models ramble.",
+    )
+    force: bool = Field(
+        default=False, description="Re-summarize every document of the partitions, changed or not."
+    )
+    language: str = Field(
+        default="auto",
+        description="Language of the pages: 'auto' writes each page in its document's language "
+        "(a Korean document gets a Korean page); or a language such as 'en' or 'ko' for all.",
+    )
+    redo_models: tuple[str, ...] = Field(
+        default=(),
+        description="Model ids (the 'model' a page records) whose pages are redone. A model that "
+        "leaves the fleet keeps its pages current: redoing them is asked for here, or with force.",
+    )
+    give_up_after_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="Every model down this long: the run stops and leaves the rest for the next.",
+    )
