@@ -76,10 +76,10 @@ from benchmarks.baselines import (
 )
 from benchmarks.documents import BenchDoc, build_documents, build_tiny_documents, title_of
 from benchmarks.recording import RecordingServer, in_document_order, read_recorded
-from wiki_assets.engine import IngestReport
+from wiki_assets.engine import IngestReport, ingest
 from wiki_assets.engine.corpus import read_text, scan
 from wiki_assets.engine.fleet import Dials, Endpoint
-from wiki_assets.engine.ingest import RELATED_FILE, ingest
+from wiki_assets.engine.plan import RELATED_FILE
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.wiki.files import STATE_DIR
 from wiki_assets.simulator import SimModel, SimServer, SimStats

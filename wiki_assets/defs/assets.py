@@ -12,9 +12,8 @@ from wiki_assets.defs import handoff
 from wiki_assets.defs.metadata import INDEX, IndexRun, build, partition_metadata, run_metadata
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
-from wiki_assets.engine import Dials, ingest
+from wiki_assets.engine import Dials, ingest, survey
 from wiki_assets.engine.fleet import parse_workers
-from wiki_assets.engine.ingest import survey
 from wiki_assets.engine.prompts import PROMPT_VERSION
 from wiki_assets.engine.wiki.index import index_wiki
 from wiki_assets.engine.wiki.links import dangling_links

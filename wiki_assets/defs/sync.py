@@ -14,8 +14,8 @@ from wiki_assets.defs.metadata import SYNCED, build
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.plan import plan_lines, recorded_rates
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
+from wiki_assets.engine import CollectionState, survey
 from wiki_assets.engine.errors import WikiAssetsError
-from wiki_assets.engine.ingest import CollectionState, survey
 
 DEFAULT_CRON = "0 6 * * *"
 PARTITION_RANGE_START = "dagster/asset_partition_range_start"
