@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from wiki_assets.engine.corpus import SourceDocument
-from wiki_assets.engine.dispatch import Dispatcher, Job
+from wiki_assets.engine.dispatch import Dispatcher, Job, Lane
 from wiki_assets.engine.fleet import Summary
-from wiki_assets.engine.journal import Entry, Journal
+from wiki_assets.engine.journal import SUMMARIZED, Entry, Journal, JournalWriter
+from wiki_assets.engine.plan import fingerprint
 from wiki_assets.engine.progress import Log
 from wiki_assets.engine.prompts import PROMPT_VERSION
 from wiki_assets.engine.related import RelatedIndex
@@ -48,6 +49,7 @@ class Pages:
         related: RelatedIndex,
         report: IngestReport,
         log: Log,
+        language: str,
     ) -> None:
         self.synced_root = synced_root
         self.wiki = wiki
@@ -56,28 +58,40 @@ class Pages:
         self.related = related
         self.report = report
         self.log = log
+        self.language = language  # the page-language dial, part of each page's fingerprint
         self.unwritten: list[tuple[Job, Entry]] = []  # recorded in the journal, page not written
         self.failures: list[tuple[SourceDocument, str]] = []  # from the flush thread
         self.owners: dict[str, str] = {}  # page -> document, for the pages of this run
         self.due = asyncio.Event()  # the buffer of unwritten pages is full: flush now
 
-    def start_flushing(self) -> None:
-        """The flush thread and its own journal connection (:attr:`pages_journal`)."""
+    def start(self) -> None:
+        """The journal writer for answers, then the flush thread with its own journal connection
+        (:attr:`pages_journal`)."""
+        self.writer = JournalWriter(self.store)
         self.flushes = ThreadPoolExecutor(1, thread_name_prefix="page-flush")
         self.pages_journal = Journal(self.store)
 
-    def final_flush(self) -> None:
-        """Write every page still waiting, then stop the flush thread."""
-        try:
-            # After the flush in progress, if any: the executor runs flushes in order.
-            self.flushes.submit(self._flush, self._take_unwritten()).result()
-        finally:
-            self.flushes.shutdown()
-            self.pages_journal.close()
-        self.report_failures()
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> None:
+        """Journal a model's answer (durable before its page is written); its page next."""
+        doc, prepared = job.doc, job.prepared
+        assert prepared is not None
+        entry = Entry(
+            path=doc.path,
+            collection=doc.collection,
+            content_hash=doc.content_hash,
+            fingerprint=fingerprint(lane.client.max_tokens, self.language),
+            status=SUMMARIZED,
+            page=job.page,
+            model=lane.endpoint.model,
+            result=result(prepared.title, prepared.language, summary),
+            reason=None,
+        )
+        await self.writer.record(entry)
+        self.keep(job, entry)
+        self.report.count += 1
 
     def keep(self, job: Job, entry: Entry) -> None:
-        """An answer recorded in the journal (by this run, or by one that died): its page next."""
+        """An answer in the journal (recorded by this run, or by one that died): its page next."""
         self.unwritten.append((job, entry))
         if len(self.unwritten) >= UNWRITTEN_LIMIT:
             self.due.set()
@@ -176,6 +190,16 @@ class Pages:
             self.report.count -= 1
             self.report.failed.append({"path": doc.path, "reason": reason})
             self.log.warning(f"failed: {doc.path}: {reason}")
+
+    def final_flush(self) -> None:
+        """Write every page still waiting, then stop the flush thread."""
+        try:
+            # After the flush in progress, if any: the executor runs flushes in order.
+            self.flushes.submit(self._flush, self._take_unwritten()).result()
+        finally:
+            self.flushes.shutdown()
+            self.pages_journal.close()
+        self.report_failures()
 
     def remove_vanished(self, seen: set[str]) -> None:
         """Remove the pages of the run's documents that are not in ``seen`` (gone from the synced

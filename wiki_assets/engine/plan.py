@@ -14,6 +14,7 @@ import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wiki_assets.engine.corpus import (
     DocumentError,
@@ -26,13 +27,15 @@ from wiki_assets.engine.corpus import (
 )
 from wiki_assets.engine.dispatch import Job
 from wiki_assets.engine.fleet import Dials, Endpoint
-from wiki_assets.engine.flush import Pages
 from wiki_assets.engine.journal import SUMMARIZED, WRITTEN, Entry, Journal
 from wiki_assets.engine.prompts import PROMPT_VERSION
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.report import IngestReport
 from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import INDEX_PAGE, STATE_DIR, page_for
+
+if TYPE_CHECKING:
+    from wiki_assets.engine.flush import Pages  # which records pages with this module's fingerprint
 
 # The related-document index is derived from the synced text alone (rebuildable at any time), so it
 # stays a SQLite file in the wiki's state folder whatever store holds the per-document state.

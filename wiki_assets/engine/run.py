@@ -13,6 +13,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from wiki_assets.engine.budget import estimate_tokens
@@ -25,15 +26,14 @@ from wiki_assets.engine.corpus import (
 )
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, concurrency_for
 from wiki_assets.engine.fleet import PROMPT_OVERHEAD_TOKENS, Dials, Endpoint, ModelClient, Summary
-from wiki_assets.engine.flush import Pages, result
-from wiki_assets.engine.journal import SUMMARIZED, Entry, Journal, JournalWriter
+from wiki_assets.engine.flush import Pages
+from wiki_assets.engine.journal import Journal
 from wiki_assets.engine.leases import SlotLeases
 from wiki_assets.engine.page import LANGUAGES, detect_language
 from wiki_assets.engine.plan import (
     RELATED_CANDIDATES,
     RELATED_FILE,
     RunPlan,
-    fingerprint,
     fingerprints,
 )
 from wiki_assets.engine.progress import Log, log_done, log_related_index, log_start, progress_line
@@ -71,47 +71,35 @@ def ingest(
         synced_root=synced_root.resolve(),
         wiki=wiki,
         store=store,
-        collections=list(collections),
         endpoints=list(endpoints),
         dials=dials,
         depth=depth,
         max_bytes=max_bytes,
         log=log or logging.getLogger("wiki_assets"),
+        report=IngestReport(collections=list(collections), dials=dials, models=[]),
     )
     with stop_on_signals(run.request_stop), store.collection_locks(collections):
         return asyncio.run(run.execute())
 
 
+@dataclass(eq=False)
 class _Run:
     """One ingest: wires the plan, the :class:`Dispatcher` and the pages. It is the dispatcher's
-    :class:`~wiki_assets.engine.dispatch.Work`: it prepares each request and journals each
-    answer before its page waits for the flush."""
+    :class:`~wiki_assets.engine.dispatch.Work`: it prepares each request, hands each answer to
+    the pages and journals each failure."""
 
-    def __init__(
-        self,
-        *,
-        synced_root: Path,
-        wiki: Wiki,
-        store: StateStore,
-        collections: list[str],
-        endpoints: list[Endpoint],
-        dials: Dials,
-        depth: int,
-        max_bytes: int,
-        log: Log,
-    ) -> None:
-        self.synced_root = synced_root
-        self.wiki = wiki
-        self.store = store
-        self.endpoints = endpoints
-        self.dials = dials
-        self.depth = depth
-        self.max_bytes = max_bytes
-        self.log = log
-        self.report = IngestReport(collections=collections, dials=dials, models=[])
-        self.dispatcher: Dispatcher | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.stop_signal: str | None = None
+    synced_root: Path
+    wiki: Wiki
+    store: StateStore
+    endpoints: list[Endpoint]
+    dials: Dials
+    depth: int
+    max_bytes: int
+    log: Log
+    report: IngestReport
+    dispatcher: Dispatcher | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+    stop_signal: str | None = None
 
     def request_stop(self, signal_name: str) -> None:
         """A signal arrived (called from the signal handler, on the main thread)."""
@@ -173,6 +161,7 @@ class _Run:
                 related=related,
                 report=self.report,
                 log=self.log,
+                language=self.dials.language,
             )
             dispatcher = self.dispatcher = Dispatcher(
                 lanes,
@@ -186,8 +175,7 @@ class _Run:
                 log=self.log,
             )
             self._stop_now()  # a signal that came while planning
-            self.writer = JournalWriter(self.store)
-            pages.start_flushing()
+            pages.start()
 
             def flushed() -> None:
                 self.log.info(
@@ -205,7 +193,7 @@ class _Run:
                     await flusher
                 if leases is not None:
                     leases.close()  # gives back every slot this run still holds
-                self.writer.close()
+                pages.writer.close()
                 for lane in lanes:
                     await lane.client.close()
                     lane.stats.workers = lane.concurrency.limit
@@ -245,22 +233,7 @@ class _Run:
         )
 
     async def record(self, job: Job, lane: Lane, summary: Summary) -> None:
-        doc, prepared = job.doc, job.prepared
-        assert prepared is not None
-        entry = Entry(
-            path=doc.path,
-            collection=doc.collection,
-            content_hash=doc.content_hash,
-            fingerprint=fingerprint(lane.client.max_tokens, self.dials.language),
-            status=SUMMARIZED,
-            page=job.page,
-            model=lane.endpoint.model,
-            result=result(prepared.title, prepared.language, summary),
-            reason=None,
-        )
-        await self.writer.record(entry)  # durable before its page is written
-        self.pages.keep(job, entry)
-        self.report.count += 1
+        await self.pages.record(job, lane, summary)
 
     def fail(self, job: Job, reason: str) -> None:
         self._fail(job.doc, reason)
