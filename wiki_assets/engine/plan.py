@@ -35,7 +35,8 @@ from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import INDEX_PAGE, STATE_DIR, page_for
 
 if TYPE_CHECKING:
-    from wiki_assets.engine.flush import Pages  # which records pages with this module's fingerprint
+    # For the type only: flush.py imports fingerprint from this module.
+    from wiki_assets.engine.flush import Pages
 
 # The related-document index is derived from the synced text alone (rebuildable at any time), so it
 # stays a SQLite file in the wiki's state folder whatever store holds the per-document state.
