@@ -21,8 +21,8 @@ from benchmarks.baselines import Body, Target, bare_loop, import_litellm, litell
 from benchmarks.documents import build_tiny_documents
 from benchmarks.harness import Bench, Row, engine_log, fmt, progress
 from benchmarks.recording import RecordingServer, in_document_order, read_recorded
+from wiki_assets.engine import ingest
 from wiki_assets.engine.config import Dials, Endpoint
-from wiki_assets.engine.ingest import ingest
 from wiki_assets.simulator import SimModel, SimStats
 
 INSTANT = SimModel(model="instant", instant=True)

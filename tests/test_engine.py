@@ -19,14 +19,14 @@ from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.budget import cut_to_budget, estimate_tokens
 from wiki_assets.engine.corpus import DocumentError, SourceDocument, decode, scan
 from wiki_assets.engine.dispatch import Job, WorkQueue
-from wiki_assets.engine.ingest import fingerprint
 from wiki_assets.engine.journal import Journal
+from wiki_assets.engine.plan import fingerprint
 from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import UnsafePath, Wiki, page_for
 from wiki_assets.engine.wiki.render import relative_path
 from wiki_assets.simulator import SimModel, SimServer, fleet
 
-ingest_module = sys.modules["wiki_assets.engine.ingest"]
+flush_module = sys.modules["wiki_assets.engine.flush"]
 
 
 def jobs(count: int) -> list[Job]:
@@ -283,7 +283,7 @@ def test_a_slow_disk_holds_requests_back_instead_of_filling_memory(
 ) -> None:
     # Pages are written on the flush thread while requests go on. When writing falls behind, at
     # most UNWRITTEN_LIMIT results wait for their page (plus the requests already in flight).
-    monkeypatch.setattr(ingest_module, "UNWRITTEN_LIMIT", 8)
+    monkeypatch.setattr(flush_module, "UNWRITTEN_LIMIT", 8)
     batches: list[int] = []
     write_many = Wiki.write_many
 

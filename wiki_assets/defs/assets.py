@@ -12,8 +12,7 @@ from wiki_assets.defs.derived import fields_from
 from wiki_assets.defs.metadata import INDEX, IndexRun, build, partition_metadata, run_metadata
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
-from wiki_assets.engine import Dials, environment, ingest
-from wiki_assets.engine.ingest import survey
+from wiki_assets.engine import Dials, environment, ingest, survey
 from wiki_assets.engine.prompts import PROMPT_VERSION
 from wiki_assets.engine.wiki.index import index_wiki
 from wiki_assets.engine.wiki.links import dangling_links

@@ -22,9 +22,9 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 import dagster as dg
 
+from wiki_assets.engine import CollectionState
 from wiki_assets.engine.config import AUTO
 from wiki_assets.engine.corpus import collection_of
-from wiki_assets.engine.ingest import CollectionState
 from wiki_assets.engine.report import IngestReport, ModelStats
 from wiki_assets.engine.wiki.index import IndexReport
 

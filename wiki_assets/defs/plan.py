@@ -15,7 +15,7 @@ import dagster as dg
 from wiki_assets.defs import metadata as md
 from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
-from wiki_assets.engine.ingest import CollectionState, survey
+from wiki_assets.engine import CollectionState, survey
 
 ASSET_KEY = dg.AssetKey("wiki_pages")
 RECENT_RUNS = 50  # how far back recorded rates are looked for

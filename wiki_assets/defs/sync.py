@@ -13,9 +13,8 @@ from wiki_assets.defs.metadata import SYNCED, build
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.plan import plan_lines, recorded_rates
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
-from wiki_assets.engine import environment
+from wiki_assets.engine import CollectionState, environment, survey
 from wiki_assets.engine.errors import WikiAssetsError
-from wiki_assets.engine.ingest import CollectionState, survey
 
 PARTITION_RANGE_START = "dagster/asset_partition_range_start"
 PARTITION_RANGE_END = "dagster/asset_partition_range_end"

@@ -22,13 +22,15 @@ from wiki_assets.engine.errors import (
     UnsafePath,
     WikiAssetsError,
 )
-from wiki_assets.engine.ingest import ingest
+from wiki_assets.engine.plan import CollectionState, survey
 from wiki_assets.engine.report import IngestReport, ModelStats
+from wiki_assets.engine.run import ingest
 from wiki_assets.engine.store import StateStore
 
 __all__ = [
     "ROOT_COLLECTION",
     "CollectionBusy",
+    "CollectionState",
     "ConfigurationError",
     "Dials",
     "DocumentError",
@@ -47,4 +49,5 @@ __all__ = [
     "collection_version",
     "ingest",
     "scan",
+    "survey",
 ]

@@ -2,7 +2,9 @@
 
 A collection is a folder level under the synced root (the first by default); files directly under
 the root form the root collection. Documents are streamed, never all held in memory: the scan yields
-paths and content hashes, and the text is only read by the worker that summarizes it.
+paths and content hashes (with :func:`scan_contents`, each document's bytes too, one at a time, for
+a caller that needs hash and text from one read), and the worker that summarizes a document reads
+its text again when it starts it.
 """
 
 from __future__ import annotations
@@ -79,13 +81,17 @@ def _walk(root: Path, start: Path, recurse: bool) -> Iterator[Path]:
             yield Path(entry.path)
 
 
-def _hash_file(path: Path) -> tuple[int, str]:
+def _read_file(path: Path, keep_up_to: int) -> tuple[int, str, bytes | None]:
+    """A file's size and sha256, and its bytes when it has at most ``keep_up_to`` of them: one read
+    serves both the hash and the text. Larger files are hashed in a stream, never held."""
     with path.open("rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise OSError("not a regular file")
-        digest = hashlib.file_digest(handle, "sha256")
-    return info.st_size, digest.hexdigest()
+        if info.st_size > keep_up_to:
+            return info.st_size, hashlib.file_digest(handle, "sha256").hexdigest(), None
+        data = handle.read()
+    return info.st_size, hashlib.sha256(data).hexdigest(), data
 
 
 def scan(
@@ -96,6 +102,20 @@ def scan(
     Unreadable files are yielded with an empty hash so that they are accounted for (and fail with a
     reason) instead of silently disappearing from the wiki's view of the corpus.
     """
+    for doc, _ in scan_contents(root, depth, collections, keep_up_to=0):
+        yield doc
+
+
+def scan_contents(
+    root: Path,
+    depth: int = 1,
+    collections: Iterable[str] | None = None,
+    *,
+    keep_up_to: int = DEFAULT_MAX_BYTES,
+) -> Iterator[tuple[SourceDocument, bytes | None]]:
+    """:func:`scan`, each document with its bytes when it has at most ``keep_up_to`` of them (for
+    :func:`read_text`), so that a caller that needs both hash and text reads the file once. One
+    document's bytes at a time: the stream never holds the corpus."""
     root = root.resolve()
     if not root.is_dir():
         raise FileNotFoundError(f"synced root {root} is not a directory")
@@ -116,10 +136,10 @@ def scan(
             if wanted is not None and collection not in wanted:
                 continue
             try:
-                size, digest = _hash_file(file)
+                size, digest, data = _read_file(file, keep_up_to)
             except OSError:
-                size, digest = 0, ""
-            yield SourceDocument(str(relative), collection, size, digest)
+                size, digest, data = 0, "", None
+            yield SourceDocument(str(relative), collection, size, digest), data
 
 
 def collection_version(documents: Iterable[SourceDocument]) -> str:
@@ -130,16 +150,23 @@ def collection_version(documents: Iterable[SourceDocument]) -> str:
     return digest.hexdigest()[:16]
 
 
-def read_text(root: Path, doc: SourceDocument, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
-    """The document's text, or :class:`DocumentError` with a reason a person can act on."""
+def read_text(
+    root: Path,
+    doc: SourceDocument,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    data: bytes | None = None,
+) -> str:
+    """The document's text, or :class:`DocumentError` with a reason a person can act on. ``data``:
+    its bytes, when :func:`scan_contents` already read them (the file is then not read again)."""
     if not doc.content_hash:
         raise DocumentError("unreadable file")
     if doc.size > max_bytes:
         raise DocumentError(f"too large: {doc.size} bytes (limit {max_bytes})")
-    try:
-        data = (root / doc.path).read_bytes()
-    except OSError as error:
-        raise DocumentError(f"unreadable file: {error.strerror or error}") from error
+    if data is None:
+        try:
+            data = (root / doc.path).read_bytes()
+        except OSError as error:
+            raise DocumentError(f"unreadable file: {error.strerror or error}") from error
     text = decode(data)
     if not text.strip():
         raise DocumentError("empty document")

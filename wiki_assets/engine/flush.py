@@ -1,0 +1,239 @@
+"""The answers waiting for their pages, and the flush that writes them.
+
+An answer is journaled the moment it comes back (durable), then waits here for its page. Pages are
+written off the event loop, one flush at a time in order, through the flush's own journal
+connection: a flush of hundreds of pages (file creates and renames) never stalls the requests, and
+the models keep working meanwhile. A flush runs every ``flush_seconds``, or as soon as
+:data:`UNWRITTEN_LIMIT` answers wait; while one is still writing, new requests are held back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from wiki_assets.engine.client import Summary
+from wiki_assets.engine.corpus import SourceDocument
+from wiki_assets.engine.dispatch import Dispatcher, Job, Lane
+from wiki_assets.engine.journal import SUMMARIZED, Entry, Journal, JournalWriter
+from wiki_assets.engine.plan import fingerprint
+from wiki_assets.engine.progress import Log
+from wiki_assets.engine.prompts import PROMPT_VERSION
+from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.report import IngestReport
+from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.wiki.files import Wiki
+from wiki_assets.engine.wiki.links import neighbours, page_text, relink
+from wiki_assets.engine.wiki.record import now_iso
+
+UNWRITTEN_LIMIT = 2_000
+"""Results held for their pages at most: a flush starts as soon as this many wait, and workers
+pause while a flush is still writing the previous batch (a slow disk must not fill memory)."""
+
+
+class Pages:
+    """This run's pages: the answers waiting for them, who writes which page, the flush thread that
+    writes them, and the removal of pages whose document is gone."""
+
+    def __init__(
+        self,
+        *,
+        synced_root: Path,
+        wiki: Wiki,
+        store: StateStore,
+        journal: Journal,
+        related: RelatedIndex,
+        report: IngestReport,
+        log: Log,
+        language: str,
+    ) -> None:
+        self.synced_root = synced_root
+        self.wiki = wiki
+        self.store = store
+        self.journal = journal  # the event loop's connection
+        self.related = related
+        self.report = report
+        self.log = log
+        self.language = language  # the page-language dial, part of each page's fingerprint
+        self.unwritten: list[tuple[Job, Entry]] = []  # recorded in the journal, page not written
+        self.failures: list[tuple[SourceDocument, str]] = []  # from the flush thread
+        self.owners: dict[str, str] = {}  # page -> document, for the pages of this run
+        self.due = asyncio.Event()  # the buffer of unwritten pages is full: flush now
+
+    def start(self) -> None:
+        """The journal writer for answers, then the flush thread with its own journal connection
+        (:attr:`pages_journal`)."""
+        self.writer = JournalWriter(self.store)
+        self.flushes = ThreadPoolExecutor(1, thread_name_prefix="page-flush")
+        self.pages_journal = Journal(self.store)
+
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> None:
+        """Journal a model's answer (durable before its page is written); its page next."""
+        doc, prepared = job.doc, job.prepared
+        assert prepared is not None
+        entry = Entry(
+            path=doc.path,
+            collection=doc.collection,
+            content_hash=doc.content_hash,
+            fingerprint=fingerprint(lane.client.max_tokens, self.language),
+            status=SUMMARIZED,
+            page=job.page,
+            model=lane.endpoint.model,
+            result=result(prepared.title, prepared.language, summary),
+            reason=None,
+        )
+        await self.writer.record(entry)
+        self.keep(job, entry)
+        self.report.count += 1
+
+    def keep(self, job: Job, entry: Entry) -> None:
+        """An answer in the journal (recorded by this run, or by one that died): its page next."""
+        self.unwritten.append((job, entry))
+        if len(self.unwritten) >= UNWRITTEN_LIMIT:
+            self.due.set()
+
+    def held_back(self) -> bool:
+        # Pages lag behind (a flush is still writing the last batch): hold new requests until
+        # it takes these, so memory stays bounded however slow the disk is.
+        return len(self.unwritten) >= UNWRITTEN_LIMIT
+
+    def owner(self, page: str, doc: SourceDocument) -> str:
+        """Who writes ``page``: the first document of this run to claim it, or a document of an
+        earlier run that still exists (names like ``a.txt`` and ``a.txt.md`` collide)."""
+        owner = self.owners.setdefault(page, doc.path)
+        if owner != doc.path:
+            return owner
+        earlier = self.journal.page_owner(page)
+        if earlier and earlier != doc.path and (self.synced_root / earlier).is_file():
+            del self.owners[page]
+            return earlier
+        return doc.path
+
+    async def flush_periodically(
+        self, dispatcher: Dispatcher, flush_seconds: float, flushed: Callable[[], None]
+    ) -> None:
+        """Flush every ``flush_seconds`` (or when the buffer is full) until cancelled, calling
+        ``flushed`` after each flush."""
+        loop = asyncio.get_running_loop()
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.due.wait(), flush_seconds)
+            self.due.clear()
+            batch = self._take_unwritten()
+            dispatcher.wake()  # workers held back by a full buffer go on
+            try:
+                # Shielded: the run's end cancels this task, and a cancelled executor future that
+                # has not started yet would never write its batch (taken from the buffer above).
+                # The flush goes on; the final flush runs after it, in order.
+                await asyncio.shield(loop.run_in_executor(self.flushes, self._flush, batch))
+            except Exception as error:
+                self.unwritten[:0] = batch  # for the last flush to try again
+                dispatcher.stop(f"pages could not be written: {error}", cancel=False)
+                raise
+            self.report_failures()
+            flushed()
+
+    def _take_unwritten(self) -> list[tuple[Job, Entry]]:
+        batch, self.unwritten = self.unwritten, []
+        return batch
+
+    def _flush(self, batch: list[tuple[Job, Entry]]) -> None:
+        """Runs on the flush thread, with :attr:`pages_journal`."""
+        self.related.save_answers()
+        if not batch:
+            return
+        with self.store.page_writes():
+            self._write_pages(batch)
+
+    def _write_pages(self, batch: list[tuple[Job, Entry]]) -> None:
+        journal = self.pages_journal
+        # The entries are the ones this run recorded (or found recorded): nothing to read back.
+        landing = {entry.path: entry for _, entry in batch}
+        pages = [(job, entry) for job, entry in batch if entry.page and entry.result is not None]
+        links = journal.links_of([entry.path for _, entry in pages])
+        failures = self.wiki.write_many(
+            (page, page_text(journal, entry, landing, links))
+            for _, entry in pages
+            if (page := entry.page)
+        )
+        written = []
+        for job, entry in pages:
+            error = failures.get(entry.page or "")
+            if error is not None:
+                reason = f"page not written: {getattr(error, 'strerror', None) or error}"
+                journal.record_failure(
+                    path=job.doc.path,
+                    collection=job.doc.collection,
+                    content_hash=job.doc.content_hash,
+                    fingerprint="",
+                    reason=reason,
+                )
+                self.failures.append((job.doc, reason))  # reported by the event loop
+                continue
+            written.append(job.doc.path)
+        journal.mark_written(written)
+        # Links render only to pages that exist: the pages the new ones link to (new backlinks)
+        # and the pages linking to them (a link that can now be shown) are rendered again where
+        # that changed something. A page that failed to land is left out of the others' links.
+        failed = landing.keys() - set(written)
+        stale = neighbours(journal, written) - (landing.keys() - failed)
+        relink(journal, self.wiki, [*stale, *neighbours(journal, failed)])
+
+    def report_failures(self) -> None:
+        """Pages the flush thread could not write: failed documents, on the event loop."""
+        while self.failures:
+            doc, reason = self.failures.pop(0)
+            self.report.count -= 1
+            self.report.failed.append({"path": doc.path, "reason": reason})
+            self.log.warning(f"failed: {doc.path}: {reason}")
+
+    def final_flush(self) -> None:
+        """Write every page still waiting, then stop the flush thread."""
+        try:
+            # After the flush in progress, if any: the executor runs flushes in order.
+            self.flushes.submit(self._flush, self._take_unwritten()).result()
+        finally:
+            self.flushes.shutdown()
+            self.pages_journal.close()
+        self.report_failures()
+
+    def remove_vanished(self, seen: set[str]) -> None:
+        """Remove the pages of the run's documents that are not in ``seen`` (gone from the synced
+        tree), and every link to them. Only a complete pass knows which documents are gone."""
+        with self.store.page_writes():
+            gone = [p for p in self.journal.paths_in(self.report.collections) if p not in seen]
+            linked = neighbours(self.journal, gone) - set(gone)
+            for path in gone:
+                entry = self.journal.get(path)
+                # Never remove a page that a document of this run now writes.
+                if entry is not None and entry.page and entry.page not in self.owners:
+                    self.wiki.remove(entry.page)
+            self.journal.forget(gone)
+            relink(self.journal, self.wiki, linked)  # no link may point at a removed page
+            self.report.removed = len(gone)
+
+
+def result(title: str, language: str, summary: Summary) -> dict[str, Any]:
+    """What the journal keeps of an answer, and the page is rendered from."""
+    draft = summary.draft
+    return {
+        # The document's own heading is a better title than a model's rewording of it.
+        "title": title or draft.title,
+        "description": draft.description,
+        "summary": draft.summary,
+        "key_points": draft.key_points,
+        "topics": draft.topics,
+        "related": [link.model_dump() for link in draft.related],
+        "language": language,
+        "parts": summary.parts,
+        "model": summary.model,
+        "prompt_version": PROMPT_VERSION,
+        "generated": now_iso(),
+        "prompt_tokens": summary.prompt_tokens,
+        "completion_tokens": summary.completion_tokens,
+        "finish_reason": summary.finish_reason,
+    }

@@ -1,0 +1,291 @@
+"""What is current, and what a run does about the rest.
+
+A page is current when it was written from the document's present text, with the prompt and the
+dials that shape pages now, by a model the fleet still trusts (:class:`Currency`). :func:`survey`
+says per collection what an ingest would do (the dry run). :class:`RunPlan` is an ingest's own plan:
+one pass over the synced tree that reads and hashes each file once, brings the related-document
+index up to date with the same read, counts what the run will summarize and keeps, in path order,
+the documents that need a model or a recovered page; :meth:`RunPlan.jobs` streams them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from wiki_assets.engine.config import Dials, Endpoint
+from wiki_assets.engine.corpus import (
+    DocumentError,
+    SourceDocument,
+    collection_version,
+    read_text,
+    scan,
+    scan_contents,
+    title_of,
+)
+from wiki_assets.engine.dispatch import Job
+from wiki_assets.engine.journal import SUMMARIZED, WRITTEN, Entry, Journal
+from wiki_assets.engine.prompts import PROMPT_VERSION
+from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.report import IngestReport
+from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.wiki.files import INDEX_PAGE, STATE_DIR, page_for
+
+if TYPE_CHECKING:
+    # For the type only: flush.py imports fingerprint from this module.
+    from wiki_assets.engine.flush import Pages
+
+# The related-document index is derived from the synced text alone (rebuildable at any time), so it
+# stays a SQLite file in the wiki's state folder whatever store holds the per-document state.
+RELATED_FILE = "related.sqlite"
+RELATED_CANDIDATES = 8  # documents offered to the model as link targets
+LOOKAHEAD = 64  # planned documents whose stored link candidates are looked up together
+
+
+def fingerprint(max_tokens: int, language: str = "auto") -> str:
+    """What shapes a page besides its text and its model: prompt, length cap, page language."""
+    key = f"{PROMPT_VERSION}\0{max_tokens}\0{language}"
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True, slots=True)
+class Currency:
+    """What a page must have been written with to be current. A page by a model that has left the
+    fleet stays current (changing the fleet never silently redoes the wiki) as long as the prompt
+    and the dials that shape pages are the same; a model named in ``redo`` has its pages redone."""
+
+    by_model: dict[str, str]  # fleet model id -> fingerprint of the pages it would write now
+    departed: frozenset[str]  # fingerprints a page by a model no longer in the fleet may carry
+    redo: frozenset[str] = frozenset()
+
+    def accepts(self, model: str, page_fingerprint: str) -> bool:
+        if model in self.redo:
+            return False
+        if model in self.by_model:
+            return self.by_model[model] == page_fingerprint
+        return page_fingerprint in self.departed
+
+
+def fingerprints(endpoints: Sequence[Endpoint], dials: Dials) -> Currency:
+    """What the pages of this fleet and these dials must carry to be current."""
+    caps = {dials.max_tokens, *(ep.max_tokens for ep in endpoints if ep.max_tokens)}
+    return Currency(
+        by_model={
+            ep.model: fingerprint(ep.max_tokens or dials.max_tokens, dials.language)
+            for ep in endpoints
+        },
+        departed=frozenset(fingerprint(cap, dials.language) for cap in caps),
+        redo=frozenset(dials.redo_models),
+    )
+
+
+def is_current(entry: Entry | None, doc: SourceDocument, current: Currency) -> bool:
+    return (
+        entry is not None
+        and entry.status in (SUMMARIZED, WRITTEN)
+        and entry.content_hash == doc.content_hash
+        and entry.model is not None
+        and current.accepts(entry.model, entry.fingerprint)
+    )
+
+
+SKIP, RECOVER = "skip", "recover"
+# Why a document would be summarized, in the order they are checked.
+REASONS = ("new", "changed", "earlier failure", "forced", "model", "prompt version", "dials")
+
+
+def standing(entry: Entry | None, doc: SourceDocument, current: Currency, force: bool) -> str:
+    """What a run does with ``doc``: ``skip`` (its page is current), ``recover`` (a model answered
+    in a run that died before the page was written: write it, ask no model), or the reason it is
+    summarized (one of :data:`REASONS`)."""
+    if not force and is_current(entry, doc, current):
+        assert entry is not None
+        if entry.status == WRITTEN:
+            return SKIP
+        if entry.result is not None and entry.page is not None:
+            return RECOVER
+    if entry is None:
+        return "new"
+    if entry.status not in (SUMMARIZED, WRITTEN):
+        return "earlier failure"
+    if entry.content_hash != doc.content_hash:
+        return "changed"
+    if force:
+        return "forced"
+    if is_current(entry, doc, current):
+        return "earlier failure"  # answered, but the answer was not kept
+    if entry.model is None or entry.model in current.redo:
+        return "model"
+    written_with = (entry.result or {}).get("prompt_version")
+    return "prompt version" if written_with != PROMPT_VERSION else "dials"
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionState:
+    name: str
+    version: str
+    documents: int
+    pending: int  # documents to summarize plus pages to remove
+    skipped: int = 0  # pages that are current
+    recovered: int = 0  # pages to write from an answer already journaled
+    removed: int = 0  # pages whose document is gone
+    reasons: dict[str, int] = field(default_factory=dict)  # why documents would be summarized
+
+    @property
+    def to_summarize(self) -> int:
+        return self.pending - self.removed
+
+
+def survey(
+    synced_root: Path,
+    wiki_root: Path,
+    endpoints: Sequence[Endpoint],
+    dials: Dials | None = None,
+    depth: int = 1,
+    store: StateStore | None = None,
+    collections: Sequence[str] | None = None,
+) -> list[CollectionState]:
+    """Every collection under the synced root (and every one the wiki still has pages for), or only
+    ``collections``, with its data version and what an ingest with these endpoints and dials would
+    do there. Reads, never writes."""
+    dials = dials or Dials()
+    current = fingerprints(endpoints, dials)
+    by_collection: dict[str, list[SourceDocument]] = {}
+    for doc in scan(synced_root, depth, collections):
+        by_collection.setdefault(doc.collection, []).append(doc)
+    store = store or StateStore(wiki_root / STATE_DIR)
+    states = []
+    journal = Journal(store) if store.has_state() else None
+    try:
+        known = journal.collections() if journal else set()
+        if collections is not None:
+            known &= set(collections)
+        for name in sorted(by_collection.keys() | known):
+            docs = by_collection.get(name, [])
+            counts: dict[str, int] = {}
+            for doc in docs:
+                entry = journal.get(doc.path) if journal else None
+                what = standing(entry, doc, current, dials.force)
+                counts[what] = counts.get(what, 0) + 1
+            present = {d.path for d in docs}
+            gone = sum(1 for p in journal.paths_in([name]) if p not in present) if journal else 0
+            skipped, recovered = counts.pop(SKIP, 0), counts.pop(RECOVER, 0)
+            states.append(
+                CollectionState(
+                    name,
+                    collection_version(docs),
+                    len(docs),
+                    pending=sum(counts.values()) + gone,
+                    skipped=skipped,
+                    recovered=recovered,
+                    removed=gone,
+                    reasons={reason: counts[reason] for reason in REASONS if reason in counts},
+                )
+            )
+    finally:
+        if journal:
+            journal.close()
+    return states
+
+
+class RunPlan:
+    """An ingest's plan, made in one pass over the whole synced tree: each file is read and hashed
+    once. Link candidates come from the whole corpus, not only this run's collections, so the same
+    read (re)indexes every document whose content changed, and the documents that are gone leave
+    the related index. Per document of the run's collections only its standing is kept (path, hash
+    and a word; no text), for :meth:`jobs` to stream."""
+
+    def __init__(
+        self,
+        *,
+        synced_root: Path,
+        depth: int,
+        collections: Sequence[str],
+        journal: Journal,
+        related: RelatedIndex,
+        current: Currency,
+        force: bool,
+        max_bytes: int,
+    ) -> None:
+        self.journal = journal
+        self.related = related
+        self.todo: list[tuple[SourceDocument, str]] = []  # to summarize or recover, with standing
+        self.seen: set[str] = set()  # the run's documents that exist: the others' pages go
+        self.skipped = 0  # documents whose page is current
+        self.total = 0  # documents this run expects to summarize, for done/total and time left
+        present: set[str] = set()
+        wanted = set(collections)
+
+        def stale_in_related_index() -> Iterator[tuple[str, str, str, str]]:
+            for doc, data in scan_contents(synced_root, depth, keep_up_to=max_bytes):
+                present.add(doc.path)
+                if doc.collection in wanted:
+                    self._note(doc, current, force)
+                if related.is_current(doc.path, doc.content_hash):
+                    continue
+                try:
+                    text = read_text(synced_root, doc, max_bytes, data)
+                except DocumentError:
+                    continue
+                yield doc.path, title_of(text, doc.path), text, doc.content_hash
+
+        self.indexed = related.update_many(stale_in_related_index())
+        self.pruned = related.prune(lambda path: path in present)
+        # The whole tree comes in path order; the run takes its collections one after another.
+        self.todo.sort(key=lambda planned: planned[0].collection)
+
+    def _note(self, doc: SourceDocument, current: Currency, force: bool) -> None:
+        self.seen.add(doc.path)
+        entry = self.journal.get(doc.path)
+        if force or not is_current(entry, doc, current):
+            self.total += 1
+        what = standing(entry, doc, current, force)
+        if what == SKIP:
+            self.skipped += 1
+        else:
+            self.todo.append((doc, what))
+
+    def jobs(
+        self, pages: Pages, report: IngestReport, fail: Callable[[SourceDocument, str], None]
+    ) -> Iterator[Job]:
+        """The run's jobs, in order, with the link candidates the index still has stored for them
+        (looked up :data:`LOOKAHEAD` documents at a time). Streamed as workers claim them: a
+        recovered page goes to ``pages`` and a page name that cannot be written fails its document
+        when the stream reaches it."""
+        ahead: list[Job] = []
+        for job in self._jobs(pages, report, fail):
+            ahead.append(job)
+            if len(ahead) >= LOOKAHEAD:
+                yield from self._with_stored_candidates(ahead)
+                ahead = []
+        yield from self._with_stored_candidates(ahead)
+
+    def _with_stored_candidates(self, jobs: list[Job]) -> list[Job]:
+        stored = self.related.stored_answers([job.doc.path for job in jobs], RELATED_CANDIDATES)
+        for job in jobs:
+            job.candidates = stored.get(job.doc.path)
+        return jobs
+
+    def _jobs(
+        self, pages: Pages, report: IngestReport, fail: Callable[[SourceDocument, str], None]
+    ) -> Iterator[Job]:
+        for doc, what in self.todo:
+            if what == RECOVER:
+                entry = self.journal.get(doc.path)
+                assert entry is not None and entry.page is not None
+                # A run that died after the model answered: write the page, ask no model.
+                pages.keep(Job(doc, entry.page), entry)
+                report.recovered += 1
+                continue
+            page = page_for(doc.path)
+            if page == INDEX_PAGE:
+                fail(doc, f"page name {page!r} is reserved for the wiki's index")
+                continue
+            owner = pages.owner(page, doc)
+            if owner != doc.path:
+                fail(doc, f"page name {page!r} is already the page of {owner!r}")
+                continue
+            yield Job(doc, page)

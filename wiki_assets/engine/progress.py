@@ -1,0 +1,105 @@
+"""The lines a run logs: its start (fleet, dials, what it will do), its progress after each flush,
+and its end. Operators and tests read these lines; keep their wording stable."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from wiki_assets.engine.config import Dials
+from wiki_assets.engine.dispatch import Lane
+from wiki_assets.engine.report import IngestReport
+
+
+class Log(Protocol):
+    """What the engine needs of a logger: ``logging.Logger`` and Dagster's ``context.log`` fit."""
+
+    def info(self, msg: str) -> Any: ...
+    def warning(self, msg: str) -> Any: ...
+    def error(self, msg: str) -> Any: ...
+
+
+def log_related_index(log: Log, indexed: int, pruned: int) -> None:
+    if indexed or pruned:
+        log.info(f"related index: {indexed} documents indexed · {pruned} removed")
+
+
+def log_start(
+    log: Log,
+    report: IngestReport,
+    lanes: Sequence[Lane],
+    dials: Dials,
+    total: int,
+    state: str,
+) -> None:
+    """``total``: the documents the run expects to summarize; ``state``: where its state lives."""
+    models = ", ".join(
+        f"{lane.stats.name} "
+        + (
+            f"auto ≤{lane.concurrency.slots}"
+            if lane.concurrency.auto
+            else f"×{lane.concurrency.slots}"
+        )
+        for lane in lanes
+    )
+    log.info(
+        f"ingest start: {len(lanes)} models ({models}) · "
+        f"{dials.workers_per_model} workers/model · claim {dials.claim_size} · "
+        f"flush {dials.flush_seconds:g}s · max_tokens {dials.max_tokens} · "
+        f"{total} to summarize · collections {', '.join(report.collections)}"
+    )
+    log.info(f"state: {state}")
+    for lane in lanes:
+        ep = lane.endpoint
+        workers = (
+            f"auto concurrency (start {lane.concurrency.limit}, ceiling {lane.concurrency.slots})"
+            if lane.concurrency.auto
+            else f"{lane.concurrency.slots} workers"
+        )
+        log.info(
+            f"model {ep.name}: {ep.model} · {workers} · "
+            + (f"≤{ep.max_in_flight} in flight fleet-wide · " if ep.max_in_flight else "")
+            + f"max_tokens {ep.max_tokens or dials.max_tokens} · context {ep.context_tokens} · "
+            f"timeout {ep.timeout_s:g}s"
+        )
+
+
+def progress_line(report: IngestReport, lanes: Sequence[Lane], total: int, elapsed: float) -> str:
+    """Done of ``total`` after ``elapsed`` seconds, the rate and the time left, per model too."""
+    done = report.count
+    rate = done / elapsed if elapsed > 0 else 0.0
+    left = max(0, total - done - len(report.failed))
+    eta = f"{left / rate:.0f} s left" if rate > 0 else "time left unknown"
+    models = " ".join(
+        f"{lane.stats.name} {lane.stats.docs / elapsed:.2f}/s"
+        + (f"@{lane.concurrency.limit}" if lane.concurrency.auto else "")
+        for lane in lanes
+    )
+    return (
+        f"ingest progress: {done}/{total} docs · {elapsed:.1f} s · {rate:.2f} docs/s · "
+        f"{eta} · {models} · skipped {report.skipped} · failed {len(report.failed)}"
+    )
+
+
+def log_done(log: Log, report: IngestReport, lanes: Sequence[Lane]) -> None:
+    log.info(
+        f"ingest done: {report.count} docs · {report.duration_s:.1f} s · "
+        f"{report.docs_per_sec:.2f} docs/s · skipped {report.skipped} · "
+        f"failed {len(report.failed)} · removed {report.removed}"
+        + (f" · hedged {report.hedged}" if report.hedged else "")
+    )
+    for lane in lanes:
+        if lane.concurrency.auto:
+            log.info(
+                f"model {lane.stats.name}: automatic concurrency settled at "
+                f"{lane.concurrency.limit} (peak {lane.concurrency.peak})"
+            )
+    if report.stopped_by:
+        log.warning(
+            f"{report.stopped}: {report.count} done, {report.unfinished} left for the next run"
+        )
+    elif report.stopped:
+        log.error(
+            f"ingest stopped: {report.stopped} · {report.unfinished} documents left for "
+            "the next run"
+        )

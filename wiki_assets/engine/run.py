@@ -1,0 +1,254 @@
+"""One ingest: plan what changed, summarize it on the whole fleet at once, write the wiki.
+
+The dispatch (``wiki_assets.engine.dispatch``) is the project's core idea: one shared queue, each
+model's workers pulling from it whenever they are free, so models never wait for each other. This
+module is the run's lifecycle around it: the plan (``plan.py``), the dispatcher, the pages and
+their flush (``flush.py``) and the log lines (``progress.py``), and a clean stop on a signal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from wiki_assets.engine.budget import estimate_tokens
+from wiki_assets.engine.client import PROMPT_OVERHEAD_TOKENS, ModelClient, Summary
+from wiki_assets.engine.config import Dials, Endpoint
+from wiki_assets.engine.corpus import (
+    DEFAULT_MAX_BYTES,
+    DocumentError,
+    SourceDocument,
+    read_text,
+    title_of,
+)
+from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, concurrency_for
+from wiki_assets.engine.flush import Pages
+from wiki_assets.engine.journal import Journal
+from wiki_assets.engine.leases import SlotLeases
+from wiki_assets.engine.page import LANGUAGES, detect_language
+from wiki_assets.engine.plan import (
+    RELATED_CANDIDATES,
+    RELATED_FILE,
+    RunPlan,
+    fingerprints,
+)
+from wiki_assets.engine.progress import Log, log_done, log_related_index, log_start, progress_line
+from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.report import IngestReport, ModelStats
+from wiki_assets.engine.signals import stop_on_signals
+from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.wiki.files import UnsafePath, Wiki
+
+
+def ingest(
+    *,
+    synced_root: Path,
+    wiki_root: Path,
+    collections: Sequence[str],
+    endpoints: Sequence[Endpoint],
+    dials: Dials,
+    depth: int = 1,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    log: Log | None = None,
+    store: StateStore | None = None,
+) -> IngestReport:
+    """Bring the wiki pages of ``collections`` up to date with the synced root. Per-document state
+    goes to ``store`` (default: SQLite in the wiki's state folder).
+
+    SIGTERM and SIGINT (when called on the main thread) stop the run cleanly: no new requests,
+    requests in flight cancelled, every answer that came back journaled and its page written; the
+    report says which signal (``stopped_by``) and how many documents are left for the next run.
+    """
+    if not endpoints:
+        raise ValueError("no model endpoints to summarize with")
+    wiki = Wiki(wiki_root)
+    store = store or StateStore(wiki.state_dir)
+    run = _Run(
+        synced_root=synced_root.resolve(),
+        wiki=wiki,
+        store=store,
+        endpoints=list(endpoints),
+        dials=dials,
+        depth=depth,
+        max_bytes=max_bytes,
+        log=log or logging.getLogger("wiki_assets"),
+        report=IngestReport(collections=list(collections), dials=dials, models=[]),
+    )
+    with stop_on_signals(run.request_stop), store.collection_locks(collections):
+        return asyncio.run(run.execute())
+
+
+@dataclass(eq=False)
+class _Run:
+    """One ingest: wires the plan, the :class:`Dispatcher` and the pages. It is the dispatcher's
+    :class:`~wiki_assets.engine.dispatch.Work`: it prepares each request, hands each answer to
+    the pages and journals each failure."""
+
+    synced_root: Path
+    wiki: Wiki
+    store: StateStore
+    endpoints: list[Endpoint]
+    dials: Dials
+    depth: int
+    max_bytes: int
+    log: Log
+    report: IngestReport
+    dispatcher: Dispatcher | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+    stop_signal: str | None = None
+
+    def request_stop(self, signal_name: str) -> None:
+        """A signal arrived (called from the signal handler, on the main thread)."""
+        first = self.stop_signal is None
+        self.stop_signal = self.stop_signal or signal_name
+        if first and self.loop is not None:
+            self.loop.call_soon_threadsafe(self._stop_now)
+
+    def _stop_now(self) -> None:
+        dispatcher = self.dispatcher
+        if dispatcher is not None and self.stop_signal is not None and not dispatcher.finished:
+            # After the last request (the final flush), there is nothing left to stop.
+            self.report.stopped_by = self.stop_signal
+            dispatcher.stop(f"stopped by {self.stop_signal}")
+
+    def _lanes(self) -> list[Lane]:
+        lanes = []
+        for order, endpoint in enumerate(self.endpoints):
+            concurrency = concurrency_for(endpoint, self.dials)
+            stats = ModelStats(endpoint.name, endpoint.model, concurrency.limit, concurrency.auto)
+            client = ModelClient(
+                endpoint, self.dials.max_tokens, on_overload=concurrency.on_overload
+            )
+            lanes.append(Lane(order, endpoint, client, concurrency, stats))
+            self.report.models.append(stats)
+        return lanes
+
+    async def execute(self) -> IngestReport:
+        started = time.monotonic()
+        self.loop = asyncio.get_running_loop()
+        lanes = self._lanes()
+        with (
+            Journal(self.store) as journal,
+            RelatedIndex(self.wiki.state_dir / RELATED_FILE) as related,
+        ):
+            self.journal, self.related = journal, related
+            leases = (
+                SlotLeases(self.store) if any(e.max_in_flight for e in self.endpoints) else None
+            )
+            self.wiki.sweep_temporaries()
+            plan = RunPlan(
+                synced_root=self.synced_root,
+                depth=self.depth,
+                collections=self.report.collections,
+                journal=journal,
+                related=related,
+                current=fingerprints(self.endpoints, self.dials),
+                force=self.dials.force,
+                max_bytes=self.max_bytes,
+            )
+            self.report.skipped = plan.skipped
+            log_related_index(self.log, plan.indexed, plan.pruned)
+            log_start(self.log, self.report, lanes, self.dials, plan.total, self.store.describe())
+            pages = self.pages = Pages(
+                synced_root=self.synced_root,
+                wiki=self.wiki,
+                store=self.store,
+                journal=journal,
+                related=related,
+                report=self.report,
+                log=self.log,
+                language=self.dials.language,
+            )
+            dispatcher = self.dispatcher = Dispatcher(
+                lanes,
+                plan.jobs(pages, self.report, self._fail),
+                self,
+                self.report,
+                claim_size=self.dials.claim_size,
+                give_up_after_s=self.dials.give_up_after_s,
+                expected=lambda: plan.total,
+                leases=leases,
+                log=self.log,
+            )
+            self._stop_now()  # a signal that came while planning
+            pages.start()
+
+            def flushed() -> None:
+                self.log.info(
+                    progress_line(self.report, lanes, plan.total, time.monotonic() - started)
+                )
+
+            flusher = asyncio.create_task(
+                pages.flush_periodically(dispatcher, self.dials.flush_seconds, flushed)
+            )
+            try:
+                await dispatcher.run()
+            finally:
+                flusher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await flusher
+                if leases is not None:
+                    leases.close()  # gives back every slot this run still holds
+                pages.writer.close()
+                for lane in lanes:
+                    await lane.client.close()
+                    lane.stats.workers = lane.concurrency.limit
+                    lane.stats.peak_workers = lane.concurrency.peak
+                    lane.stats.breaker_trips = lane.breaker.trips
+                if self.report.stopped is not None:
+                    self.report.unfinished = dispatcher.queue.remaining()
+                pages.final_flush()
+            if self.report.stopped is None:
+                pages.remove_vanished(plan.seen)
+        self.report.duration_s = time.monotonic() - started
+        log_done(self.log, self.report, lanes)
+        return self.report
+
+    # ------------------------------------------------------------------ the dispatcher's Work
+
+    async def prepare(self, job: Job) -> Prepared:
+        doc = job.doc
+        try:
+            text = read_text(self.synced_root, doc, self.max_bytes)
+            self.wiki.check(job.page)
+        except UnsafePath as error:
+            raise DocumentError(str(error)) from error
+        candidates = job.candidates
+        if candidates is None:
+            # The query runs in SQLite's C code, which releases the GIL: off the event loop.
+            candidates = await asyncio.to_thread(
+                self.related.candidates, doc.path, RELATED_CANDIDATES
+            )
+        language = detect_language(text) if self.dials.language == "auto" else self.dials.language
+        return Prepared(
+            title=title_of(text, doc.path),
+            text=text,
+            language=LANGUAGES.get(language, language),
+            prompt_tokens=estimate_tokens(text) + PROMPT_OVERHEAD_TOKENS,
+            candidates=candidates,
+        )
+
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> None:
+        await self.pages.record(job, lane, summary)
+
+    def fail(self, job: Job, reason: str) -> None:
+        self._fail(job.doc, reason)
+
+    def held_back(self) -> bool:
+        return self.pages.held_back()
+
+    def _fail(self, doc: SourceDocument, reason: str) -> None:
+        self.journal.record_failure(
+            path=doc.path,
+            collection=doc.collection,
+            content_hash=doc.content_hash,
+            fingerprint="",
+            reason=reason,
+        )
+        self.report.failed.append({"path": doc.path, "reason": reason})
+        self.log.warning(f"failed: {doc.path}: {reason}")
