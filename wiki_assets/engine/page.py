@@ -70,7 +70,7 @@ def _line_range(value: Any) -> list[int]:
         numbers = [item for item in value if isinstance(item, int) and not isinstance(item, bool)]
     else:
         numbers = []
-    numbers = [number for number in numbers[:2] if number >= 1]
+    numbers = [number for number in numbers if number >= 1][:2]
     return sorted(set(numbers))
 
 

@@ -158,7 +158,7 @@ def _descriptions(schema: Any) -> list[str]:
     return []
 
 
-_OPENING_WORDS = 80  # the document's opening: its first words, title included
+_OPENING_WORDS = 50  # the document's opening: its first words, title included (about 3 lines)
 _COPY_SHARE = 0.6  # of the summary's 4-word runs found in the opening
 
 
