@@ -13,7 +13,7 @@ from wiki_assets.engine.quality.checks import CHECKS, Written, check_page
 
 DOCUMENT = """# Leave Policy
 
-Owner: Choi Min-ji (People Operations). Effective 2026-01-01. Applies to all permanent employees in Seoul and Berlin.
+Owner: Choi Min-ji (People Operations). Effective 2026-01-01. Applies in Seoul and Berlin.
 
 ## Annual leave
 - Seoul: 20 days per year from the first year (the legal minimum is 15).

@@ -88,11 +88,12 @@ def _language(text: str) -> str:
 
 
 def _lines(block: str) -> list[tuple[int, str]]:
-    """(number, text) of the non-blank lines, by the numbers shown or else counted from 1."""
+    """(number, text) of the non-blank lines, by the numbers shown or else counted from 1. Of
+    numbered text only the numbered lines count (a part may begin inside a line)."""
     raw = block.split("\n")
-    matches = [_NUMBERED.match(line) for line in raw if line.strip()]
-    if matches and all(matches):
-        return [(int(m.group(1)), m.group(2)) for m in matches if m is not None]
+    numbered = [found for found in map(_NUMBERED.match, raw) if found is not None]
+    if numbered:
+        return [(int(found.group(1)), found.group(2)) for found in numbered]
     return [(number, line) for number, line in enumerate(raw, start=1) if line.strip()]
 
 
