@@ -84,6 +84,10 @@ BAD_PAGES: list[tuple[Reason, dict[str, object]]] = [
         Reason.COPIES_OPENING,
         {"summary": "Leave Policy. Owner: Choi Min-ji (People Operations). Effective 2026-01-01."},
     ),
+    (
+        Reason.COPIES_OPENING,
+        {"description": "Owner: Choi Min-ji (People Operations). Effective 2026-01-01."},
+    ),
     (Reason.MISSING_TITLE, {"title": "  # "}),
     (Reason.MISSING_DESCRIPTION, {"description": "..."}),
     (Reason.TITLE_IS_DESCRIPTION, {"description": "The leave policy."}),

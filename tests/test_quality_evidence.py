@@ -87,6 +87,12 @@ def test_korean_quotes_and_paraphrases_are_verified() -> None:
         point("팀장은 3영업일 안에 휴가를 승인합니다.", "", [6]),
     )
     assert exact.status is Status.VERIFIED and exact.lines == (5, 5)
+    # A quote may leave off the ending Korean attaches to its last word.
+    [cut] = check(KOREAN, point("팀장이 3영업일 안에 승인합니다.", "팀장이 3영업일 안에 승인"))
+    assert cut.status is Status.VERIFIED and cut.lines == (6, 6)
+    # But it may not begin inside a word.
+    [inside] = check(KOREAN, point("팀장이 3영업일 안에 승인합니다.", "장이 3영업일 안에 승인"))
+    assert inside.status is Status.NOT_FOUND
     assert paraphrase.status is Status.VERIFIED and paraphrase.lines == (6, 6)
 
 

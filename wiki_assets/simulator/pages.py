@@ -6,8 +6,9 @@ come numbered (``12| text``) and counted from 1 otherwise, and answer with JSON 
 requested schema's bounds:
 
 * **faithful**: every key point is a line of the document with that line's words as its quote
-  and its number as its lines; the summary is two sentences from the document's second half (not
-  its opening), the topics its most frequent words. Notes on a part are its lines, numbered.
+  and its number as its lines; the description is its last statement and the summary two from
+  its second half (not its opening), the topics its most frequent words. Notes on a part are
+  its lines, numbered.
 * **fabricating**: fluent, in the document's language, and invented: the points state facts
   (with numbers) the document does not have, quoting the invented sentence itself or, every
   other point, a real line that says something else.
@@ -126,7 +127,7 @@ def _faithful(lines: list[tuple[int, str]], language: str, seed: int) -> dict[st
     )
     return {
         "title": _title(lines),
-        "description": chosen[0][1] if chosen else _title(lines),
+        "description": facts[-1][1] if facts else _title(lines),  # not the opening
         "summary": " ".join(text for _, text in later),
         "key_points": [
             {"text": text, "quote": " ".join(text.split()[:_QUOTE_WORDS]), "lines": [n, n]}

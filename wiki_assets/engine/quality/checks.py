@@ -159,16 +159,17 @@ def _descriptions(schema: Any) -> list[str]:
 
 
 _OPENING_WORDS = 50  # the document's opening: its first words, title included (about 3 lines)
-_COPY_SHARE = 0.6  # of the summary's 4-word runs found in the opening
+_COPY_SHARE = 0.6  # of a text's 4-word runs found in the opening
 
 
 def copies_opening(page: Written) -> bool:
-    """The summary is mostly the document's first lines, copied."""
-    runs = _shingles(normalize(page.summary), 4)
-    if len(runs) < 3:
-        return False
+    """The summary or the description is mostly the document's first lines, copied."""
     opening = _shingles(" ".join(normalize(page.document).split()[:_OPENING_WORDS]), 4)
-    return len(runs & opening) >= _COPY_SHARE * len(runs)
+    for text in (page.summary, page.description):
+        runs = _shingles(normalize(text), 4)
+        if len(runs) >= 3 and len(runs & opening) >= _COPY_SHARE * len(runs):
+            return True
+    return False
 
 
 def missing_title(page: Written) -> bool:

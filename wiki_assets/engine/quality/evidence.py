@@ -5,8 +5,9 @@ numbers the prompt showed; the whole document's numbers, also when it was summar
 Verification is always against the original document's text:
 
 1. The quote is looked for in the normalised document (any case, spacing, bullets or markup,
-   across line breaks, on word boundaries). Where it stands fixes the lines the page shows. A
-   quote too short to locate anything (a word or two) counts as no quote.
+   across line breaks, on word boundaries; a Korean quote may stop before a word's ending).
+   Where it stands fixes the lines the page shows. A quote too short to locate anything (a
+   word or two) counts as no quote.
 2. Without a quote that is found, a cited range of at most :data:`MAX_CITED_LINES` lines that
    exists in the document is the evidence (a small model copies inexactly but cites well).
 3. The point must agree with the evidence's lines: at least :data:`AGREEMENT` of the point's
@@ -17,6 +18,7 @@ Verification is always against the original document's text:
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -30,6 +32,7 @@ __all__ = ["AGREEMENT", "MAX_CITED_LINES", "PointCheck", "Source", "Status", "ve
 MAX_CITED_LINES = 6  # a wider range would "support" any claim about the document
 AGREEMENT = 0.5  # share of the point's content units its evidence must contain
 _MIN_QUOTE_CHARS = 8  # normalised; shorter quotes ("20 days") occur everywhere
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
 class Status(StrEnum):
@@ -120,12 +123,14 @@ class Source:
     def find(self, quote: str, near: tuple[int, int] | None = None) -> tuple[int, int] | None:
         """The lines (first, last) where the normalised ``quote`` stands, preferring a match
         that overlaps ``near``; ``None`` if it is not in the document."""
-        needle = f" {quote} "
+        # On word boundaries, except after a Hangul syllable: a quote may leave off the particle
+        # or ending Korean attaches to its last word (승인 for 승인합니다).
+        needle = f" {quote}" if _HANGUL.match(quote[-1:]) else f" {quote} "
         found: list[tuple[int, int]] = []
         start = self._joined.find(needle)
         while start >= 0:
             first = self._line_at(start + 1)
-            last = self._line_at(start + len(needle) - 2)
+            last = self._line_at(start + len(quote))
             if near is None or (first <= near[1] and last >= near[0]):
                 return first, last
             found.append((first, last))
