@@ -32,7 +32,7 @@ _MARKUP = re.compile(r"^\s*(?:#+|[-*+>]|\d+[.)])\s*")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _WORD = re.compile(r"[^\W\d_]{5,}|[\uac00-\ud7a3]{2,}")
 _COMMON = frozenset("about after other their there these which where while would should".split())
-_QUOTE_WORDS = 12
+_QUOTE_WORDS = 8
 
 _INVENTED = {
     "en": [
@@ -110,6 +110,11 @@ def _facts(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     return facts
 
 
+def _sentence(text: str) -> str:
+    """The first sentence of ``text`` (all of it when there is no sentence break)."""
+    return re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+
+
 def _title(lines: list[tuple[int, str]]) -> str:
     return lines[0][1].lstrip("#").strip() if lines else "Untitled"
 
@@ -127,7 +132,7 @@ def _faithful(lines: list[tuple[int, str]], language: str, seed: int) -> dict[st
     )
     return {
         "title": _title(lines),
-        "description": facts[-1][1] if facts else _title(lines),  # not the opening
+        "description": _sentence(facts[-1][1]) if facts else _title(lines),  # not the opening
         "summary": " ".join(text for _, text in later),
         "key_points": [
             {"text": text, "quote": " ".join(text.split()[:_QUOTE_WORDS]), "lines": [n, n]}
