@@ -90,11 +90,15 @@ BAD_PAGES: list[tuple[Reason, dict[str, object]]] = [
     ),
     (Reason.MISSING_TITLE, {"title": "  # "}),
     (Reason.MISSING_DESCRIPTION, {"description": "..."}),
+    (Reason.MISSING_SUMMARY, {"summary": "35"}),
+    (Reason.MISSING_SUMMARY, {"summary": "2019-03-07 18:36:24.145 (YES)"}),
     (Reason.TITLE_IS_DESCRIPTION, {"description": "The leave policy."}),
     (Reason.PLACEHOLDER_TOPICS, {"topics": ("Topics",)}),
     (Reason.PLACEHOLDER_TOPICS, {"topics": ("annual leave", "tag2")}),
+    (Reason.PLACEHOLDER_TOPICS, {"topics": ("2019-03-07 18:36:24.145 (YES)",)}),
     (Reason.LINK_WITHOUT_REASON, {"links": (("people/x.md", ""),)}),
     (Reason.LINK_WITHOUT_REASON, {"links": (("people/x.md", "people/x"),)}),
+    (Reason.UNVERIFIED_POINTS, {"points": ()}),  # no fact from the document at all
     (
         Reason.UNVERIFIED_POINTS,
         {
@@ -139,7 +143,6 @@ def test_what_the_document_itself_says_is_no_echo() -> None:
         GOOD,
         document=about_json,
         summary="The config file is a JSON object with the following fields.",
-        points=(),
     )
     assert Reason.PROMPT_ECHO not in tripped(page)
 
@@ -150,10 +153,12 @@ def test_a_korean_page_is_checked_in_korean() -> None:
         title="휴가 신청 절차",
         description="서울 오피스 직원이 휴가를 신청하는 방법입니다.",
         summary="휴가는 미리 신청하고 팀장이 승인합니다. 긴 휴가는 더 일찍 신청해야 합니다.",
-        points=(),
         topics=("휴가", "신청 절차"),
         links=(),
         document=KOREAN_DOCUMENT,
+        points=verify_points(
+            [{"text": "팀장이 승인합니다.", "quote": "", "lines": [4]}], KOREAN_DOCUMENT
+        ),
         language="Korean",
     )
     assert tripped(korean) == ()

@@ -180,6 +180,11 @@ def missing_description(page: Written) -> bool:
     return not normalize(page.description)
 
 
+def missing_summary(page: Written) -> bool:
+    """Fewer letters than a sentence has ("35", a date): no summary to speak of."""
+    return sum(1 for char in page.summary if char.isalpha()) < _MIN_LETTERS
+
+
 def title_is_description(page: Written) -> bool:
     """The description says nothing the title does not (``Leave policy.`` under Leave Policy)."""
     title, description = normalize(page.title), normalize(page.description)
@@ -196,8 +201,15 @@ _PLACEHOLDER = re.compile(
 
 
 def placeholder_topics(page: Written) -> bool:
-    """A topic that names no subject: ``tag1``, ``up-to-5-short-tags``, ``string``, a number."""
-    return any(_PLACEHOLDER.match(normalize(topic)) for topic in page.topics)
+    """A topic that names no subject: ``tag1``, ``up-to-5-short-tags``, ``string``, a number or
+    a timestamp (more digits than letters)."""
+    return any(_placeholder(topic) for topic in page.topics)
+
+
+def _placeholder(topic: str) -> bool:
+    said = normalize(topic)
+    letters = sum(1 for char in said if char.isalpha())
+    return bool(_PLACEHOLDER.match(said)) or letters <= sum(1 for char in said if char.isdigit())
 
 
 def link_without_reason(page: Written) -> bool:
@@ -210,9 +222,10 @@ def link_without_reason(page: Written) -> bool:
 
 
 def unverified_points(page: Written) -> bool:
-    """Fewer than half of the key points verified (a page without key points passes)."""
+    """Fewer than half of the key points verified, or none: a page that states no fact from its
+    document (not even one key point) is no page to trust without a look."""
     verified = sum(1 for point in page.points if point.verified)
-    return 2 * verified < len(page.points)
+    return verified == 0 or 2 * verified < len(page.points)
 
 
 CHECKS: dict[Reason, Callable[[Written], bool]] = {
@@ -222,6 +235,7 @@ CHECKS: dict[Reason, Callable[[Written], bool]] = {
     Reason.COPIES_OPENING: copies_opening,
     Reason.MISSING_TITLE: missing_title,
     Reason.MISSING_DESCRIPTION: missing_description,
+    Reason.MISSING_SUMMARY: missing_summary,
     Reason.TITLE_IS_DESCRIPTION: title_is_description,
     Reason.PLACEHOLDER_TOPICS: placeholder_topics,
     Reason.LINK_WITHOUT_REASON: link_without_reason,

@@ -22,6 +22,7 @@ class Reason(StrEnum):
     COPIES_OPENING = "copies_opening"
     MISSING_TITLE = "missing_title"
     MISSING_DESCRIPTION = "missing_description"
+    MISSING_SUMMARY = "missing_summary"
     TITLE_IS_DESCRIPTION = "title_is_description"
     PLACEHOLDER_TOPICS = "placeholder_topics"
     LINK_WITHOUT_REASON = "link_without_reason"
@@ -39,10 +40,11 @@ _EXPLANATIONS = {
     Reason.COPIES_OPENING: "the summary copies the document's opening",
     Reason.MISSING_TITLE: "the page has no title",
     Reason.MISSING_DESCRIPTION: "the page has no description",
+    Reason.MISSING_SUMMARY: "the summary says nothing (a few characters, or only numbers)",
     Reason.TITLE_IS_DESCRIPTION: "the description only repeats the title",
     Reason.PLACEHOLDER_TOPICS: "the topics are placeholders",
     Reason.LINK_WITHOUT_REASON: "a related link gives no reason",
-    Reason.UNVERIFIED_POINTS: "most key points could not be verified in the document",
+    Reason.UNVERIFIED_POINTS: "most key points (or all) could not be verified in the document",
 }
 
 
