@@ -85,7 +85,9 @@ class PageDraft(BaseModel):
     key_points: list[KeyPoint] = Field(
         default_factory=list, description="Up to 4 key facts, each with its evidence."
     )
-    topics: list[str] = Field(default_factory=list, description="Up to 8 short topic tags.")
+    topics: list[str] = Field(
+        default_factory=list, description="Up to 5 subjects of the document, a few words each."
+    )
     related: list[RelatedLink] = Field(
         default_factory=list, description="Candidates a reader of this document should also see."
     )
