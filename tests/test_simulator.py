@@ -362,7 +362,7 @@ def test_command_line_serves_until_sigterm() -> None:
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "wiki_assets.simulator", "--port", str(port), "--preset", "instant",
-         "--model", "cli-model"],
+         "--model", "cli-model", "--behaviour", "faithful"],
         cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     try:
@@ -379,6 +379,7 @@ def test_command_line_serves_until_sigterm() -> None:
         output, _ = proc.communicate(timeout=10)
         assert proc.returncode == 0, output
         assert "serving 'cli-model'" in output and "stopped" in output
+        assert "behaviour='faithful'" in output
     finally:
         if proc.poll() is None:
             proc.kill()

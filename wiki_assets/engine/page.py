@@ -4,6 +4,12 @@ The same schema is sent as ``response_format`` (JSON schema) to servers that con
 it, with the related-document paths restricted to the candidates (an ``enum``), so a model cannot
 invent a link. Whatever the server, the answer is parsed and validated here; links to anything but
 a candidate are dropped.
+
+Each key point carries its evidence: a quote copied from the document and the line numbers it
+stands on (the prompt shows the document's lines numbered). :mod:`wiki_assets.engine.quality`
+checks both against the document. Validation is tolerant: a plain string (what results journaled
+before evidence held, or what a small model writes) is a point without evidence, which is shown
+as unverified rather than rejected.
 """
 
 from __future__ import annotations
@@ -11,9 +17,10 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
 from wiki_assets.engine.errors import DraftError as DraftError
 
@@ -27,6 +34,46 @@ class RelatedLink(BaseModel):
     reason: str = Field(description="One short sentence: why a reader of this document needs it.")
 
 
+# A TypedDict, not a model: a draft's key points are plain JSON, journaled as they are. (Its
+# docstring travels in the schema sent to the model, so it is kept short.)
+class KeyPoint(TypedDict):
+    """One fact and where the document states it."""
+
+    text: Annotated[str, Field(description="One fact the document states, in a short sentence.")]
+    quote: Annotated[str, Field(description="The document's words that state it, copied exactly.")]
+    lines: Annotated[list[int], Field(description="The first and last line number of the quote.")]
+
+
+def key_point(value: Any) -> KeyPoint | None:
+    """``value`` as a key point, tolerantly: a string is a point without evidence; missing or
+    odd evidence (``"lines": 12`` or ``"12-14"``) becomes what it can. ``None``: no text."""
+    if isinstance(value, str):
+        value = {"text": value}
+    if not isinstance(value, dict):
+        return None
+    text = " ".join(str(value.get("text") or "").split())
+    if not text:
+        return None
+    quote = " ".join(str(value.get("quote") or "").split())
+    return {"text": text, "quote": quote, "lines": _line_range(value.get("lines"))}
+
+
+def _line_range(value: Any) -> list[int]:
+    """The first and last cited line (one number for a single line), in order; [] if none."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int):
+        numbers = [value]
+    elif isinstance(value, str):
+        numbers = [int(found) for found in re.findall(r"\d+", value)]
+    elif isinstance(value, list):
+        numbers = [item for item in value if isinstance(item, int) and not isinstance(item, bool)]
+    else:
+        numbers = []
+    numbers = [number for number in numbers if number >= 1][:2]
+    return sorted(set(numbers))
+
+
 class PageDraft(BaseModel):
     """A catalogue entry: what the document is, what it is for, and what it relates to."""
 
@@ -35,8 +82,12 @@ class PageDraft(BaseModel):
     title: str = Field(description="The document's title, in the document's language.")
     description: str = Field(description="One line: what this document is and who needs it.")
     summary: str = Field(description="Two to four sentences: what it says and what it is for.")
-    key_points: list[str] = Field(default_factory=list, description="Up to 8 key facts.")
-    topics: list[str] = Field(default_factory=list, description="Up to 8 short topic tags.")
+    key_points: list[KeyPoint] = Field(
+        default_factory=list, description="Up to 4 key facts, each with its evidence."
+    )
+    topics: list[str] = Field(
+        default_factory=list, description="Up to 5 subjects of the document, a few words each."
+    )
     related: list[RelatedLink] = Field(
         default_factory=list, description="Candidates a reader of this document should also see."
     )
@@ -48,7 +99,17 @@ class PageDraft(BaseModel):
             raise ValueError("must not be empty")
         return value.strip()
 
-    @field_validator("key_points", "topics")
+    @field_validator("key_points", mode="before")
+    @classmethod
+    def _clean_points(cls, values: Any) -> list[KeyPoint]:
+        points: dict[str, KeyPoint] = {}  # by text: each fact once
+        for value in values if isinstance(values, list) else []:
+            point = key_point(value)
+            if point is not None:
+                points.setdefault(point["text"], point)
+        return list(points.values())[:MAX_ITEMS]
+
+    @field_validator("topics")
     @classmethod
     def _clean_list(cls, values: list[str]) -> list[str]:
         cleaned = [" ".join(str(value).split()) for value in values]
@@ -68,7 +129,9 @@ class PageDraft(BaseModel):
 # Bounds for grammar-constrained servers: a small model fills an unbounded string or list until
 # max_tokens runs out. Fields come in schema order, so a cut answer keeps title and summary.
 _LENGTHS = {"title": 120, "description": 200, "summary": 700}
-_LISTS = {"key_points": (4, 160), "topics": (5, 32)}
+_LISTS = {"key_points": 4, "topics": 5}  # most items
+_ITEM_LENGTHS = {"topics": 32}  # longest string item
+_POINT_LENGTHS = {"text": 160, "quote": 200}
 MAX_RELATED = 5
 
 
@@ -77,9 +140,15 @@ def _base_schema() -> str:
     schema = PageDraft.model_json_schema()
     for name, length in _LENGTHS.items():
         schema["properties"][name]["maxLength"] = length
-    for name, (items, length) in _LISTS.items():
+    for name, items in _LISTS.items():
         schema["properties"][name]["maxItems"] = items
+    for name, length in _ITEM_LENGTHS.items():
         schema["properties"][name]["items"]["maxLength"] = length
+    point = schema["$defs"]["KeyPoint"]["properties"]
+    for name, length in _POINT_LENGTHS.items():
+        point[name]["maxLength"] = length
+    point["lines"].update(maxItems=2)
+    point["lines"]["items"]["minimum"] = 1
     schema["$defs"]["RelatedLink"]["properties"]["reason"]["maxLength"] = 160
     schema["required"] = list(schema["properties"])
     return json.dumps(schema)

@@ -22,6 +22,9 @@ The parts, from the model outwards:
 * :mod:`~wiki_assets.simulator.answers` and :mod:`~wiki_assets.simulator.schema`: deterministic
   answers derived from the last user message (a plain summary, or JSON generated from the
   requested schema) so tests can check what travelled end to end; OpenAI-style error bodies.
+* :mod:`~wiki_assets.simulator.pages`: the page a ``faithful`` model writes (key points quoting
+  the document, with correct evidence) or a ``fabricating`` one (fluent, invented facts), chosen
+  by ``SimModel.behaviour`` (presets ``faithful`` and ``fabricating``).
 * :mod:`~wiki_assets.simulator.stats`: :class:`SimStats` and the lock-guarded ledger of what a
   server has seen.
 * :mod:`~wiki_assets.simulator.chat`, :mod:`~wiki_assets.simulator.app` and
@@ -33,13 +36,14 @@ Run ``python -m wiki_assets.simulator --port 8001`` to serve one in the foregrou
 """
 
 from wiki_assets.simulator.cli import main
-from wiki_assets.simulator.model import PRESETS, SimModel
+from wiki_assets.simulator.model import BEHAVIOURS, PRESETS, SimModel
 from wiki_assets.simulator.scheduler import BatchScheduler, SchedulerStopped
 from wiki_assets.simulator.server import SimServer, fleet
 from wiki_assets.simulator.stats import SimStats
 from wiki_assets.simulator.tokens import estimate_tokens, truncate_to_tokens
 
 __all__ = [
+    "BEHAVIOURS",
     "PRESETS",
     "BatchScheduler",
     "SchedulerStopped",

@@ -10,9 +10,11 @@ from aiohttp import web
 from wiki_assets.simulator.answers import answer_text, completion_body, error_response
 from wiki_assets.simulator.faults import Fault
 from wiki_assets.simulator.model import SimModel
+from wiki_assets.simulator.pages import page_answer
 from wiki_assets.simulator.request import Rejected, parse_request
 from wiki_assets.simulator.scheduler import BatchScheduler, SchedulerStopped
 from wiki_assets.simulator.stats import Ledger
+from wiki_assets.simulator.tokens import estimate_tokens
 
 __all__ = ["ChatCompletions"]
 
@@ -56,8 +58,16 @@ class ChatCompletions:
             return await self._inject(fault, request)
 
         # The text first, so the reported completion tokens are exactly the simulated ones.
-        output_tokens, capped = sim.output_tokens(parsed.prompt_tokens, parsed.max_tokens)
-        content = answer_text(parsed.document, parsed.schema, parsed.as_json, output_tokens)
+        written = page_answer(sim.behaviour, parsed.document, parsed.schema)
+        if written is None:
+            output_tokens, capped = sim.output_tokens(parsed.prompt_tokens, parsed.max_tokens)
+            content = answer_text(parsed.document, parsed.schema, parsed.as_json, output_tokens)
+        else:
+            # A behaviour's page is real text: its own length counts, cut (only in the count,
+            # like structured answers) where max_tokens is shorter.
+            natural = estimate_tokens(written)
+            content, output_tokens = written, min(natural, parsed.max_tokens)
+            capped = natural > parsed.max_tokens
         if not sim.instant:
             if sim.latency_s > 0:
                 await self._pause(sim.latency_s)

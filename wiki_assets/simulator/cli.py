@@ -8,7 +8,7 @@ import signal
 import threading
 from collections.abc import Sequence
 
-from wiki_assets.simulator.model import PRESETS
+from wiki_assets.simulator.model import BEHAVIOURS, PRESETS
 from wiki_assets.simulator.server import SimServer
 
 __all__ = ["main"]
@@ -29,6 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-batch", type=int)
     parser.add_argument("--latency-s", type=float)
     parser.add_argument("--context-tokens", type=int)
+    parser.add_argument("--behaviour", choices=BEHAVIOURS, help="what its pages say")
     args = parser.parse_args(argv)
 
     overrides = {
@@ -40,6 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("max_batch", args.max_batch),
             ("latency_s", args.latency_s),
             ("context_tokens", args.context_tokens),
+            ("behaviour", args.behaviour),
         )
         if value is not None
     }

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PRESETS", "SimModel"]
+__all__ = ["BEHAVIOURS", "PRESETS", "SimModel"]
+
+# What a model writes for a page request (see :mod:`wiki_assets.simulator.pages`): "words", the
+# document's words in schema order (the default: tests check what travelled); "faithful", key
+# points that quote the document with correct evidence; "fabricating", fluent invented facts.
+BEHAVIOURS = ("words", "faithful", "fabricating")
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,7 @@ class SimModel:
     die_after: int | None = None  # after this many answered requests, drop every connection
     seed: int = 0
     json_schema_support: bool = True  # False: reject json_schema with 500 like llama-cpp-python
+    behaviour: str = "words"  # one of BEHAVIOURS
 
     def __post_init__(self) -> None:
         # Fail at construction, not as a ZeroDivisionError deep inside the server loop.
@@ -43,6 +49,8 @@ class SimModel:
             raise ValueError("latency_s and retry_after_s must not be negative")
         if self.die_after is not None and self.die_after < 0:
             raise ValueError("die_after must not be negative")
+        if self.behaviour not in BEHAVIOURS:
+            raise ValueError(f"behaviour must be one of {', '.join(BEHAVIOURS)}")
 
     def rate(self, active: int) -> float:
         """Token-units per second each of ``active`` concurrently decoded requests gets."""
@@ -63,4 +71,6 @@ PRESETS: dict[str, SimModel] = {
     "fast": SimModel(per_request_tps=600.0, aggregate_tps=4800.0, max_batch=16),
     "slow": SimModel(per_request_tps=300.0, aggregate_tps=1200.0, max_batch=8),
     "instant": SimModel(instant=True),
+    "faithful": SimModel(behaviour="faithful"),
+    "fabricating": SimModel(behaviour="fabricating"),
 }

@@ -1,5 +1,5 @@
-"""``index.md``: every page by collection and by shared topic, and the check that every page's
-links and backlinks are current.
+"""``index.md``: the pages that need review, every page by collection and by shared topic, and the
+check that every page's links and backlinks are current.
 
 :func:`build_index` re-renders every page that differs from what the journal says (which also
 repairs a wiki edited by hand), then rewrites ``index.md``.
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wiki_assets.engine.journal import WRITTEN, Entry, Journal
+from wiki_assets.engine.quality.verdict import Verdict
 from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import INDEX_PAGE, Wiki
 from wiki_assets.engine.wiki.links import page_text
@@ -64,6 +65,7 @@ class _Written(Mapping[str, Entry]):
 def build_index(journal: Journal, wiki: Wiki) -> IndexReport:
     by_collection: dict[str, list[tuple[str, Link]]] = defaultdict(list)
     by_topic: dict[str, list[Link]] = defaultdict(list)
+    review: list[Link] = []  # flagged pages, their reasons as the link's
     rewritten = pages = 0
     written = _Written(journal)
     for chunk in _chunked(journal.pages(), 500):
@@ -77,6 +79,9 @@ def build_index(journal: Journal, wiki: Wiki) -> IndexReport:
             # In the index a link's reason is the page's description.
             link = Link(entry.page, entry.result["title"], entry.result.get("description", ""))
             by_collection[entry.collection].append((entry.path, link))
+            if entry.result.get("flags"):
+                flags = ", ".join(Verdict.of(entry.result["flags"]).reasons)
+                review.append(Link(entry.page, link.title, flags))
             for topic in entry.result.get("topics", []):
                 by_topic[" ".join(topic.split()).lower()].append(link)
     collections = [
@@ -88,7 +93,8 @@ def build_index(journal: Journal, wiki: Wiki) -> IndexReport:
         (topic, sorted(shared[topic], key=lambda link: link.page))
         for topic in sorted(shared, key=lambda t: (-len(shared[t]), t))
     ]
-    wiki.write_if_changed(INDEX_PAGE, render_index(pages, collections, topics))
+    review.sort(key=lambda link: link.page)
+    wiki.write_if_changed(INDEX_PAGE, render_index(pages, collections, topics, review))
     return IndexReport(pages, len(by_collection), len(shared), rewritten)
 
 

@@ -3,7 +3,9 @@
 The journal keeps a page's result as the JSON object it has always stored; this record is built
 from it where a page is composed (:func:`wiki_assets.engine.wiki.links.page_of`), so the renderer
 reads typed fields instead of string keys. Results journaled by older versions may lack the later
-fields; they get the defaults those versions rendered with.
+fields; they get the defaults those versions rendered with: key points journaled as plain
+strings, or as a draft's points before their evidence was checked, are ``unchecked``, and a
+result without ``flags`` has no verdict (``None``, shown as ``unchecked``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from wiki_assets.engine.journal import Entry
+from wiki_assets.engine.quality.evidence import PointCheck, Status
+from wiki_assets.engine.quality.verdict import Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +36,7 @@ class Page:
     title: str
     description: str
     summary: str
-    key_points: tuple[str, ...]
+    key_points: tuple[PointCheck, ...]
     topics: tuple[str, ...]
     language: str
     parts: int  # how many parts the document was summarized in (1: read whole)
@@ -44,6 +48,20 @@ class Page:
     hit_max_tokens: bool
     related: tuple[Link, ...] = ()
     backlinks: tuple[Link, ...] = ()
+    verdict: Verdict | None = None  # None: journaled before pages were checked
+
+    def __post_init__(self) -> None:
+        # A page built by hand may list its points as plain strings, like old results.
+        if any(isinstance(point, str) for point in self.key_points):
+            points = tuple(
+                PointCheck(point, Status.UNCHECKED) if isinstance(point, str) else point
+                for point in self.key_points
+            )
+            object.__setattr__(self, "key_points", points)
+
+    @property
+    def verified_points(self) -> int:
+        return sum(1 for point in self.key_points if point.verified)
 
     @classmethod
     def of(cls, entry: Entry, related: Iterable[Link] = (), backlinks: Iterable[Link] = ()) -> Page:
@@ -57,7 +75,11 @@ class Page:
             title=result["title"],
             description=result.get("description", ""),
             summary=result["summary"],
-            key_points=tuple(result.get("key_points") or ()),
+            key_points=tuple(
+                point
+                for point in map(PointCheck.from_json, result.get("key_points") or ())
+                if point is not None
+            ),
             topics=tuple(result.get("topics") or ()),
             language=result.get("language", ""),
             parts=result.get("parts", 1),
@@ -69,6 +91,7 @@ class Page:
             hit_max_tokens=result.get("finish_reason") == "length",
             related=tuple(related),
             backlinks=tuple(backlinks),
+            verdict=Verdict.of(result["flags"]) if "flags" in result else None,
         )
 
 

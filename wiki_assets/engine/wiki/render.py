@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from urllib.parse import quote
 
+from wiki_assets.engine.quality.evidence import PointCheck
 from wiki_assets.engine.wiki.files import INDEX_PAGE
 from wiki_assets.engine.wiki.record import Link, Page
 
@@ -70,6 +71,10 @@ def render_page(page: Page) -> str:
         "completion_tokens": page.completion_tokens,
         "input_cut": False,
         "hit_max_tokens": page.hit_max_tokens,
+        "points_verified": page.verified_points,
+        "points_total": len(page.key_points),
+        "verdict": page.verdict.label if page.verdict else "unchecked",
+        "flags": list(page.verdict.reasons) if page.verdict else [],
         "tags": tags,
         "related": [link.page for link in page.related],
     }
@@ -80,12 +85,13 @@ def render_page(page: Page) -> str:
         lines += [f"> {description}", ""]
     if page.parts > 1:
         lines += [f"*Summarized from the whole document in {page.parts} parts.*", ""]
-    if page.hit_max_tokens:
+    if page.verdict and not page.verdict.ok:
+        said = "; ".join(escape(reason) for reason in page.verdict.explanations())
+        lines += [f"> [!warning] Needs review: {said}.", ""]
+    elif page.hit_max_tokens:
         lines += ["> [!warning] The model hit the max_tokens limit on this page.", ""]
     lines += [escape(page.summary, block=True), ""]
-    if page.key_points:
-        lines += ["## Key points", ""]
-        lines += [f"- {escape(point)}" for point in page.key_points] + [""]
+    lines += _key_points(page.key_points)
     if tags:
         lines += ["## Topics", "", " ".join(f"#{tag}" for tag in tags), ""]
     if page.related:
@@ -102,21 +108,46 @@ def render_page(page: Page) -> str:
     return "\n".join(lines)
 
 
+UNVERIFIED_NOTE = (
+    "*The model wrote these, but the document does not back them; check the source before "
+    "relying on them.*"
+)
+
+
+def _key_points(points: Sequence[PointCheck]) -> list[str]:
+    """Verified points under "Key points", each with the document's lines it stands on; the
+    others apart, under "Not verified", each with why: never shown as fact."""
+    lines = []
+    verified = [point for point in points if point.verified]
+    if verified:
+        lines += ["## Key points", ""]
+        lines += [f"- {escape(point.text)} *({point.reference})*" for point in verified] + [""]
+    others = [point for point in points if not point.verified]
+    if others:
+        lines += ["## Not verified", "", UNVERIFIED_NOTE, ""]
+        lines += [f"- {escape(point.text)} *({point.explanation})*" for point in others] + [""]
+    return lines
+
+
 def render_index(
     pages: int,
     collections: Sequence[tuple[str, Sequence[Link]]],
     topics: Sequence[tuple[str, Sequence[Link]]],
+    review: Sequence[Link] = (),
 ) -> str:
-    """``index.md``: every page by collection (a link's ``reason`` is the page's description),
-    then the topics two or more pages share, each in the order given."""
-    lines = [
-        "# Wiki index",
-        "",
-        f"{pages} pages in {len(collections)} collections.",
-        "",
-        "## By collection",
-        "",
-    ]
+    """``index.md``: the pages that need review first (a link's ``reason`` is the page's flags),
+    then every page by collection (a link's ``reason`` is the page's description), then the
+    topics two or more pages share, each in the order given."""
+    counts = f"{pages} pages in {len(collections)} collections."
+    if review:
+        counts += f" {len(review)} need review."
+    lines = ["# Wiki index", "", counts, ""]
+    if review:
+        lines += ["## Needs review", ""]
+        for link in review:
+            lines.append(f"- {link_to(INDEX_PAGE, link)} — {escape(link.reason)}")
+        lines.append("")
+    lines += ["## By collection", ""]
     for collection, links in collections:
         lines += [f"### {escape(collection)} ({len(links)})", ""]
         for link in links:

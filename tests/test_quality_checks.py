@@ -1,0 +1,202 @@
+"""Each page check, with a page that trips it and the good page that does not; the verdict
+lists the reasons tripped, by their stable names, and assess() runs it all on a model's draft."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from wiki_assets.engine.page import PageDraft
+from wiki_assets.engine.quality import Reason, Verdict, assess, verify_points
+from wiki_assets.engine.quality.checks import CHECKS, Written, check_page
+
+DOCUMENT = """# Leave Policy
+
+Owner: Choi Min-ji (People Operations). Effective 2026-01-01. Applies in Seoul and Berlin.
+
+## Annual leave
+- Seoul: 20 days per year from the first year (the legal minimum is 15).
+- Berlin: 28 working days per year (the legal minimum is 20).
+- Up to 5 unused days can be carried over until 31 March of the next year.
+
+## How to request leave
+Request leave in the HR system at least 5 working days in advance for 1-2 days.
+Engineers on the on-call rotation must arrange a swap first.
+"""
+
+KOREAN_DOCUMENT = """휴가 신청 절차
+
+- 1~2일 휴가는 5영업일 전, 1주일 이상은 20영업일 전까지 신청합니다.
+- 팀장이 3영업일 안에 승인합니다.
+"""
+
+POINTS = verify_points(
+    [
+        {
+            "text": "Seoul staff get 20 days a year.",
+            "quote": "Seoul: 20 days per year",
+            "lines": [],
+        },
+        {"text": "Berlin staff get 28 working days.", "quote": "", "lines": [7]},
+    ],
+    DOCUMENT,
+)
+
+GOOD = Written(
+    title="Leave Policy",
+    description="How much leave staff in Seoul and Berlin get, and how to ask for it.",
+    summary=(
+        "Seoul and Berlin staff have different amounts of annual leave. Leave is requested in "
+        "the HR system days ahead, and on-call engineers arrange a swap first."
+    ),
+    points=POINTS,
+    topics=("annual leave", "sick leave", "HR system"),
+    links=(("people/leave-request-ko.txt", "The step-by-step request guide for Seoul."),),
+    document=DOCUMENT,
+    language="English",
+    finish_reason="stop",
+)
+
+
+def tripped(page: Written) -> tuple[str, ...]:
+    return check_page(page).reasons
+
+
+def test_a_good_page_passes_every_check() -> None:
+    assert all(POINTS[i].verified for i in range(2))
+    verdict = check_page(GOOD)
+    assert verdict == Verdict() and verdict.ok and verdict.label == "ok"
+
+
+BAD_PAGES: list[tuple[Reason, dict[str, object]]] = [
+    (Reason.HIT_MAX_TOKENS, {"finish_reason": "length"}),
+    (
+        Reason.WRONG_LANGUAGE,
+        {"summary": "서울과 베를린 직원의 연차 일수와 휴가 신청 방법을 설명합니다."},
+    ),
+    (Reason.WRONG_LANGUAGE, {"description": "Описывает отпуска сотрудников в Сеуле и Берлине."}),
+    (Reason.PROMPT_ECHO, {"summary": "This document is a JSON object with the following fields."}),
+    (Reason.PROMPT_ECHO, {"description": "<document> Leave policy for Seoul </document>"}),
+    (Reason.PROMPT_ECHO, {"summary": 'The answer: {"title": "Leave", "key_points": []}'}),
+    (Reason.PROMPT_ECHO, {"summary": "Two to four sentences: what it says and what it is for."}),
+    (
+        Reason.COPIES_OPENING,
+        {"summary": "Leave Policy. Owner: Choi Min-ji (People Operations). Effective 2026-01-01."},
+    ),
+    (
+        Reason.COPIES_OPENING,
+        {"description": "Owner: Choi Min-ji (People Operations). Effective 2026-01-01."},
+    ),
+    (Reason.MISSING_TITLE, {"title": "  # "}),
+    (Reason.MISSING_DESCRIPTION, {"description": "..."}),
+    (Reason.MISSING_SUMMARY, {"summary": "35"}),
+    (Reason.MISSING_SUMMARY, {"summary": "2019-03-07 18:36:24.145 (YES)"}),
+    (Reason.TITLE_IS_DESCRIPTION, {"description": "The leave policy."}),
+    (Reason.PLACEHOLDER_TOPICS, {"topics": ("Topics",)}),
+    (Reason.PLACEHOLDER_TOPICS, {"topics": ("annual leave", "tag2")}),
+    (Reason.PLACEHOLDER_TOPICS, {"topics": ("2019-03-07 18:36:24.145 (YES)",)}),
+    (Reason.LINK_WITHOUT_REASON, {"links": (("people/x.md", ""),)}),
+    (Reason.LINK_WITHOUT_REASON, {"links": (("people/x.md", "people/x"),)}),
+    (Reason.UNVERIFIED_POINTS, {"points": ()}),  # no fact from the document at all
+    (
+        Reason.UNVERIFIED_POINTS,
+        {
+            "points": verify_points(
+                [
+                    {
+                        "text": "It is an object storage system.",
+                        "quote": "object storage",
+                        "lines": [],
+                    }
+                ],
+                DOCUMENT,
+            )
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("reason", "change"), BAD_PAGES, ids=lambda v: str(v)[:30])
+def test_each_check_trips_on_its_bad_page(reason: Reason, change: dict[str, object]) -> None:
+    bad = dataclasses.replace(GOOD, **change)  # type: ignore[arg-type]
+    assert tripped(bad) == (reason,)
+    assert CHECKS[reason](bad) and not CHECKS[reason](GOOD)
+
+
+def test_the_schemas_own_placeholder_is_an_echo_too() -> None:
+    bad = dataclasses.replace(GOOD, topics=("up-to-5-short-tags",))
+    assert tripped(bad) == (Reason.PROMPT_ECHO, Reason.PLACEHOLDER_TOPICS)
+
+
+def test_every_reason_has_a_check_and_a_stable_snake_case_name() -> None:
+    assert list(CHECKS) == list(Reason)
+    for reason in Reason:
+        assert reason.value.isidentifier() and reason.value == reason.value.lower()
+        assert reason.explanation
+
+
+def test_what_the_document_itself_says_is_no_echo() -> None:
+    """A document about JSON may have its page mention JSON objects."""
+    about_json = "# Config format\n\nThe file is a JSON object with the following fields.\n"
+    page = dataclasses.replace(
+        GOOD,
+        document=about_json,
+        summary="The config file is a JSON object with the following fields.",
+    )
+    assert Reason.PROMPT_ECHO not in tripped(page)
+
+
+def test_a_korean_page_is_checked_in_korean() -> None:
+    korean = dataclasses.replace(
+        GOOD,
+        title="휴가 신청 절차",
+        description="서울 오피스 직원이 휴가를 신청하는 방법입니다.",
+        summary="휴가는 미리 신청하고 팀장이 승인합니다. 긴 휴가는 더 일찍 신청해야 합니다.",
+        topics=("휴가", "신청 절차"),
+        links=(),
+        document=KOREAN_DOCUMENT,
+        points=verify_points(
+            [{"text": "팀장이 승인합니다.", "quote": "", "lines": [4]}], KOREAN_DOCUMENT
+        ),
+        language="Korean",
+    )
+    assert tripped(korean) == ()
+    english = dataclasses.replace(korean, summary=GOOD.summary)
+    assert tripped(english) == (Reason.WRONG_LANGUAGE,)
+    # A language the detector does not know is not judged.
+    assert tripped(dataclasses.replace(english, language="French")) == ()
+
+
+def test_the_verdict_keeps_reason_order_and_unknown_names() -> None:
+    verdict = Verdict.of(
+        ["unverified_points", "hit_max_tokens", "from_the_future", "hit_max_tokens"]
+    )
+    assert verdict.reasons == ("hit_max_tokens", "unverified_points", "from_the_future")
+    assert verdict.label == "flagged" and verdict.explanations()[-1] == "from_the_future"
+
+
+def test_assess_verifies_points_and_checks_the_draft() -> None:
+    draft = PageDraft.model_validate(
+        {
+            "title": "Leave",
+            "description": GOOD.description,
+            "summary": GOOD.summary,
+            "key_points": [
+                {"text": "Berlin staff get 28 working days.", "quote": "Berlin: 28 working days"},
+                {"text": "The office closes in August for 30 days.", "quote": "closes in August"},
+            ],
+            "topics": ["tag1"],
+            "related": [],
+        }
+    )
+    outcome = assess(
+        draft, DOCUMENT, title="Leave Policy", language="English", finish_reason="length"
+    )
+    assert outcome.verified == 1 and len(outcome.points) == 2
+    # Half verified is not "fewer than half": only the cut answer and the placeholder flag it.
+    assert outcome.verdict.reasons == ("hit_max_tokens", "placeholder_topics")
+    fields = outcome.result_fields()
+    assert fields["flags"] == ["hit_max_tokens", "placeholder_topics"]
+    assert [point["status"] for point in fields["key_points"]] == ["verified", "not_found"]
+    assert fields["key_points"][0]["found"] == [7, 7]

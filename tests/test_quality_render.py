@@ -1,0 +1,161 @@
+"""How a page shows its points and verdict: verified points with the lines they stand on,
+unverified ones apart and never as fact, the verdict and counts in front matter; index.md lists
+flagged pages under "Needs review"; results journaled before checks existed still render."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from wiki_assets.engine.journal import Journal
+from wiki_assets.engine.quality import PointCheck, Status, Verdict
+from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.wiki.files import INDEX_PAGE, Wiki
+from wiki_assets.engine.wiki.index import build_index
+from wiki_assets.engine.wiki.record import Link, Page
+from wiki_assets.engine.wiki.render import UNVERIFIED_NOTE, render_index, render_page
+
+
+def front_matter(text: str) -> dict[str, Any]:
+    header = text.split("\n---\n", 1)[0].splitlines()[1:]
+    return {key: json.loads(value) for key, value in (line.split(": ", 1) for line in header)}
+
+
+def page(points: tuple[PointCheck, ...], verdict: Verdict | None, cut: bool = False) -> Page:
+    return Page(
+        name="people/leave.md",
+        source="people/leave.md",
+        source_hash="h",
+        title="Leave Policy",
+        description="How much leave staff get.",
+        summary="Seoul and Berlin differ.",
+        key_points=points,
+        topics=("leave",),
+        language="English",
+        parts=1,
+        model="m",
+        prompt_version="1",
+        generated="now",
+        prompt_tokens=1,
+        completion_tokens=1,
+        hit_max_tokens=cut,
+        verdict=verdict,
+    )
+
+
+VERIFIED = PointCheck("Berlin staff get 28 <working> days.", Status.VERIFIED, (7, 7))
+RANGE = PointCheck("Seoul staff get 20 days.", Status.VERIFIED, (6, 8))
+INVENTED = PointCheck("It is an object storage system.", Status.NOT_FOUND)
+MISQUOTED = PointCheck("Berlin closes in August.", Status.DISAGREES, (7, 7))
+
+
+def test_verified_points_show_their_lines_and_unverified_ones_stand_apart() -> None:
+    flagged = Verdict.of(["unverified_points", "hit_max_tokens"])
+    text = render_page(page((VERIFIED, INVENTED, RANGE, MISQUOTED), flagged, cut=True))
+    meta = front_matter(text)
+    assert meta["points_verified"] == 2 and meta["points_total"] == 4
+    assert meta["verdict"] == "flagged"
+    assert meta["flags"] == ["hit_max_tokens", "unverified_points"]
+    body = text.split("\n---\n", 1)[1]
+    key_points = body.split("## Key points\n\n", 1)[1].split("\n\n", 1)[0]
+    assert key_points.splitlines() == [
+        "- Berlin staff get 28 &lt;working&gt; days. *(line 7)*",
+        "- Seoul staff get 20 days. *(lines 6\u20138)*",
+    ]
+    unverified = body.split("## Not verified\n\n", 1)[1]
+    assert unverified.startswith(UNVERIFIED_NOTE + "\n\n")
+    assert "- It is an object storage system. *(not found in the document)*" in unverified
+    assert "- Berlin closes in August. *(the cited text says something else)*" in unverified
+    assert "object storage" not in key_points and body.index("## Key points") < body.index(
+        "## Not verified"
+    )
+    # One callout says why the page needs review (the max_tokens one is among the reasons).
+    assert body.count("[!warning]") == 1
+    assert "> [!warning] Needs review: the model hit the max_tokens limit" in body
+
+
+def test_an_ok_page_has_no_review_callout_and_no_unverified_section() -> None:
+    text = render_page(page((VERIFIED,), Verdict()))
+    meta = front_matter(text)
+    assert (meta["verdict"], meta["flags"], meta["points_verified"]) == ("ok", [], 1)
+    assert "[!warning]" not in text and "## Not verified" not in text
+
+
+def test_results_journaled_before_checks_still_render(tmp_path: Path) -> None:
+    """An old result: plain-string key points, no flags, cut by max_tokens."""
+    old: dict[str, Any] = {
+        "title": "Leave Policy",
+        "description": "How much leave staff get.",
+        "summary": "Seoul and Berlin differ.",
+        "key_points": ["Berlin staff get 28 days."],
+        "topics": ["leave"],
+        "related": [],
+        "model": "m",
+        "prompt_version": "2026-11-30.2",
+        "generated": "2026-11-30T00:00:00+00:00",
+        "prompt_tokens": 10,
+        "completion_tokens": 200,
+        "finish_reason": "length",
+    }
+    wiki = Wiki(tmp_path)
+    with Journal(StateStore(wiki.state_dir)) as journal:
+        _record(journal, "people/leave.md", old)
+        build_index(journal, wiki)
+    text = (tmp_path / "people" / "leave.md").read_text(encoding="utf-8")
+    meta = front_matter(text)
+    assert meta["verdict"] == "unchecked" and meta["flags"] == []
+    assert (meta["points_verified"], meta["points_total"]) == (0, 1)
+    assert "- Berlin staff get 28 days. *(not checked)*" in text.split("## Not verified", 1)[1]
+    assert "> [!warning] The model hit the max_tokens limit on this page." in text
+    assert "## Needs review" not in (tmp_path / INDEX_PAGE).read_text(encoding="utf-8")
+
+
+def test_index_lists_flagged_pages_under_needs_review(tmp_path: Path) -> None:
+    def result(title: str, flags: list[str]) -> dict[str, Any]:
+        return {
+            "title": title,
+            "description": f"About {title}.",
+            "summary": "S.",
+            "key_points": [VERIFIED.to_json()],
+            "topics": [],
+            "related": [],
+            "model": "m",
+            "prompt_version": "1",
+            "generated": "now",
+            "prompt_tokens": 1,
+            "completion_tokens": 1,
+            "finish_reason": "stop",
+            "flags": flags,
+        }
+
+    wiki = Wiki(tmp_path)
+    with Journal(StateStore(wiki.state_dir)) as journal:
+        _record(journal, "a/good.md", result("Good", []))
+        _record(journal, "b/echo.md", result("Echo <x>", ["unverified_points", "prompt_echo"]))
+        _record(journal, "a/cut.md", result("Cut", ["hit_max_tokens"]))
+        build_index(journal, wiki)
+    index = (tmp_path / INDEX_PAGE).read_text(encoding="utf-8")
+    assert "3 pages in 2 collections. 2 need review.\n" in index
+    review = index.split("## Needs review\n\n", 1)[1].split("\n\n", 1)[0]
+    assert review.splitlines() == [
+        "- [Cut](a/cut.md) — hit_max_tokens",
+        "- [Echo &lt;x&gt;](b/echo.md) — prompt_echo, unverified_points",
+    ]
+    assert index.index("## Needs review") < index.index("## By collection")
+    good = front_matter((tmp_path / "a" / "good.md").read_text(encoding="utf-8"))
+    assert good["verdict"] == "ok" and good["points_verified"] == 1
+    assert "## Needs review" not in render_index(1, [("a", [Link("a/good.md", "Good")])], [])
+
+
+def _record(journal: Journal, path: str, result: dict[str, Any]) -> None:
+    journal.record_summary(
+        path=path,
+        collection=path.split("/")[0],
+        content_hash="h",
+        fingerprint="f",
+        page=path,
+        model="m",
+        result=result,
+    )
+    journal.mark_written([path])

@@ -1,0 +1,26 @@
+"""Pages a reader can trust: every key point's evidence verified against its document, and
+checks on every page that need no strong model. No Dagster here.
+
+- :mod:`.text`: normalisation, numbered lines (what the prompt shows) and content units.
+- :mod:`.evidence`: a point's quote and line range checked against the document
+  (:class:`~.evidence.PointCheck`, :class:`~.evidence.Status`).
+- :mod:`.checks`: the page checks, each named by a :class:`~.verdict.Reason`.
+- :mod:`.verdict`: the reasons (stable names) and a page's :class:`~.verdict.Verdict`.
+- :mod:`.assess`: :func:`~.assess.assess`, the one call a run makes per page.
+"""
+
+from wiki_assets.engine.quality.assess import Assessment, assess
+from wiki_assets.engine.quality.evidence import PointCheck, Status, verify_points
+from wiki_assets.engine.quality.text import number_lines
+from wiki_assets.engine.quality.verdict import Reason, Verdict
+
+__all__ = [
+    "Assessment",
+    "PointCheck",
+    "Reason",
+    "Status",
+    "Verdict",
+    "assess",
+    "number_lines",
+    "verify_points",
+]

@@ -1,0 +1,45 @@
+"""The one call a run makes for each page: verify its points, check it, record the outcome."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from wiki_assets.engine.page import PageDraft
+from wiki_assets.engine.quality.checks import Written, check_page
+from wiki_assets.engine.quality.evidence import PointCheck, verify_points
+from wiki_assets.engine.quality.verdict import Verdict
+
+__all__ = ["Assessment", "assess"]
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    points: tuple[PointCheck, ...]
+    verdict: Verdict
+
+    @property
+    def verified(self) -> int:
+        return sum(1 for point in self.points if point.verified)
+
+    def result_fields(self) -> dict[str, Any]:
+        """What a page's journaled result holds of the assessment (``key_points`` replaces the
+        draft's; :meth:`wiki_assets.engine.wiki.record.Page.of` reads both back)."""
+        return {
+            "key_points": [point.to_json() for point in self.points],
+            "flags": list(self.verdict.reasons),
+        }
+
+
+def assess(
+    draft: PageDraft, document: str, *, title: str, language: str, finish_reason: str
+) -> Assessment:
+    """Verify ``draft``'s key points against ``document`` (the full original text, also for a
+    document summarized in parts) and check the page it makes. ``title``: the title the page
+    shows; ``language``: the one it should be in; ``finish_reason``: of the page's answer."""
+    points = verify_points(draft.key_points, document)
+    page = Written.of(
+        draft, points, document=document, title=title, language=language,
+        finish_reason=finish_reason,
+    )  # fmt: skip
+    return Assessment(points, check_page(page))

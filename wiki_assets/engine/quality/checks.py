@@ -1,0 +1,248 @@
+"""Checks on a written page that need no strong model, each named by its :class:`Reason`.
+
+Each check is a small function of the page as it will be published (:class:`Written`) that is
+true when the page trips it; :data:`CHECKS` holds them in reason order and :func:`check_page`
+runs them all into a :class:`Verdict`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from wiki_assets.engine import prompts
+from wiki_assets.engine.page import LANGUAGES, PageDraft, detect_language
+from wiki_assets.engine.quality.evidence import PointCheck
+from wiki_assets.engine.quality.text import content_units, normalize
+from wiki_assets.engine.quality.verdict import Reason, Verdict
+
+__all__ = ["CHECKS", "Written", "check_page"]
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A page as it will be published, with what the checks compare it to."""
+
+    title: str  # the title the page shows (the document's own heading, where it has one)
+    description: str
+    summary: str
+    points: tuple[PointCheck, ...]
+    topics: tuple[str, ...]
+    links: tuple[tuple[str, str], ...]  # (path, reason) of each related link
+    document: str  # the document's full original text
+    language: str  # the language the page should be in: a code ("en") or a name ("English")
+    finish_reason: str  # the model's, for the page's answer ("length": cut by max_tokens)
+
+    @classmethod
+    def of(
+        cls,
+        draft: PageDraft,
+        points: Sequence[PointCheck],
+        *,
+        document: str,
+        title: str,
+        language: str,
+        finish_reason: str,
+    ) -> Written:
+        return cls(
+            title=title or draft.title,
+            description=draft.description,
+            summary=draft.summary,
+            points=tuple(points),
+            topics=tuple(draft.topics),
+            links=tuple((link.path, link.reason) for link in draft.related),
+            document=document,
+            language=language,
+            finish_reason=finish_reason,
+        )
+
+    def prose(self) -> list[str]:
+        """What the model wrote in sentences: description, summary, the key points together."""
+        return [self.description, self.summary, " ".join(point.text for point in self.points)]
+
+    def everything(self) -> Iterator[str]:
+        """Every text the model wrote that the page shows."""
+        yield from self.prose()
+        yield from self.topics
+        yield from (reason for _, reason in self.links)
+
+
+def hit_max_tokens(page: Written) -> bool:
+    return page.finish_reason == "length"
+
+
+_CODES = {**{code: code for code in LANGUAGES}, **{n.lower(): c for c, n in LANGUAGES.items()}}
+_MIN_LETTERS = 12  # fewer letters than this say nothing about a language
+_LATIN_SHARE = 0.7  # of the letters of an English text at least
+
+
+def wrong_language(page: Written) -> bool:
+    """A part of the prose (description, summary, key points) in another language than the
+    page's. Only languages the detector knows are checked; an English page must also be mostly
+    Latin letters (a small model drifts into other scripts too)."""
+    expected = _CODES.get(page.language.strip().lower())
+    if expected is None:
+        return False
+    for text in page.prose():
+        letters = [char for char in text if char.isalpha()]
+        if len(letters) < _MIN_LETTERS:
+            continue
+        if detect_language(text) != expected:
+            return True
+        latin = sum(1 for char in letters if char <= "\u024f")
+        if expected == "en" and latin < _LATIN_SHARE * len(letters):
+            return True
+    return False
+
+
+_SHINGLE = 5  # words in a row shared with the prompt that make an echo
+# Markup, field names and schema phrasing: an echo when the page has them and the document not.
+_MARKERS = [
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"</?\s*(?:document|part)\s*>|&lt;/?(?:document|part)&gt;",
+        r"\b(?:key_points|prompt_version|finish_reason|response_format)\b",
+        r'"\s*(?:title|description|summary|key_points|topics|related|text|quote|lines|path|reason)'
+        r'\s*"\s*:',
+        r"\bjson (?:object|schema)\b",
+        r"\bup-to-\d",
+    )
+]
+
+
+def prompt_echo(page: Written) -> bool:
+    """The page repeats the prompt: its markup or field names, or five words in a row of its
+    instructions or of the schema's descriptions, where the document does not have them."""
+    texts = list(page.everything())
+    for marker in _MARKERS:
+        if any(marker.search(text) for text in texts) and not marker.search(page.document):
+            return True
+    document = f" {normalize(page.document)} "
+    known = _prompt_shingles()
+    for text in texts:
+        for shingle in _shingles(normalize(text)):
+            if shingle in known and f" {shingle} " not in document:
+                return True
+    return False
+
+
+def _shingles(normalized: str, size: int = _SHINGLE) -> set[str]:
+    words = normalized.split()
+    return {" ".join(words[i : i + size]) for i in range(len(words) - size + 1)}
+
+
+@lru_cache(maxsize=1)
+def _prompt_shingles() -> frozenset[str]:
+    texts = [
+        value
+        for name, value in vars(prompts).items()
+        if name.isupper() and isinstance(value, str) and name != "PROMPT_VERSION"
+    ]
+    texts += _descriptions(PageDraft.model_json_schema())
+    found: set[str] = set()
+    for text in texts:
+        for segment in re.split(r"\{[a-z_]+\}", text):  # a placeholder breaks a run of words
+            found |= _shingles(normalize(segment))
+    return frozenset(found)
+
+
+def _descriptions(schema: Any) -> list[str]:
+    if isinstance(schema, dict):
+        own = [schema["description"]] if isinstance(schema.get("description"), str) else []
+        return own + [text for value in schema.values() for text in _descriptions(value)]
+    if isinstance(schema, list):
+        return [text for value in schema for text in _descriptions(value)]
+    return []
+
+
+_OPENING_WORDS = 50  # the document's opening: its first words, title included (about 3 lines)
+_COPY_SHARE = 0.6  # of a text's 4-word runs found in the opening
+
+
+def copies_opening(page: Written) -> bool:
+    """The summary or the description is mostly the document's first lines, copied."""
+    opening = _shingles(" ".join(normalize(page.document).split()[:_OPENING_WORDS]), 4)
+    for text in (page.summary, page.description):
+        runs = _shingles(normalize(text), 4)
+        if len(runs) >= 3 and len(runs & opening) >= _COPY_SHARE * len(runs):
+            return True
+    return False
+
+
+def missing_title(page: Written) -> bool:
+    return not normalize(page.title)
+
+
+def missing_description(page: Written) -> bool:
+    return not normalize(page.description)
+
+
+def missing_summary(page: Written) -> bool:
+    """Fewer letters than a sentence has ("35", a date): no summary to speak of."""
+    return sum(1 for char in page.summary if char.isalpha()) < _MIN_LETTERS
+
+
+def title_is_description(page: Written) -> bool:
+    """The description says nothing the title does not (``Leave policy.`` under Leave Policy)."""
+    title, description = normalize(page.title), normalize(page.description)
+    if not title or not description:
+        return False
+    return description == title or content_units(description) <= content_units(title)
+
+
+_PLACEHOLDER = re.compile(
+    r"^(?:(?:tag|topic|keyword|label|category|string|example|sample|item|value|name|text|"
+    r"placeholder|todo|tbd|none|null|n a|lorem|ipsum|foo|bar|xxx)s?(?: ?\d+)?|\d+|.*\bup to\b.*|"
+    r".*\bshort (?:topic )?tags?\b.*)$"
+)
+
+
+def placeholder_topics(page: Written) -> bool:
+    """A topic that names no subject: ``tag1``, ``up-to-5-short-tags``, ``string``, a number or
+    a timestamp (more digits than letters)."""
+    return any(_placeholder(topic) for topic in page.topics)
+
+
+def _placeholder(topic: str) -> bool:
+    said = normalize(topic)
+    letters = sum(1 for char in said if char.isalpha())
+    return bool(_PLACEHOLDER.match(said)) or letters <= sum(1 for char in said if char.isdigit())
+
+
+def link_without_reason(page: Written) -> bool:
+    """A related link whose reason is missing, one word, or only the target's path."""
+    for path, reason in page.links:
+        said = normalize(reason)
+        if len(said.split()) < 2 or said in (normalize(path), normalize(path.rsplit(".", 1)[0])):
+            return True
+    return False
+
+
+def unverified_points(page: Written) -> bool:
+    """Fewer than half of the key points verified, or none: a page that states no fact from its
+    document (not even one key point) is no page to trust without a look."""
+    verified = sum(1 for point in page.points if point.verified)
+    return verified == 0 or 2 * verified < len(page.points)
+
+
+CHECKS: dict[Reason, Callable[[Written], bool]] = {
+    Reason.HIT_MAX_TOKENS: hit_max_tokens,
+    Reason.WRONG_LANGUAGE: wrong_language,
+    Reason.PROMPT_ECHO: prompt_echo,
+    Reason.COPIES_OPENING: copies_opening,
+    Reason.MISSING_TITLE: missing_title,
+    Reason.MISSING_DESCRIPTION: missing_description,
+    Reason.MISSING_SUMMARY: missing_summary,
+    Reason.TITLE_IS_DESCRIPTION: title_is_description,
+    Reason.PLACEHOLDER_TOPICS: placeholder_topics,
+    Reason.LINK_WITHOUT_REASON: link_without_reason,
+    Reason.UNVERIFIED_POINTS: unverified_points,
+}
+
+
+def check_page(page: Written) -> Verdict:
+    """Every check on ``page``: ok, or flagged with the reasons it trips."""
+    return Verdict.of(reason for reason, trips in CHECKS.items() if trips(page))

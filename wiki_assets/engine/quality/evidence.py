@@ -1,0 +1,181 @@
+"""Is a key point's evidence in its document, and does it say what the point says?
+
+A point cites its evidence as a quote (the document's words, copied) and/or a line range (the
+numbers the prompt showed; the whole document's numbers, also when it was summarized in parts).
+Verification is always against the original document's text:
+
+1. The quote is looked for in the normalised document (any case, spacing, bullets or markup,
+   across line breaks, on word boundaries; a Korean quote may stop before a word's ending).
+   Where it stands fixes the lines the page shows. A quote too short to locate anything (a
+   word or two) counts as no quote.
+2. Without a quote that is found, a cited range of at most :data:`MAX_CITED_LINES` lines that
+   exists in the document is the evidence (a small model copies inexactly but cites well).
+3. The point must agree with the evidence's lines: at least :data:`AGREEMENT` of the point's
+   content units occur there, and every number in the point does. A real quote under an invented
+   claim is not a verified point.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from wiki_assets.engine.page import KeyPoint, key_point
+from wiki_assets.engine.quality.text import content_units, document_lines, normalize, numbers
+
+__all__ = ["AGREEMENT", "MAX_CITED_LINES", "PointCheck", "Source", "Status", "verify_points"]
+
+MAX_CITED_LINES = 6  # a wider range would "support" any claim about the document
+AGREEMENT = 0.5  # share of the point's content units its evidence must contain
+_MIN_QUOTE_CHARS = 8  # normalised; shorter quotes ("20 days") occur everywhere
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+class Status(StrEnum):
+    """What became of a point's evidence. The values are journaled and shown; never rename."""
+
+    VERIFIED = "verified"  # found, and it says what the point says
+    NOT_FOUND = "not_found"  # the quote is not in the document and no cited lines exist
+    DISAGREES = "disagrees"  # the evidence is there but says something else
+    NO_EVIDENCE = "no_evidence"  # the model cited nothing
+    UNCHECKED = "unchecked"  # journaled before evidence was checked
+
+
+_EXPLAINED = {
+    Status.VERIFIED: "",
+    Status.NOT_FOUND: "not found in the document",
+    Status.DISAGREES: "the cited text says something else",
+    Status.NO_EVIDENCE: "no evidence given",
+    Status.UNCHECKED: "not checked",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PointCheck:
+    """One key point as its page shows it: the text, the verdict on its evidence, and the
+    document's lines the evidence stands on (first, last; ``None`` when nothing was found)."""
+
+    text: str
+    status: Status
+    lines: tuple[int, int] | None = None
+
+    @property
+    def verified(self) -> bool:
+        return self.status is Status.VERIFIED
+
+    @property
+    def reference(self) -> str:
+        """``line 12`` or ``lines 12–14``; empty without lines."""
+        if self.lines is None:
+            return ""
+        first, last = self.lines
+        return f"line {first}" if first == last else f"lines {first}\u2013{last}"
+
+    @property
+    def explanation(self) -> str:
+        """Why an unverified point is not shown as fact, for the page."""
+        return _EXPLAINED[self.status]
+
+    def to_json(self) -> dict[str, Any]:
+        """The form journaled in a page's result (read back by :meth:`from_json`)."""
+        found = list(self.lines) if self.lines else []
+        return {"text": self.text, "status": self.status.value, "found": found}
+
+    @classmethod
+    def from_json(cls, value: Any) -> PointCheck | None:
+        """A journaled point: this class's JSON, a draft's key point (not yet checked), or a
+        plain string (results journaled before evidence existed). ``None``: nothing usable."""
+        point = key_point(value)
+        if point is None:
+            return None
+        status = value.get("status") if isinstance(value, dict) else None
+        found = value.get("found") if isinstance(value, dict) else None
+        lines = None
+        if isinstance(found, list) and len(found) == 2 and all(isinstance(n, int) for n in found):
+            lines = (found[0], found[1])
+        known = status in Status._value2member_map_
+        return cls(point["text"], Status(str(status)) if known else Status.UNCHECKED, lines)
+
+
+class Source:
+    """A document's text, normalised once to check any number of points against it."""
+
+    def __init__(self, text: str) -> None:
+        kept = [(n, normalize(line)) for n, line in enumerate(document_lines(text), start=1)]
+        kept = [(number, line) for number, line in kept if line]
+        self.line_count = len(document_lines(text))
+        self._numbers = [number for number, _ in kept]
+        self._by_number = dict(kept)
+        # One string, lines joined by a space, so a quote may run across a line break; each
+        # line's offset in it maps a match back to line numbers.
+        self._starts: list[int] = []
+        parts, offset = [], 1
+        for _, line in kept:
+            self._starts.append(offset)
+            parts.append(line)
+            offset += len(line) + 1
+        self._joined = " " + " ".join(parts) + " "
+
+    def find(self, quote: str, near: tuple[int, int] | None = None) -> tuple[int, int] | None:
+        """The lines (first, last) where the normalised ``quote`` stands, preferring a match
+        that overlaps ``near``; ``None`` if it is not in the document."""
+        # On word boundaries, except after a Hangul syllable: a quote may leave off the particle
+        # or ending Korean attaches to its last word (승인 for 승인합니다).
+        needle = f" {quote}" if _HANGUL.match(quote[-1:]) else f" {quote} "
+        found: list[tuple[int, int]] = []
+        start = self._joined.find(needle)
+        while start >= 0:
+            first = self._line_at(start + 1)
+            last = self._line_at(start + len(quote))
+            if near is None or (first <= near[1] and last >= near[0]):
+                return first, last
+            found.append((first, last))
+            start = self._joined.find(needle, start + 1)
+        return found[0] if found else None
+
+    def text_of(self, first: int, last: int) -> str:
+        """The normalised text of lines ``first`` to ``last``."""
+        return " ".join(self._by_number.get(n, "") for n in range(first, last + 1)).strip()
+
+    def _line_at(self, offset: int) -> int:
+        return self._numbers[bisect.bisect_right(self._starts, offset) - 1]
+
+    def cited(self, lines: Sequence[int]) -> tuple[int, int] | None:
+        """A cited range, if it is one the document has and narrow enough to mean something."""
+        if not lines:
+            return None
+        first, last = lines[0], lines[-1]
+        if first > last or last > self.line_count or last - first >= MAX_CITED_LINES:
+            return None
+        return (first, last) if self.text_of(first, last) else None
+
+
+def agrees(point: str, evidence: str) -> bool:
+    """Whether normalised ``evidence`` says what normalised ``point`` says (module docstring)."""
+    units = content_units(point)
+    if not units or not numbers(point) <= numbers(evidence):
+        return False
+    return len(units & content_units(evidence)) >= AGREEMENT * len(units)
+
+
+def verify(point: KeyPoint, source: Source) -> PointCheck:
+    """The verdict on one point's evidence (the module docstring says how)."""
+    quote = normalize(point["quote"])
+    cited = source.cited(point["lines"])
+    found = source.find(quote, cited) if len(quote) >= _MIN_QUOTE_CHARS else None
+    evidence = found or cited
+    if evidence is None:
+        missing = not quote and not point["lines"]
+        return PointCheck(point["text"], Status.NO_EVIDENCE if missing else Status.NOT_FOUND)
+    said = agrees(normalize(point["text"]), source.text_of(*evidence))
+    return PointCheck(point["text"], Status.VERIFIED if said else Status.DISAGREES, evidence)
+
+
+def verify_points(points: Iterable[KeyPoint], document: str) -> tuple[PointCheck, ...]:
+    """Every point of a draft checked against its document's full original text."""
+    source = Source(document)
+    return tuple(verify(point, source) for point in points)

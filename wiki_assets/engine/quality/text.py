@@ -1,0 +1,73 @@
+"""Text as the quality checks compare it: normalised, in numbered lines, and as content units.
+
+Normalisation is :func:`wiki_assets.engine.related.normalize` (NFKC, lower case, punctuation and
+markup become spaces, whitespace collapsed), so a quote matches whatever its case, spacing,
+bullets or full-width forms. Content units make "the point and its evidence say the same thing"
+countable in any script: a Latin word is cut to a short stem (``employees`` and ``employee``
+agree), a number is kept whole (a changed number is a changed fact), and a Hangul word becomes
+its character bigrams, since Korean attaches particles to words (``휴가는``, ``휴가를``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from wiki_assets.engine.related import normalize
+
+__all__ = ["content_units", "document_lines", "normalize", "number_lines", "numbers"]
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_NUMBERED = "{number}| {line}"
+
+_STEM = 5  # letters of a Latin word that count: "accrue", "accrues" and "accrued" agree
+_HANGUL = re.compile(r"[\uac00-\ud7a3]+")
+_DIGITS = re.compile(r"\d+")
+_STOPWORDS = frozenset(
+    "a an and are as at be been but by can do does for from has have how in into is it its may "
+    "must no not of on or our should so than that the their them then there these they this to "
+    "up was we were what when where which who will with you your also each all any per".split()
+)
+# Bigrams of Korean verb endings and particles: in nearly every sentence, so they prove nothing.
+_STOP_BIGRAMS = frozenset(
+    "니다 합니 습니 입니 됩니 있습 없습 세요 하세 주세 "
+    "에서 으로 하는 하고 있는 되는 이다 한다".split()
+)
+
+
+def document_lines(text: str) -> list[str]:
+    """The lines of a document as its line numbers count them (``\\n``, ``\\r\\n`` or ``\\r``
+    end a line; not the other separators ``str.splitlines`` knows, which editors do not show)."""
+    return _LINE_BREAK.split(text)
+
+
+def number_lines(text: str) -> str:
+    """``text`` as the model sees it: each non-blank line prefixed with its number (``12| ``).
+    Blank lines are left out (they cost tokens and cite nothing) but keep their numbers, so the
+    numbers are the document's own; number the whole text before splitting it into parts."""
+    return "\n".join(
+        _NUMBERED.format(number=number, line=line)
+        for number, line in enumerate(document_lines(text), start=1)
+        if line.strip()
+    )
+
+
+def numbers(normalized: str) -> set[str]:
+    """The numbers in a normalised text, leading zeros dropped (``05`` is ``5``)."""
+    return {found.lstrip("0") or "0" for found in _DIGITS.findall(normalized)}
+
+
+def content_units(normalized: str) -> set[str]:
+    """What a normalised text says, as comparable units (see the module docstring)."""
+    return set(_units(normalized))
+
+
+def _units(normalized: str) -> Iterator[str]:
+    for token in normalized.split():
+        yield from numbers(token)
+        for hangul in _HANGUL.findall(token):
+            bigrams = [hangul[i : i + 2] for i in range(len(hangul) - 1)]
+            yield from (bigram for bigram in bigrams if bigram not in _STOP_BIGRAMS)
+        word = _DIGITS.sub("", _HANGUL.sub("", token))
+        if len(word) >= 3 and word not in _STOPWORDS:
+            yield word[:_STEM]
