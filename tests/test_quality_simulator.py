@@ -16,8 +16,9 @@ import pytest
 from conftest import SAMPLE
 
 from wiki_assets.engine.budget import split_to_budget
+from wiki_assets.engine.client import ModelClient
+from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.corpus import title_of
-from wiki_assets.engine.fleet import Endpoint, ModelClient
 from wiki_assets.engine.page import LANGUAGES, detect_language, draft_schema
 from wiki_assets.engine.prompts import CHUNK_USER
 from wiki_assets.engine.quality import Assessment, Reason, assess, number_lines

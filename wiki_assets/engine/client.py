@@ -30,6 +30,7 @@ from wiki_assets.engine.prompts import (
     PARTS_NOTE,
     REPAIR_USER,
 )
+from wiki_assets.engine.quality import number_lines
 from wiki_assets.engine.related import Candidate
 
 # Room for the system prompt, the user template and the chat template's own tokens.
@@ -112,7 +113,10 @@ class ModelClient:
         whole length: each part is turned into notes, and the page is written from the notes."""
         listing = _candidate_list(candidates)
         usage = _Usage()
-        body, parts = text, 1
+        # The model sees numbered lines so that a key point can cite them; numbered before any
+        # split, a part keeps the whole document's numbers.
+        numbered = number_lines(text)
+        body, parts = numbered, 1
         budget = self._input_budget(listing)
         if budget < 64:
             raise self._error(
@@ -126,7 +130,7 @@ class ModelClient:
         for _ in range(3):
             try:
                 if estimate_tokens(body) > budget:
-                    body, parts = await self._notes(path, text, budget, language, usage)
+                    body, parts = await self._notes(path, numbered, budget, language, usage)
                 draft, finish = await self._page(
                     path, title, body, parts, listing, language, candidates, usage
                 )
@@ -134,7 +138,7 @@ class ModelClient:
             except _Overflow as refused:
                 overflow = refused
                 budget //= 2
-                body, parts = text, 1
+                body, parts = numbered, 1
         else:
             # The server's last refusal: its status (and request id) like any other answer's.
             assert overflow is not None  # every attempt ended in one

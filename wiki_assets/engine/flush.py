@@ -23,6 +23,7 @@ from wiki_assets.engine.journal import SUMMARIZED, Entry, Journal, JournalWriter
 from wiki_assets.engine.plan import fingerprint
 from wiki_assets.engine.progress import Log
 from wiki_assets.engine.prompts import PROMPT_VERSION
+from wiki_assets.engine.quality import assess
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.report import IngestReport
 from wiki_assets.engine.store import StateStore
@@ -83,7 +84,7 @@ class Pages:
             status=SUMMARIZED,
             page=job.page,
             model=lane.endpoint.model,
-            result=result(prepared.title, prepared.language, summary),
+            result=result(prepared.title, prepared.language, summary, prepared.text),
             reason=None,
         )
         await self.writer.record(entry)
@@ -217,9 +218,14 @@ class Pages:
             self.report.removed = len(gone)
 
 
-def result(title: str, language: str, summary: Summary) -> dict[str, Any]:
-    """What the journal keeps of an answer, and the page is rendered from."""
+def result(title: str, language: str, summary: Summary, text: str) -> dict[str, Any]:
+    """What the journal keeps of an answer, and the page is rendered from: the draft, with each
+    key point's evidence checked against ``text`` (the document) and the page's verdict."""
     draft = summary.draft
+    assessment = assess(
+        draft, text, title=title or draft.title, language=language,
+        finish_reason=summary.finish_reason,
+    )  # fmt: skip
     return {
         # The document's own heading is a better title than a model's rewording of it.
         "title": title or draft.title,
@@ -236,4 +242,5 @@ def result(title: str, language: str, summary: Summary) -> dict[str, Any]:
         "prompt_tokens": summary.prompt_tokens,
         "completion_tokens": summary.completion_tokens,
         "finish_reason": summary.finish_reason,
+        **assessment.result_fields(),
     }
