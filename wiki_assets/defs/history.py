@@ -25,8 +25,12 @@ SHORT_RUN_ID = 8  # as the Dagster UI shows run ids
 
 # The metadata keys a row reads, each a column of its name and type.
 DIALS = (md.WORKERS_PER_MODEL, md.WORKERS_AUTO, md.CLAIM_SIZE, md.FLUSH_SECONDS, md.MAX_TOKENS)
-FIGURES = (md.COUNT, md.SKIPPED, md.FAILED, md.DURATION_S, md.DOCS_PER_SEC)
+FIGURES = (
+    md.COUNT, md.SKIPPED, md.FAILED, md.DURATION_S, md.DOCS_PER_SEC, md.VERIFIED_SHARE, md.FLAGGED
+)  # fmt: skip
 MODEL_SPEED = md.MODEL_DOCS_PER_SEC  # the models column: each model's docs/s
+# The quality column: each model's verified share, flagged pages and the reasons that flagged them.
+REASONS = tuple(key for key in md.MODEL_QUALITY if key.name.startswith("flagged_"))
 READS = (*DIALS, *FIGURES)  # of the run's keys; and MODEL_SPEED of each model's
 
 _DTYPES: dict[type, Any] = {int: pl.Int64, float: pl.Float64, bool: pl.Boolean}
@@ -37,6 +41,7 @@ SCHEMA: dict[str, Any] = {
     **{key.name: _DTYPES[key.type] for key in DIALS},
     "models": pl.String,
     **{key.name: _DTYPES[key.type] for key in FIGURES},
+    "quality": pl.String,
 }
 COLUMNS: tuple[str, ...] = tuple(SCHEMA)
 
@@ -142,6 +147,7 @@ def _row(
         *(dial.read(metadata) for dial in DIALS),
         _models(metadata),
         *(figure.read(metadata) for figure in FIGURES),
+        _quality(metadata),
     )
 
 
@@ -152,6 +158,25 @@ def _models(metadata: Mapping[str, Any]) -> str:
         speed = MODEL_SPEED.read(figures)
         parts.append(f"{name} {speed:.2f}/s" if speed is not None else name)
     return ", ".join(parts)
+
+
+def _quality(metadata: Mapping[str, Any]) -> str:
+    """Per model: ``name verified 0.92 · flagged 3 (prompt_echo 2, hit_max_tokens 1)``."""
+    parts = []
+    for name, figures in md.models_of(metadata).items():
+        verified = md.MODEL_VERIFIED_SHARE.read(figures)
+        flagged = md.MODEL_FLAGGED.read(figures)
+        if verified is None and flagged is None:
+            continue  # a run recorded before pages were checked
+        reasons = [
+            f"{key.name.removeprefix('flagged_')} {count}"
+            for key in REASONS
+            if (count := key.read(figures))
+        ]
+        shown = f"{name} verified {verified:.2f}" if verified is not None else name
+        shown += f" · flagged {flagged or 0}"
+        parts.append(f"{shown} ({', '.join(reasons)})" if reasons else shown)
+    return "; ".join(parts)
 
 
 def to_json(table: pl.DataFrame) -> str:

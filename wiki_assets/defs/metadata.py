@@ -25,6 +25,7 @@ import dagster as dg
 from wiki_assets.engine import CollectionState
 from wiki_assets.engine.config import AUTO
 from wiki_assets.engine.corpus import collection_of
+from wiki_assets.engine.quality import Reason
 from wiki_assets.engine.report import IngestReport, ModelStats
 from wiki_assets.engine.wiki.index import IndexReport
 
@@ -110,6 +111,8 @@ PROMPT_TOKENS = Key[IngestReport]("prompt_tokens", int, lambda r: r.prompt_token
 COMPLETION_TOKENS = Key[IngestReport]("completion_tokens", int, lambda r: r.completion_tokens)
 HIT_MAX_TOKENS = Key[IngestReport]("hit_max_tokens", int, lambda r: r.hit_max_tokens)
 PARTITIONS = Key[IngestReport]("partitions", int, lambda r: len(r.collections))
+FLAGGED = Key[IngestReport]("flagged", int, lambda r: r.flagged)
+VERIFIED_SHARE = Key[IngestReport]("verified_share", float, lambda r: _share(r.verified_share))
 # The dials. 'auto' is a flag; where it settled is model/<name>/workers. A fixed count is a number.
 WORKERS_AUTO = Key[IngestReport]("workers_auto", bool, lambda r: r.dials.workers_per_model == AUTO)
 MAX_WORKERS = Key[IngestReport]("max_workers", int, lambda r: r.dials.max_workers)
@@ -146,6 +149,8 @@ FIGURES = (
     PROMPT_TOKENS,
     COMPLETION_TOKENS,
     HIT_MAX_TOKENS,
+    FLAGGED,
+    VERIFIED_SHARE,
     PARTITIONS,
 )
 DIALS = (
@@ -184,6 +189,26 @@ MODEL_DOCS_PER_SEC = Key[ModelRun](
 )
 MODEL_PROMPT_TOKENS = _stat("prompt_tokens")
 MODEL_COMPLETION_TOKENS = _stat("completion_tokens")
+
+
+def _flagged_by(reason: Reason) -> Key[ModelRun]:
+    return Key[ModelRun](f"flagged_{reason}", int, lambda m: m.stats.flags.get(reason, 0))
+
+
+MODEL_VERIFIED_SHARE = Key[ModelRun](
+    "verified_share", float, lambda m: _share(m.stats.verified_share)
+)
+MODEL_FLAGGED = _stat("flagged")
+MODEL_QUALITY = (
+    _stat("points"),
+    _stat("points_verified"),
+    MODEL_VERIFIED_SHARE,
+    MODEL_FLAGGED,
+    Key[ModelRun]("flagged_share", float, lambda m: _share(m.stats.flagged_share)),
+    # How often each reason flagged one of the model's pages: flagged_<reason>, every reason
+    # (zero included) so that runs plot alike.
+    *(_flagged_by(reason) for reason in Reason),
+)
 MODEL = (
     MODEL_ID,
     MODEL_DOCS,
@@ -201,7 +226,12 @@ MODEL = (
     _stat("hedges"),
     _stat("hedges_won"),
     _stat("auto", bool),
+    *MODEL_QUALITY,
 )
+
+
+def _share(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
 
 
 def model_prefix(name: str) -> str:

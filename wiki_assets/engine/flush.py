@@ -23,7 +23,7 @@ from wiki_assets.engine.journal import SUMMARIZED, Entry, Journal, JournalWriter
 from wiki_assets.engine.plan import fingerprint
 from wiki_assets.engine.progress import Log
 from wiki_assets.engine.prompts import PROMPT_VERSION
-from wiki_assets.engine.quality import assess
+from wiki_assets.engine.quality import Assessment, assess
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.report import IngestReport
 from wiki_assets.engine.store import StateStore
@@ -76,6 +76,13 @@ class Pages:
         """Journal a model's answer (durable before its page is written); its page next."""
         doc, prepared = job.doc, job.prepared
         assert prepared is not None
+        draft = summary.draft
+        title = prepared.title or draft.title  # the document's own heading beats a rewording
+        assessment = assess(
+            draft, prepared.text, title=title, language=prepared.language,
+            finish_reason=summary.finish_reason,
+        )  # fmt: skip
+        lane.stats.judged(len(assessment.points), assessment.verified, assessment.verdict.reasons)
         entry = Entry(
             path=doc.path,
             collection=doc.collection,
@@ -84,7 +91,7 @@ class Pages:
             status=SUMMARIZED,
             page=job.page,
             model=lane.endpoint.model,
-            result=result(prepared.title, prepared.language, summary, prepared.text),
+            result=result(title, prepared.language, summary, assessment),
             reason=None,
         )
         await self.writer.record(entry)
@@ -218,20 +225,14 @@ class Pages:
             self.report.removed = len(gone)
 
 
-def result(title: str, language: str, summary: Summary, text: str) -> dict[str, Any]:
-    """What the journal keeps of an answer, and the page is rendered from: the draft, with each
-    key point's evidence checked against ``text`` (the document) and the page's verdict."""
+def result(title: str, language: str, summary: Summary, assessment: Assessment) -> dict[str, Any]:
+    """What the journal keeps of an answer, and the page is rendered from: the draft, with its
+    key points as checked against the document and the page's flags (``assessment``)."""
     draft = summary.draft
-    assessment = assess(
-        draft, text, title=title or draft.title, language=language,
-        finish_reason=summary.finish_reason,
-    )  # fmt: skip
     return {
-        # The document's own heading is a better title than a model's rewording of it.
-        "title": title or draft.title,
+        "title": title,
         "description": draft.description,
         "summary": draft.summary,
-        "key_points": draft.key_points,
         "topics": draft.topics,
         "related": [link.model_dump() for link in draft.related],
         "language": language,
@@ -242,5 +243,5 @@ def result(title: str, language: str, summary: Summary, text: str) -> dict[str, 
         "prompt_tokens": summary.prompt_tokens,
         "completion_tokens": summary.completion_tokens,
         "finish_reason": summary.finish_reason,
-        **assessment.result_fields(),
+        **assessment.result_fields(),  # key_points (checked) and flags
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -26,6 +27,30 @@ class ModelStats:
     hit_max_tokens: int = 0
     hedges: int = 0  # requests this model sent to race another model's slow request
     hedges_won: int = 0  # of those, the ones whose answer came first
+    # The quality of this model's pages (wiki_assets.engine.quality): key points given and
+    # verified against their documents, pages flagged, and how often each reason flagged one.
+    points: int = 0
+    points_verified: int = 0
+    flagged: int = 0
+    flags: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def verified_share(self) -> float | None:
+        """The share of this model's key points verified in their documents (None: no point)."""
+        return self.points_verified / self.points if self.points else None
+
+    @property
+    def flagged_share(self) -> float | None:
+        return self.flagged / self.docs if self.docs else None
+
+    def judged(self, points: int, verified: int, reasons: Iterable[str]) -> None:
+        """Count one page's assessment."""
+        self.points += points
+        self.points_verified += verified
+        reasons = list(reasons)
+        self.flagged += bool(reasons)
+        for reason in reasons:
+            self.flags[reason] = self.flags.get(reason, 0) + 1
 
 
 @dataclass
@@ -61,6 +86,15 @@ class IngestReport:
     def hit_max_tokens(self) -> int:
         return sum(m.hit_max_tokens for m in self.models)
 
+    @property
+    def flagged(self) -> int:
+        return sum(m.flagged for m in self.models)
+
+    @property
+    def verified_share(self) -> float | None:
+        points = sum(m.points for m in self.models)
+        return sum(m.points_verified for m in self.models) / points if points else None
+
     def model_docs_per_sec(self, stats: ModelStats) -> float:
         return stats.docs / self.duration_s if self.duration_s > 0 else 0.0
 
@@ -82,12 +116,20 @@ class IngestReport:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "hit_max_tokens": self.hit_max_tokens,
+            "flagged": self.flagged,
+            "verified_share": _rounded(self.verified_share),
             "dials": asdict(self.dials),
             "models": {
                 m.name: {
                     **asdict(m),
                     "docs_per_sec": round(self.model_docs_per_sec(m), 3),
+                    "verified_share": _rounded(m.verified_share),
+                    "flagged_share": _rounded(m.flagged_share),
                 }
                 for m in self.models
             },
         }
+
+
+def _rounded(share: float | None) -> float | None:
+    return None if share is None else round(share, 3)

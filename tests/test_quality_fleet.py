@@ -1,0 +1,59 @@
+"""A fleet of a faithful and a fabricating model, run through Dagster over HTTP: the per-model
+figures tell them apart (verified shares, flagged pages and their reasons, in the run's metadata
+and in `wiki-assets runs`), and the fabricating model's pages are the ones under "Needs review"."""
+
+from __future__ import annotations
+
+import dagster as dg
+from conftest import Workspace, summarizer_for
+
+from wiki_assets.defs.assets import IngestConfig
+from wiki_assets.defs.history import runs_table
+from wiki_assets.defs.runner import sync_then_ingest
+from wiki_assets.engine.wiki.audit import front_matter, pages_of
+from wiki_assets.simulator import SimModel, SimServer
+
+# Their pages are real text of about 300 tokens: room for a whole page.
+DIALS = IngestConfig(flush_seconds=0.2, workers_per_model=2, claim_size=2, max_tokens=768)
+
+
+def test_per_model_quality_separates_a_faithful_from_a_fabricating_model(
+    workspace: Workspace, instance: dg.DagsterInstance
+) -> None:
+    faithful = SimModel(model="faithful", behaviour="faithful", per_request_tps=5_000)
+    fabricating = SimModel(model="fabricating", behaviour="fabricating", per_request_tps=5_000)
+    with SimServer(faithful) as one, SimServer(fabricating) as other:
+        outcome = sync_then_ingest(instance, workspace.corpus, summarizer_for(one, other), DIALS)
+    assert outcome.success, outcome.error
+    metadata = outcome.metadata
+    # summarizer_for names them sim0 (faithful) and sim1 (fabricating); both took documents.
+    assert metadata["model/sim0/docs"] > 0 and metadata["model/sim1/docs"] > 0
+    assert metadata["model/sim0/verified_share"] >= 0.9
+    assert metadata["model/sim1/verified_share"] <= 0.1
+    assert metadata["model/sim0/flagged"] == 0
+    assert metadata["model/sim1/flagged"] == metadata["model/sim1/docs"]
+    assert metadata["model/sim1/flagged_unverified_points"] == metadata["model/sim1/docs"]
+    assert metadata["flagged"] == metadata["model/sim1/docs"]
+
+    # The pages say the same: the fabricating model's are flagged, and listed under Needs review.
+    index = (workspace.wiki / "index.md").read_text(encoding="utf-8")
+    review = index.split("## Needs review", 1)[1].split("## By collection", 1)[0]
+    flagged = []
+    for page in pages_of(workspace.wiki):
+        meta = front_matter(page.read_text(encoding="utf-8"))
+        name = page.relative_to(workspace.wiki).as_posix()
+        if meta["model"] == "fabricating":
+            assert meta["verdict"] == "flagged" and "unverified_points" in meta["flags"], name
+            flagged.append(name)
+        else:
+            assert meta["verdict"] == "ok", (name, meta["flags"])
+            assert meta["points_verified"] == meta["points_total"] > 0, name
+    assert flagged and all(f"({name})" in review for name in flagged)
+
+    # `wiki-assets runs` shows the same figures, one quality entry per model.
+    row = runs_table(instance).row(0, named=True)
+    assert row["flagged"] == len(flagged)
+    quality = dict(part.split(" ", 1) for part in row["quality"].split("; "))
+    assert quality["sim0"].startswith("verified 1.00 · flagged 0")
+    assert quality["sim1"].startswith(f"verified 0.00 · flagged {len(flagged)} (")
+    assert f"unverified_points {len(flagged)}" in quality["sim1"]
