@@ -4,13 +4,18 @@ and in `wiki-assets runs`), and the fabricating model's pages are the ones under
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import dagster as dg
 from conftest import Workspace, summarizer_for
 
 from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.history import runs_table
 from wiki_assets.defs.runner import sync_then_ingest
-from wiki_assets.engine.wiki.audit import front_matter, pages_of
+from wiki_assets.engine.wiki.audit import FLAGGED_SHARE, front_matter, pages_of
 from wiki_assets.simulator import SimModel, SimServer
 
 # Their pages are real text of about 300 tokens: room for a whole page.
@@ -57,3 +62,27 @@ def test_per_model_quality_separates_a_faithful_from_a_fabricating_model(
     assert quality["sim0"].startswith("verified 1.00 · flagged 0")
     assert quality["sim1"].startswith(f"verified 0.00 · flagged {len(flagged)} (")
     assert f"unverified_points {len(flagged)}" in quality["sim1"]
+
+    # The flagged_share asset check warns (half the pages are flagged, past 0.2)...
+    record = instance.get_latest_asset_check_evaluation_record(
+        dg.AssetCheckKey(dg.AssetKey("wiki_pages"), FLAGGED_SHARE.name)
+    )
+    assert record is not None and record.event is not None
+    check = record.event.dagster_event.event_specific_data  # type: ignore[union-attr]
+    assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
+    assert check.metadata["share"].value == round(
+        len(flagged) / (len(flagged) + len([p for p in pages_of(workspace.wiki)]) - len(flagged)), 3
+    )
+    # ...and so does `wiki-assets check`, which exits 0 on warnings; past a higher threshold it
+    # passes.
+    for threshold, passed in (("0.2", False), ("0.9", True)):
+        done = subprocess.run(
+            [sys.executable, "-m", "wiki_assets.cli", "check", "--synced", str(workspace.synced),
+             "--wiki", str(workspace.wiki), "--max-flagged-share", threshold, "--json"],
+            capture_output=True, text=True, timeout=120,
+            env={**os.environ, "DAGSTER_HOME": str(workspace.home)},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        checks = {c["check"]: c for c in json.loads(done.stdout)["checks"]}
+        assert checks[FLAGGED_SHARE.name]["passed"] is passed
+        assert len(checks[FLAGGED_SHARE.name]["findings"]) == (0 if passed else len(flagged))

@@ -89,13 +89,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     check.add_argument("--synced", type=Path, help="synced root (default: synced/)")
     check.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
+    check.add_argument(
+        "--max-flagged-share",
+        type=float,
+        metavar="SHARE",
+        help="flagged_share warns past this share of flagged pages (default: 0.2)",
+    )
     check.add_argument("--json", action="store_true", help="print the checks as one JSON object")
     args = parser.parse_args(argv)
     _configure_logging()
     if args.command == "runs":
         return run_runs(args.partition, args.sort, args.desc, args.limit, as_json=args.json)
     if args.command == "check":
-        return run_check(args.synced, args.wiki, as_json=args.json)
+        return run_check(args.synced, args.wiki, args.max_flagged_share, as_json=args.json)
     if args.command == "plan":
         return run_plan(args.synced, args.wiki, args.config, as_json=args.json)
     return run_ingest(args.synced, args.wiki, args.config, as_json=args.json)
@@ -171,8 +177,17 @@ def run_plan(
     return EXIT_OK
 
 
-def run_check(synced: Path | None, wiki: Path | None, *, as_json: bool = False) -> int:
+def run_check(
+    synced: Path | None,
+    wiki: Path | None,
+    max_flagged_share: float | None = None,
+    *,
+    as_json: bool = False,
+) -> int:
     log = logging.getLogger("wiki_assets")
+    if max_flagged_share is not None and not 0 <= max_flagged_share <= 1:
+        log.error(f"--max-flagged-share {max_flagged_share}: must be between 0 and 1")
+        return EXIT_RUN_FAILED
     settings = _settings(synced, wiki, None, as_json)
     if settings is None:
         return EXIT_RUN_FAILED
@@ -183,11 +198,16 @@ def run_check(synced: Path | None, wiki: Path | None, *, as_json: bool = False) 
     from wiki_assets.defs.checks import audit_table
     from wiki_assets.defs.history import table_text
     from wiki_assets.engine.store import StateUnavailable
-    from wiki_assets.engine.wiki.audit import audit_wiki
+    from wiki_assets.engine.wiki.audit import MAX_FLAGGED_SHARE, audit_wiki
 
     synced_root = corpus.synced_path if corpus.synced_path.is_dir() else None
     try:
-        audit = audit_wiki(corpus.wiki_path, synced_root, corpus.state_store())
+        audit = audit_wiki(
+            corpus.wiki_path,
+            synced_root,
+            corpus.state_store(),
+            max_flagged_share=MAX_FLAGGED_SHARE if max_flagged_share is None else max_flagged_share,
+        )
     except StateUnavailable as error:
         log.error(str(error))
         return EXIT_RUN_FAILED
@@ -198,6 +218,7 @@ def run_check(synced: Path | None, wiki: Path | None, *, as_json: bool = False) 
                 "severity": str(outcome.check.severity),
                 "checked": outcome.checked,
                 "passed": outcome.passed,
+                "share": outcome.share,
                 "findings": list(outcome.findings),
             }
             for outcome in audit.outcomes

@@ -51,7 +51,7 @@ def build_defs(
     )
     return dg.Definitions(
         assets=[synced_documents, wiki_pages, wiki_index],
-        asset_checks=[build_page_checks(wiki_pages), build_wiki_checks(wiki_index)],
+        asset_checks=[*build_page_checks(wiki_pages), build_wiki_checks(wiki_index)],
         jobs=[ingest_job],
         schedules=[build_schedule(ingest_job, dials)],
         sensors=[automation],

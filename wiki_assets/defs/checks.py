@@ -12,10 +12,13 @@ from collections.abc import Iterator
 
 import dagster as dg
 import polars as pl
+from pydantic import Field
 
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.engine.wiki.audit import (
+    FLAGGED_SHARE,
+    MAX_FLAGGED_SHARE,
     NO_FAILED_DOCUMENTS,
     SHOWN_FINDINGS,
     WIKI_CHECKS,
@@ -24,6 +27,7 @@ from wiki_assets.engine.wiki.audit import (
     Severity,
     audit_wiki,
     failed_documents,
+    flagged_pages,
 )
 
 # Checks per partition are a preview in this Dagster version; they are what lets a partition show
@@ -38,15 +42,18 @@ def _result(outcome: Outcome) -> dg.AssetCheckResult:
     more = len(outcome.findings) - SHOWN_FINDINGS
     if more > 0:
         shown += f"\n- … and {more} more (`wiki-assets check` lists all)"
+    metadata: dict[str, dg.MetadataValue] = {
+        "checked": dg.MetadataValue.int(outcome.checked),
+        "problems": dg.MetadataValue.int(len(outcome.findings)),
+        "found": dg.MetadataValue.md(shown or "nothing"),
+    }
+    if outcome.share is not None:
+        metadata["share"] = dg.MetadataValue.float(outcome.share)
     return dg.AssetCheckResult(
         check_name=outcome.check.name,
         passed=outcome.passed,
         severity=_SEVERITY[outcome.check.severity],
-        metadata={
-            "checked": dg.MetadataValue.int(outcome.checked),
-            "problems": dg.MetadataValue.int(len(outcome.findings)),
-            "found": dg.MetadataValue.md(shown or "nothing"),
-        },
+        metadata=metadata,
     )
 
 
@@ -64,7 +71,17 @@ def build_wiki_checks(wiki_index: dg.AssetsDefinition) -> dg.AssetChecksDefiniti
     return wiki_checks
 
 
-def build_page_checks(wiki_pages: dg.AssetsDefinition) -> dg.AssetChecksDefinition:
+class FlaggedShareConfig(dg.Config):
+    max_flagged_share: float = Field(
+        default=MAX_FLAGGED_SHARE,
+        ge=0.0,
+        le=1.0,
+        description="The share of a partition's pages flagged for review past which "
+        "flagged_share warns.",
+    )
+
+
+def build_page_checks(wiki_pages: dg.AssetsDefinition) -> list[dg.AssetChecksDefinition]:
     @dg.asset_check(
         asset=wiki_pages,
         name=NO_FAILED_DOCUMENTS.name,
@@ -76,7 +93,24 @@ def build_page_checks(wiki_pages: dg.AssetsDefinition) -> dg.AssetChecksDefiniti
     ) -> dg.AssetCheckResult:
         return _result(failed_documents(corpus.state_store(), context.partition_keys))
 
-    return no_failed_documents
+    @dg.asset_check(
+        asset=wiki_pages,
+        name=FLAGGED_SHARE.name,
+        partitions_def=collections_partitions,
+        description=FLAGGED_SHARE.description,
+    )
+    def flagged_share(
+        context: dg.AssetCheckExecutionContext, corpus: CorpusResource, config: FlaggedShareConfig
+    ) -> dg.AssetCheckResult:
+        return _result(
+            flagged_pages(
+                corpus.state_store(),
+                context.partition_keys,
+                max_flagged_share=config.max_flagged_share,
+            )
+        )
+
+    return [no_failed_documents, flagged_share]
 
 
 def audit_table(audit: Audit) -> pl.DataFrame:

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from wiki_assets.engine.corpus import scan
-from wiki_assets.engine.journal import Journal
+from wiki_assets.engine.journal import WRITTEN, Journal
 from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import INDEX_PAGE, STATE_DIR
 from wiki_assets.engine.wiki.links import MARKDOWN_LINK, dangling_links
@@ -60,6 +60,15 @@ NO_FAILED_DOCUMENTS = WikiCheck(
     "No document failed its last attempt (each failure is listed with its reason; the next run "
     "retries it). A bad document fails alone: the rest of the wiki stands, so this warns.",
 )
+MAX_FLAGGED_SHARE = 0.2
+"""The share of pages flagged for review past which ``flagged_share`` warns (its default)."""
+FLAGGED_SHARE = WikiCheck(
+    "flagged_share",
+    Severity.WARN,
+    "At most max_flagged_share (default 0.2) of the pages are flagged for review (their reasons "
+    "are in each page's front matter and under Needs review in index.md). A bad page warns; it "
+    "does not break the wiki.",
+)
 WIKI_CHECKS = (NO_DANGLING_LINKS, EVERY_PAGE_LISTED, PAGES_CURRENT)
 """The checks of the files, run after the index is built."""
 
@@ -69,6 +78,7 @@ class Outcome:
     check: WikiCheck
     checked: int  # how many pages (or links) the check looked at
     findings: tuple[str, ...] = ()  # one line per problem, complete
+    share: float | None = None  # what a share check measured (flagged_share: flagged / pages)
 
     @property
     def passed(self) -> bool:
@@ -120,11 +130,15 @@ def pages_of(wiki_root: Path) -> Iterator[Path]:
 
 
 def audit_wiki(
-    wiki_root: Path, synced_root: Path | None = None, store: StateStore | None = None
+    wiki_root: Path,
+    synced_root: Path | None = None,
+    store: StateStore | None = None,
+    *,
+    max_flagged_share: float = MAX_FLAGGED_SHARE,
 ) -> Audit:
     """Run :data:`WIKI_CHECKS` over the wiki at ``wiki_root``; ``pages_current`` needs the
-    ``synced_root`` the pages were written from and ``no_failed_documents`` the wiki's state
-    ``store`` (without them, those checks are left out)."""
+    ``synced_root`` the pages were written from, ``no_failed_documents`` and ``flagged_share``
+    the wiki's state ``store`` (without them, those checks are left out)."""
     root = wiki_root.resolve()
     pages = list(pages_of(root))
     names = [page.relative_to(root).as_posix() for page in pages]
@@ -136,7 +150,10 @@ def audit_wiki(
     if synced_root is not None:
         outcomes.append(Outcome(PAGES_CURRENT, len(pages), tuple(_stale(pages, root, synced_root))))
     if store is not None:
-        outcomes.append(failed_documents(store))
+        outcomes += [
+            failed_documents(store),
+            flagged_pages(store, max_flagged_share=max_flagged_share),
+        ]
     return Audit(len(pages), tuple(outcomes))
 
 
@@ -151,6 +168,33 @@ def failed_documents(store: StateStore, collections: Iterable[str] | None = None
     return Outcome(
         NO_FAILED_DOCUMENTS, checked, tuple(f"{entry.path}: {entry.reason}" for entry in failures)
     )
+
+
+def flagged_pages(
+    store: StateStore,
+    collections: Iterable[str] | None = None,
+    *,
+    max_flagged_share: float = MAX_FLAGGED_SHARE,
+) -> Outcome:
+    """:data:`FLAGGED_SHARE` over the pages of ``collections`` (every collection when None): a
+    finding per flagged page while they are more than ``max_flagged_share`` of the pages."""
+    if not store.has_state():
+        return Outcome(FLAGGED_SHARE, 0)
+    wanted = None if collections is None else set(collections)
+    pages = flagged = 0
+    findings: list[str] = []
+    with Journal(store) as journal:
+        for entry in journal.pages():
+            if entry.status != WRITTEN or (wanted is not None and entry.collection not in wanted):
+                continue
+            pages += 1
+            reasons = (entry.result or {}).get("flags") or []
+            if reasons:
+                flagged += 1
+                findings.append(f"{entry.page}: {', '.join(reasons)}")
+    share = flagged / pages if pages else 0.0
+    shown = tuple(findings) if share > max_flagged_share else ()
+    return Outcome(FLAGGED_SHARE, pages, shown, round(share, 3))
 
 
 def _unlisted(root: Path, names: list[str]) -> Iterator[str]:
