@@ -59,9 +59,11 @@ def test_per_model_quality_separates_a_faithful_from_a_fabricating_model(
     row = runs_table(instance).row(0, named=True)
     assert row["flagged"] == len(flagged)
     quality = dict(part.split(" ", 1) for part in row["quality"].split("; "))
-    assert quality["sim0"].startswith("verified 1.00 · flagged 0")
-    assert quality["sim1"].startswith(f"verified 0.00 · flagged {len(flagged)} (")
-    assert f"unverified_points {len(flagged)}" in quality["sim1"]
+    assert quality["sim0"] == "verified 1.00 · flagged 0"
+    assert (
+        quality["sim1"]
+        == f"verified 0.00 · flagged {len(flagged)} (unverified_points {len(flagged)})"
+    )
 
     # The flagged_share asset check warns (half the pages are flagged, past 0.2)...
     record = instance.get_latest_asset_check_evaluation_record(

@@ -30,7 +30,7 @@ FIGURES = (
 )  # fmt: skip
 MODEL_SPEED = md.MODEL_DOCS_PER_SEC  # the models column: each model's docs/s
 # The quality column: each model's verified share, flagged pages and the reasons that flagged them.
-REASONS = tuple(key for key in md.MODEL_QUALITY if key.name.startswith("flagged_"))
+REASONS = md.MODEL_FLAGS
 READS = (*DIALS, *FIGURES)  # of the run's keys; and MODEL_SPEED of each model's
 
 _DTYPES: dict[type, Any] = {int: pl.Int64, float: pl.Float64, bool: pl.Boolean}

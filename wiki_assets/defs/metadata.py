@@ -199,15 +199,16 @@ MODEL_VERIFIED_SHARE = Key[ModelRun](
     "verified_share", float, lambda m: _share(m.stats.verified_share)
 )
 MODEL_FLAGGED = _stat("flagged")
+# How often each reason flagged one of the model's pages: flagged_<reason>, every reason (zero
+# included) so that runs plot alike.
+MODEL_FLAGS = tuple(_flagged_by(reason) for reason in Reason)
 MODEL_QUALITY = (
     _stat("points"),
     _stat("points_verified"),
     MODEL_VERIFIED_SHARE,
     MODEL_FLAGGED,
     Key[ModelRun]("flagged_share", float, lambda m: _share(m.stats.flagged_share)),
-    # How often each reason flagged one of the model's pages: flagged_<reason>, every reason
-    # (zero included) so that runs plot alike.
-    *(_flagged_by(reason) for reason in Reason),
+    *MODEL_FLAGS,
 )
 MODEL = (
     MODEL_ID,
