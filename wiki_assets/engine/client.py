@@ -115,7 +115,7 @@ class ModelClient:
         usage = _Usage()
         # The model sees numbered lines so that a key point can cite them; numbered before any
         # split, a part keeps the whole document's numbers.
-        numbered = number_lines(text)
+        numbered = number_lines(text) if self.endpoint.numbered_lines else text
         body, parts = numbered, 1
         budget = self._input_budget(listing)
         if budget < 64:

@@ -90,6 +90,12 @@ class Endpoint:
         description="Most requests in flight to this model across every run at once (parallel "
         "backfill runs share it through the state store); unset: each run bounds only itself.",
     )
+    numbered_lines: bool = Field(
+        default=True,
+        description="Show the model the document's lines numbered, so that each key point can "
+        "cite the lines it stands on. A very small model can lose the document's language in the "
+        "numbers (the embedded SmolLM2-135M does): off, its points cite quotes only.",
+    )
     max_retries: int = Field(
         default=2,
         ge=0,

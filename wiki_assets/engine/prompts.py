@@ -17,10 +17,12 @@ LIBRARIAN_SYSTEM = (
 
 # The document's lines come numbered ("12| text", blank lines left out), so that a key point can
 # cite the lines it stands on; a document summarized in parts keeps the whole document's numbers.
+# The language comes last: the instruction a small model read most recently is the one it keeps.
 PAGE_USER = (
-    "Document: {path}\nTitle: {title}\nWrite every field in {language}.\n{parts_note}\n"
+    "Document: {path}\nTitle: {title}\n{parts_note}\n"
     "<document>\n{text}\n</document>\n\n"
-    "Candidates for related:\n{candidates}"
+    "Candidates for related:\n{candidates}\n\n"
+    "Write every field in {language}."
 )
 
 NO_CANDIDATES = "(none: leave related empty)"
