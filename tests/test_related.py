@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from wiki_assets.engine import related as related_module
 from wiki_assets.engine.related import (
     LINE_MAX,
     Candidate,
@@ -29,6 +28,7 @@ from wiki_assets.engine.related import (
     normalize,
     summary_line,
 )
+from wiki_assets.engine.related import query as related_query
 
 SAMPLE = Path(__file__).resolve().parents[1] / "synced"
 
@@ -378,18 +378,18 @@ def test_a_query_over_budget_keeps_its_rarest_grams(
         ("c/b.md", "B", f"# B\n\n{common}\n{rare}", "hb"),
     ]
     kept: list[int] = []
-    real = related_module._within_budget
+    real = related_query._within_budget
 
     def spy(query: list, budget: int) -> list:
         result = real(query, budget)
         kept.append(len(query) - len(result))
         return result
 
-    monkeypatch.setattr(related_module, "_within_budget", spy)
+    monkeypatch.setattr(related_query, "_within_budget", spy)
     with RelatedIndex(tmp_path / "related.db") as idx:
         idx.update_many(items)
         unbounded = idx.candidates("c/a.md", 3)
-        monkeypatch.setattr(related_module, "QUERY_POSTINGS", 40)
+        monkeypatch.setattr(related_query, "QUERY_POSTINGS", 40)
         bounded = idx.candidates("c/a.md", 3)
     assert kept[0] == 0 and kept[1] > 0, "the second query was cut to its budget"
     assert unbounded[0].path == "c/b.md"
