@@ -72,15 +72,29 @@ def index_chunk(
                 [x for pair in chunk for x in pair],
             )
         )
-    n_docs = get_meta(db, "docs")
-    db.executemany(
-        "UPDATE docs SET norm = ? WHERE id = ?",
-        [
-            (math.sqrt(sum((w * idf(n_docs, df[g])) ** 2 for g, w in chosen)), doc)
-            for doc, chosen in features.items()
-        ],
-    )
+    db.executemany("UPDATE docs SET norm = ? WHERE id = ?", _norms(features, df, posted, db))
     return len(prepared)
+
+
+def _norms(
+    features: dict[int, list[tuple[str, float]]],
+    df_after: dict[str, int],
+    posted: Counter[str],
+    db: sqlite3.Connection,
+) -> list[tuple[float, int]]:
+    """``(norm, id)`` of the chunk's documents, each with the idf of the moment it joined the
+    index, as if they had been added one by one: the ``df`` counts and the number of documents
+    up to and including it (what one-at-a-time indexing gave, so a chunk ranks as before)."""
+    n_docs = get_meta(db, "docs") - len(features)
+    df = {gram: df_after[gram] - times for gram, times in posted.items()}
+    norms = []
+    for doc, chosen in features.items():
+        n_docs += 1
+        for gram, _ in chosen:
+            df[gram] += 1
+        norm_sq = sum((weight * idf(n_docs, df[gram])) ** 2 for gram, weight in chosen)
+        norms.append((math.sqrt(norm_sq), doc))
+    return norms
 
 
 def forget(db: sqlite3.Connection, doc: int) -> None:
