@@ -14,7 +14,8 @@ Python side holds nothing per document, and the index is updated a chunk of docu
 * :mod:`.indexing`: writing a chunk of documents (postings, ``df`` counts, norms).
 * :mod:`.packed`: the posting lists as blobs, the snapshot a query reads.
 * :mod:`.query`: scoring, the cosine of tf-idf vectors.
-* :mod:`.index`: :class:`RelatedIndex`, which ties them together, and its stored answers.
+* :mod:`.answers`: :class:`Candidate`, and the answers the index stores for a re-run.
+* :mod:`.index`: :class:`RelatedIndex`, which ties them together.
 
 Approximations, on purpose:
 
@@ -27,8 +28,9 @@ Approximations, on purpose:
 * Only the first ``max_chars`` characters of a document are indexed.
 """
 
+from wiki_assets.engine.related.answers import Candidate
 from wiki_assets.engine.related.features import HEURISTIC_BELOW
-from wiki_assets.engine.related.index import CHUNK, Candidate, IndexStats, RelatedIndex
+from wiki_assets.engine.related.index import CHUNK, IndexStats, RelatedIndex
 from wiki_assets.engine.related.query import COMMON_FRACTION, COMMON_MIN_DOCS, QUERY_POSTINGS
 from wiki_assets.engine.related.storage import SCHEMA_VERSION
 from wiki_assets.engine.related.summary import LINE_MAX, LINE_MIN, summary_line

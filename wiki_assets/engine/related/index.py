@@ -9,23 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from wiki_assets.engine.related import packed
+from wiki_assets.engine.related import answers, packed
+from wiki_assets.engine.related.answers import Answer, Candidate
 from wiki_assets.engine.related.indexing import Item, forget, index_chunk
-from wiki_assets.engine.related.query import Found, most_similar
-from wiki_assets.engine.related.storage import Transaction, chunks, create, get_meta
+from wiki_assets.engine.related.query import most_similar
+from wiki_assets.engine.related.storage import Transaction, create, get_meta
 from wiki_assets.engine.related.text import MAX_CHARS
 
 CHUNK = 64
 """Documents whose grams :meth:`RelatedIndex.update_many` counts together before they choose
 their features."""
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    path: str  # the document's path relative to the synced root (its identity)
-    title: str
-    line: str  # one line describing it (first meaningful sentence, <= 160 chars)
-    score: float  # cosine similarity to the query document, in (0, 1]
 
 
 @dataclass(slots=True)
@@ -35,12 +28,6 @@ class IndexStats:
     indexed: int = 0  # documents (re)indexed
     skipped: int = 0  # updates skipped because the content hash was unchanged
     removed: int = 0  # documents removed (by remove or prune)
-
-
-def _decode_answer(found: str) -> Found:
-    """``answers.found`` (``id:score,...``) as ``(id, score)`` pairs."""
-    pairs = [pair.split(":") for pair in found.split(",")] if found else []
-    return [(int(other), float(score)) for other, score in pairs]
 
 
 class RelatedIndex:
@@ -84,7 +71,7 @@ class RelatedIndex:
         self._reader_cache_kib = max(1024, int(cache_mib) * 1024 // 4)
         # Answers computed by readers, written by save_answers() in one transaction: a reader
         # must not wait for the write lock another run may hold while it indexes.
-        self._new_answers: list[tuple[int, int, int, str]] = []
+        self._new_answers: list[Answer] = []
         create(self._db)
 
     # -- lifecycle --
@@ -260,13 +247,12 @@ class RelatedIndex:
                 db.execute("SELECT key, value FROM meta WHERE key IN ('docs', 'generation')")
             )
             generation = int(meta.get("generation", 0))
-            found = self._answered(db, doc, generation, k)
+            found = answers.answered(db, doc, generation, k)
             if found is None:
                 found = most_similar(db, doc, int(meta.get("docs", 0)), k)
-                answer = ",".join(f"{other}:{score!r}" for other, score in found)
                 with self._lock:
-                    self._new_answers.append((doc, generation, k, answer))
-            return self._describe(db, found)
+                    self._new_answers.append((doc, generation, k, answers.encode(found)))
+            return answers.describe(db, found)
         finally:
             db.execute("COMMIT")
 
@@ -278,64 +264,15 @@ class RelatedIndex:
         db = self._reader()
         db.execute("BEGIN")
         try:
-            generation = get_meta(db, "generation")
-            found: dict[str, Found] = {}
-            for chunk in chunks(list(paths)):
-                marks = ",".join("?" * len(chunk))
-                for path, answer in db.execute(
-                    "SELECT d.path, a.found FROM docs d JOIN answers a ON a.doc = d.id"
-                    f" WHERE d.path IN ({marks}) AND a.generation = ? AND a.k >= ?",
-                    [*chunk, generation, k],
-                ):
-                    found[path] = _decode_answer(answer)[:k]
-            others = sorted({other for pairs in found.values() for other, _ in pairs})
-            described: dict[int, tuple[str, str, str]] = {}
-            for chunk in chunks(others):
-                marks = ",".join("?" * len(chunk))
-                for other, *row in db.execute(
-                    f"SELECT id, path, title, line FROM docs WHERE id IN ({marks})", chunk
-                ):
-                    described[other] = (row[0], row[1], row[2])
-            return {
-                path: [Candidate(*described[o], score) for o, score in pairs if o in described]
-                for path, pairs in found.items()
-            }
+            return answers.stored(db, paths, k)
         finally:
             db.execute("COMMIT")
 
     def save_answers(self) -> int:
         """Write the candidates answers computed since the last call; returns how many."""
         with self._lock:
-            answers, self._new_answers = self._new_answers, []
-            if answers:
+            new, self._new_answers = self._new_answers, []
+            if new:
                 with Transaction(self._db):
-                    self._db.executemany(
-                        "INSERT INTO answers (doc, generation, k, found) VALUES (?, ?, ?, ?)"
-                        " ON CONFLICT(doc) DO UPDATE SET generation = excluded.generation,"
-                        " k = excluded.k, found = excluded.found",
-                        answers,
-                    )
-            return len(answers)
-
-    @staticmethod
-    def _answered(db: sqlite3.Connection, doc: int, generation: int, k: int) -> Found | None:
-        """A stored answer still valid for this index and at least ``k`` long, or None."""
-        row = db.execute(
-            "SELECT found FROM answers WHERE doc = ? AND generation = ? AND k >= ?",
-            (doc, generation, k),
-        ).fetchone()
-        return None if row is None else _decode_answer(row[0])[:k]
-
-    @staticmethod
-    def _describe(db: sqlite3.Connection, found: Found) -> list[Candidate]:
-        if not found:
-            return []
-        marks = ",".join("?" * len(found))
-        rows: dict[int, tuple[str, str, str]] = {
-            row[0]: (row[1], row[2], row[3])
-            for row in db.execute(
-                f"SELECT id, path, title, line FROM docs WHERE id IN ({marks})",
-                [other for other, _ in found],
-            )
-        }
-        return [Candidate(*rows[other], score) for other, score in found if other in rows]
+                    answers.save(self._db, new)
+            return len(new)
