@@ -244,12 +244,15 @@ class RelatedIndex:
                 return []
             doc = row[0]
             meta = dict(
-                db.execute("SELECT key, value FROM meta WHERE key IN ('docs', 'generation')")
+                db.execute(
+                    "SELECT key, value FROM meta WHERE key IN ('docs', 'generation', 'packed_upto')"
+                )
             )
             generation = int(meta.get("generation", 0))
             found = answers.answered(db, doc, generation, k)
             if found is None:
-                found = most_similar(db, doc, int(meta.get("docs", 0)), k)
+                n_docs, upto = int(meta.get("docs", 0)), int(meta.get("packed_upto", 0))
+                found = most_similar(db, doc, n_docs, upto, k)
                 with self._lock:
                     self._new_answers.append((doc, generation, k, answers.encode(found)))
             return answers.describe(db, found)

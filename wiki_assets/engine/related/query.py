@@ -17,7 +17,6 @@ import sqlite3
 import numpy as np
 
 from wiki_assets.engine.related import packed
-from wiki_assets.engine.related.storage import get_meta
 
 COMMON_FRACTION = 0.2
 """Grams posted by more than this fraction of the corpus are ignored at query time..."""
@@ -52,9 +51,10 @@ def _within_budget(
     return kept
 
 
-def most_similar(db: sqlite3.Connection, doc: int, n_docs: int, k: int) -> Found:
+def most_similar(db: sqlite3.Connection, doc: int, n_docs: int, upto: int, k: int) -> Found:
     """``(document id, cosine)`` of the ``k`` live documents most like ``doc``, best first (ties
-    by path); only documents sharing a queried gram (score > 0), never ``doc`` itself."""
+    by path); only documents sharing a queried gram (score > 0), never ``doc`` itself. ``upto``:
+    the last document id in the packed lists."""
     max_df = n_docs * COMMON_FRACTION if n_docs >= COMMON_MIN_DOCS else n_docs
     rows = db.execute(
         "SELECT p.gram, p.weight, d.n FROM postings p JOIN df d ON d.gram = p.gram"
@@ -73,9 +73,7 @@ def most_similar(db: sqlite3.Connection, doc: int, n_docs: int, k: int) -> Found
     if not query or norm_sq <= 0.0:
         return []
     query = _within_budget(query, QUERY_POSTINGS)
-    ids, weights = packed.contributions(
-        db, {gram: qw for _, gram, qw in query}, get_meta(db, "packed_upto")
-    )
+    ids, weights = packed.contributions(db, {gram: qw for _, gram, qw in query}, upto)
     if not len(ids):
         return []
     others, at = np.unique(ids, return_inverse=True)
