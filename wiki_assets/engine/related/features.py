@@ -72,12 +72,12 @@ def choose_features(
         ]
     quota = int(size * OTHER_SCRIPT_SHARE)
     scripts = [script_of(gram) for gram in counts]
-    totals: Counter[str] = Counter()
-    for script, tf in zip(scripts, counts.values(), strict=True):
-        totals[script] += tf
-    totals.pop("", None)
     chosen: list[tuple[float, str]] = []
-    if quota and len(totals) > 1:
+    if quota and len(set(scripts) - {""}) > 1:  # most documents are in one script
+        totals: Counter[str] = Counter()
+        for script, tf in zip(scripts, counts.values(), strict=True):
+            totals[script] += tf
+        totals.pop("", None)
         main = totals.most_common(1)[0][0]
         other = [r for r, script in zip(ranked, scripts, strict=True) if script not in ("", main)]
         chosen = heapq.nlargest(quota, other)

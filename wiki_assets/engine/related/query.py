@@ -53,7 +53,7 @@ def _within_budget(
 
 def most_similar(db: sqlite3.Connection, doc: int, n_docs: int, upto: int, k: int) -> Found:
     """``(document id, cosine)`` of the ``k`` live documents most like ``doc``, best first (ties
-    by path); only documents sharing a queried gram (score > 0), never ``doc`` itself. ``upto``:
+    in id order); only documents sharing a queried gram (score > 0), never ``doc`` itself. ``upto``:
     the last document id in the packed lists."""
     max_df = n_docs * COMMON_FRACTION if n_docs >= COMMON_MIN_DOCS else n_docs
     rows = db.execute(
@@ -83,30 +83,25 @@ def most_similar(db: sqlite3.Connection, doc: int, n_docs: int, upto: int, k: in
 
 
 def _best_alive(db: sqlite3.Connection, others: np.ndarray, scores: np.ndarray, k: int) -> Found:
-    """The ``k`` best positive scores among live documents. The packed lists still hold
-    documents removed or changed since they were packed: their ids are gone from ``docs``."""
+    """The ``k`` best positive scores among live documents, ties in id (indexing) order. The
+    packed lists still hold documents removed or changed since they were packed: their ids are
+    gone from ``docs``, so a few more than ``k`` are taken, and more while that is not enough."""
     positive = np.flatnonzero(scores > 0)
     take = k + 8
     while True:
-        if len(positive) > take:
-            best = positive[np.argpartition(-scores[positive], take - 1)[:take]]
-        else:
-            best = positive
-        marks = ",".join("?" * len(best))
-        paths = dict(
-            db.execute(
-                f"SELECT id, path FROM docs WHERE id IN ({marks})", [int(i) for i in others[best]]
-            )
-        )
-        # A tie at the cut may have left out an equal score: the order is by score, then path,
-        # among what was taken, and more is taken while the cut falls on a tie.
-        ranked = sorted(
-            (-float(scores[i]), paths[int(others[i])], int(others[i]))
-            for i in best
-            if int(others[i]) in paths
-        )
-        cut = float(scores[best].min()) if len(best) else 0.0
-        tied_at_cut = len(best) < len(positive) and len(ranked) >= k and -ranked[k - 1][0] == cut
-        if len(best) == len(positive) or (len(ranked) >= k and not tied_at_cut):
-            return [(other, min(1.0, -score)) for score, _, other in ranked[:k]]
+        best = positive
+        if len(positive) > take:  # the best ``take``, and whatever ties the last of them
+            cut = np.partition(scores[positive], len(positive) - take)[len(positive) - take]
+            best = positive[scores[positive] >= cut]
+        best = best[np.lexsort((others[best], -scores[best]))][:take]
+        ids = [int(other) for other in others[best]]
+        marks = ",".join("?" * len(ids))
+        alive = {row[0] for row in db.execute(f"SELECT id FROM docs WHERE id IN ({marks})", ids)}
+        found = [
+            (other, min(1.0, float(score)))
+            for other, score in zip(ids, scores[best], strict=True)
+            if other in alive
+        ]
+        if len(found) >= k or len(best) == len(positive):
+            return found[:k]
         take *= 4
