@@ -3,7 +3,8 @@
 A chunk's new documents are counted into ``seen`` with one write per distinct gram before any of
 them chooses its features (so the first documents of an empty index are not indexed blind); then
 the chunk's documents, postings, ``df`` counts and norms are written with one statement each.
-Every document of a chunk gets its norm from the ``df`` counts after the whole chunk.
+Each document's norm is the one it would have had indexed alone, after the chunk's documents
+before it (see :func:`_norms`).
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ def contributions(
         [*grams, upto],
     ).fetchall()
     newer_ids = np.fromiter((row[1] for row in newer), IDS, len(newer))
-    newer_weights = np.fromiter(
-        (row[2] * query_weight[row[0]] for row in newer), np.float64, len(newer)
-    )
+    # Rounded to float32 as if packed, so an answer does not depend on when it was packed.
+    newer_weights = np.fromiter((row[2] for row in newer), WEIGHTS, len(newer)).astype(np.float64)
+    newer_weights *= np.fromiter((query_weight[row[0]] for row in newer), np.float64, len(newer))
     return np.concatenate([ids, newer_ids]), np.concatenate([weights, newer_weights])
