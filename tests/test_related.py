@@ -464,3 +464,20 @@ def test_packed_lists_answer_as_the_postings_do(
             assert path not in _paths(found) and gone not in _paths(found)
         assert path in _paths(packed_index.candidates("topic-04/doc-00004.md", k=8))
         _consistent(packed_index.db_path)
+
+
+def test_an_index_of_another_schema_is_rebuilt(tmp_path: Path) -> None:
+    """The index is derived from the documents alone: a file of an older schema is started afresh
+    (and the next update indexes every document again) instead of failing the run."""
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+        conn.execute("INSERT INTO meta VALUES ('schema', 1), ('docs', 3)")
+        conn.execute("CREATE TABLE docs (id INTEGER PRIMARY KEY, path TEXT, norm REAL)")
+        conn.execute("INSERT INTO docs VALUES (1, 'old.md', 1.0)")
+    with RelatedIndex(db) as idx:
+        assert len(idx) == 0 and "old.md" not in idx
+        assert idx.update_many(sample_items()) == 24
+        assert "people/leave-request-procedure-ko.txt" in _paths(
+            idx.candidates("people/leave-policy.md", k=5)
+        )
