@@ -19,13 +19,15 @@ import json
 import re
 import signal
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from aiohttp import web
 
 from wiki_assets.simulator import SimModel, SimServer
+from wiki_assets.simulator.app import SimApp
+from wiki_assets.simulator.stats import Ledger
 
 Body = dict[str, Any]
 
@@ -52,7 +54,11 @@ class RecordingServer(SimServer):
         self._limit = limit
         self._seen = 0
 
-    async def _chat(self, request: web.Request) -> web.StreamResponse:
+    def _new_app(self) -> SimApp:
+        return _RecordingApp(self.sim, self._ledger, self._ids, self)
+
+    async def note(self, request: web.Request) -> None:
+        """Keep ``request``'s body if recording (called before the request is answered)."""
         if self.recording and (self._limit is None or self._seen < self._limit):
             try:
                 body = await request.json()  # aiohttp caches the body: the handler reads it again
@@ -65,6 +71,19 @@ class RecordingServer(SimServer):
                     self._sink.flush()
                 else:
                     self.recorded.append(body)
+
+
+class _RecordingApp(SimApp):
+    """The simulator's application, showing every chat request to its recorder first."""
+
+    def __init__(
+        self, sim: SimModel, ledger: Ledger, ids: Iterator[int], recorder: RecordingServer
+    ) -> None:
+        super().__init__(sim, ledger, ids)
+        self._recorder = recorder
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        await self._recorder.note(request)
         return await super()._chat(request)
 
 

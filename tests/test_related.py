@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from wiki_assets.engine import related as related_module
 from wiki_assets.engine.related import (
     LINE_MAX,
     Candidate,
@@ -29,6 +28,8 @@ from wiki_assets.engine.related import (
     normalize,
     summary_line,
 )
+from wiki_assets.engine.related import packed as related_packed
+from wiki_assets.engine.related import query as related_query
 
 SAMPLE = Path(__file__).resolve().parents[1] / "synced"
 
@@ -378,18 +379,18 @@ def test_a_query_over_budget_keeps_its_rarest_grams(
         ("c/b.md", "B", f"# B\n\n{common}\n{rare}", "hb"),
     ]
     kept: list[int] = []
-    real = related_module._within_budget
+    real = related_query._within_budget
 
     def spy(query: list, budget: int) -> list:
         result = real(query, budget)
         kept.append(len(query) - len(result))
         return result
 
-    monkeypatch.setattr(related_module, "_within_budget", spy)
+    monkeypatch.setattr(related_query, "_within_budget", spy)
     with RelatedIndex(tmp_path / "related.db") as idx:
         idx.update_many(items)
         unbounded = idx.candidates("c/a.md", 3)
-        monkeypatch.setattr(related_module, "QUERY_POSTINGS", 40)
+        monkeypatch.setattr(related_query, "QUERY_POSTINGS", 40)
         bounded = idx.candidates("c/a.md", 3)
     assert kept[0] == 0 and kept[1] > 0, "the second query was cut to its budget"
     assert unbounded[0].path == "c/b.md"
@@ -426,3 +427,57 @@ def test_answers_are_reused_until_the_index_changes(tmp_path: Path) -> None:
         assert reopened.candidates(path, k=5) == after and reopened.save_answers() == 0
         reopened.remove("topic-99/copy.md")
         assert "topic-99/copy.md" not in _paths(reopened.candidates(path, k=5))
+
+
+def _packed_rows(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT count(*) FROM packed").fetchone()[0])
+
+
+def test_packed_lists_answer_as_the_postings_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Queries read the packed posting lists once enough documents are indexed, the postings
+    table before that: both give the same candidates, and neither returns a document removed or
+    changed after it was packed."""
+    items = list(synthetic(0, 400))
+    with RelatedIndex(tmp_path / "packed.db") as packed_index:
+        packed_index.update_many(items)
+        assert _packed_rows(packed_index.db_path) > 0
+        monkeypatch.setattr(related_packed, "REPACK_MIN", 10**9)
+        with RelatedIndex(tmp_path / "rows.db") as rows_index:
+            rows_index.update_many(items)
+            assert _packed_rows(rows_index.db_path) == 0
+            for path, *_ in items[::7]:
+                assert packed_index.candidates(path, k=8) == rows_index.candidates(path, k=8)
+        path = "topic-03/doc-00003.md"
+        gone = packed_index.candidates(path, k=1)[0].path
+        packed_index.remove(gone)
+        assert gone not in _paths(packed_index.candidates(path, k=400))
+        # The document now holds another topic's text: its old neighbours no longer find it
+        # through the grams it packed, and its new neighbours do.
+        body = next(text for p, _, text, _ in synthetic(4, 5))
+        packed_index.update(path, "Changed", body, "changed-1")
+        assert packed_index.candidates(path, k=1)[0].path == "topic-04/doc-00004.md"
+        for other in ("topic-03/doc-00053.md", "topic-03/doc-00103.md"):
+            found = packed_index.candidates(other, k=8)
+            assert path not in _paths(found) and gone not in _paths(found)
+        assert path in _paths(packed_index.candidates("topic-04/doc-00004.md", k=8))
+        _consistent(packed_index.db_path)
+
+
+def test_an_index_of_another_schema_is_rebuilt(tmp_path: Path) -> None:
+    """The index is derived from the documents alone: a file of an older schema is started afresh
+    (and the next update indexes every document again) instead of failing the run."""
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+        conn.execute("INSERT INTO meta VALUES ('schema', 1), ('docs', 3)")
+        conn.execute("CREATE TABLE docs (id INTEGER PRIMARY KEY, path TEXT, norm REAL)")
+        conn.execute("INSERT INTO docs VALUES (1, 'old.md', 1.0)")
+    with RelatedIndex(db) as idx:
+        assert len(idx) == 0 and "old.md" not in idx
+        assert idx.update_many(sample_items()) == 24
+        assert "people/leave-request-procedure-ko.txt" in _paths(
+            idx.candidates("people/leave-policy.md", k=5)
+        )

@@ -121,10 +121,6 @@ class StateStore:
         if not _IDENTIFIER.fullmatch(self.schema):
             raise ValueError(f"state schema {self.schema!r} is not a plain lower-case SQL name")
 
-    @property
-    def shared(self) -> bool:
-        return self.url is not None
-
     def describe(self) -> str:
         """For logs: where the state is, never the password."""
         if self.url is None:

@@ -54,7 +54,7 @@ class SimServer:
                 target=loop.run_forever, name=f"sim-{self.sim.model}", daemon=True
             )
             thread.start()
-            app = SimApp(self.sim, self._ledger, self._ids)
+            app = self._new_app()
             try:
                 start = app.start(self.host, self.port)
                 self.port = asyncio.run_coroutine_threadsafe(start, loop).result(timeout=30)
@@ -65,6 +65,10 @@ class SimServer:
                 raise
             self._loop, self._thread, self._app, self._started = loop, thread, app, True
             return self
+
+    def _new_app(self) -> SimApp:
+        """The application :meth:`start` serves (a subclass may serve a subclass of it)."""
+        return SimApp(self.sim, self._ledger, self._ids)
 
     def stop(self) -> None:
         """Stop serving; idempotent. Hanging and queued requests are answered 503 first."""

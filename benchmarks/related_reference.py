@@ -1,65 +1,10 @@
-"""Related-document candidates from an on-disk character n-gram index.
-
-Before a model summarizes a document it is shown the top-K most similar *other* documents of the
-whole corpus (title and one line each) and may only link to those. Similarity has to work for Korean
-as well as English without a language-specific tokenizer, so documents are compared by character
-2- and 3-grams of their normalized text (NFKC, lowercased, every non-letter/non-digit turned into a
-space, whitespace collapsed). Grams are taken inside each space-separated token padded with one
-space (``" kr"``, ``"kr "``), so no gram joins two words. The corpus may hold a million documents,
-so everything lives in SQLite on disk, the Python side holds nothing per document, and the index
-is updated one document at a time (new, changed or removed), never rebuilt.
-
-Tables:
-
-``docs(id, path UNIQUE, title, line, content_hash, norm)``
-    One row per indexed document; ``id`` is a compact integer key so postings do not repeat paths.
-``postings(gram, doc, weight)``
-    The inverted index, clustered on ``(gram, doc)``, with a covering index on ``doc``. A document
-    posts only its ``features_per_doc`` most salient grams; ``weight`` is BM25's saturating term
-    frequency ``tf * (k1 + 1) / (tf + k1)`` with ``k1 = 1.2``.
-``df(gram, n, seen)``
-    ``n``: exactly how many documents post ``gram`` (maintained on update and remove); it gives the
-    query-time idf and decides which grams are too common to query. ``seen``: how many documents
-    ever indexed contained ``gram`` at all (not only as a feature); it only steers which grams a
-    document keeps.
-``answers(doc, generation, k, found)``
-    The last candidates answer for each document (``id:score`` pairs), valid while the index's
-    ``generation`` is unchanged: re-summarizing an unchanged corpus (a tuning run, a new prompt)
-    asks again for the same candidates, and a lookup costs far less than the query.
-``meta(key, value)``
-    Counters: indexed documents, documents counted in ``seen``, schema version, and the
-    ``generation``, bumped by every change to the indexed documents.
-
-Feature choice (at index time). Grams are ranked by ``tf_weight * ln(1 + S / seen)``, S being the
-number of documents counted in ``seen``, with two adjustments that matter for linking: a gram no
-other document contains (``seen == 1``) can match nothing, so it only fills slots nothing else
-wants; and a quarter of the slots go to the best grams in scripts other than the document's main
-one (Hangul terms in an English document, Latin ones in a Korean document). Those are usually names
-of other documents, products or systems, and are what lets an English and a Korean document on the
-same subject meet, since their main-script grams never overlap. While the index has seen fewer than
-:data:`HEURISTIC_BELOW` documents a cheap stop-gram heuristic stands in for the idf.
-
-Scoring (at query time). :meth:`RelatedIndex.candidates` scores every document sharing a feature
-with the query by the cosine of their tf-idf vectors, ``sum(w_q * w_c * idf^2) / (|q| |c|)`` with
-``idf = ln(1 + N / n)`` read from ``df`` when the query runs. Grams posted by more than 20% of the
-corpus (once it has at least 50 documents) are ignored, which keeps every posting list short.
-
-Approximations, on purpose:
-
-* ``seen`` is cumulative: a removed document's grams are not subtracted (its text is gone) and a
-  changed document is not counted again. It is a streaming estimate of how common a gram is and
-  only steers feature choice, which is fixed when a document is indexed; a document indexed before
-  any other document shared one of its rare grams will not have chosen that gram.
-* ``docs.norm`` uses the idf of the moment the document was indexed. A query ranks a shortlist by
-  the stored norms and then recomputes the shortlist's norms with the current idf, so returned
-  scores are exact cosines; :meth:`RelatedIndex.reweight` refreshes every stored norm.
-* Only the first ``max_chars`` characters of a document are indexed.
-
-:meth:`RelatedIndex.update_many` is the bulk path: it takes documents :data:`CHUNK` at a time,
-counts a whole chunk into ``seen`` with one write per distinct gram before any of its documents
-chooses features (so the first documents of an empty index are not indexed blind), and commits
-every ``batch`` documents.
+"""Frozen copy of the related-document index as of commit 6a802e8 (before the package split and
+the packed posting lists), kept only so that ``python -m benchmarks.related`` can compare the
+candidates of today's index with this reference. Not used by the engine; do not edit.
 """
+# ruff: noqa
+# mypy: ignore-errors
+
 
 from __future__ import annotations
 

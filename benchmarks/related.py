@@ -1,0 +1,115 @@
+"""Link candidates: today's related-document index against the reference, for speed and agreement.
+
+``python -m benchmarks.related`` builds two indexes of the same documents, the engine's
+(:mod:`wiki_assets.engine.related`) and the reference (:mod:`benchmarks.related_reference`, a
+frozen copy of the index before its postings were packed and its chunks written in bulk), asks
+both for every document's candidates and prints, per corpus, the CPU milliseconds per document of
+indexing and of querying, and how far the candidates agree: the mean share of the reference's
+top-``k`` that the engine also returns (overlap@k), and how often both put the same document first.
+
+Corpora: the sample corpus (``synced/``, 24 English and Korean documents), N generated documents
+(:func:`benchmarks.documents.build_documents`, 2,000 by default) and N tiny notes (the overhead
+benchmark's, :func:`benchmarks.documents.build_tiny_documents`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks import related_reference
+from benchmarks.documents import SAMPLE_ROOT, BenchDoc, build_documents, build_tiny_documents
+from wiki_assets.engine.corpus import title_of
+from wiki_assets.engine.related import RelatedIndex
+
+Item = tuple[str, str, str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    index_ms: float  # CPU ms per document to index the corpus
+    query_ms: float  # CPU ms per document to ask for its candidates
+    found: dict[str, list[str]]  # each document's candidate paths, best first
+
+
+def sample_items() -> list[Item]:
+    items = []
+    for file in sorted(p for p in SAMPLE_ROOT.rglob("*") if p.is_file()):
+        if file.name.startswith("."):
+            continue
+        path = file.relative_to(SAMPLE_ROOT).as_posix()
+        text = file.read_text(encoding="utf-8")
+        items.append((path, title_of(text, path), text, hashlib.sha256(text.encode()).hexdigest()))
+    return items
+
+
+def bench_items(docs: Sequence[BenchDoc]) -> list[Item]:
+    return [(d.path, d.title, d.text, hashlib.sha256(d.text.encode()).hexdigest()) for d in docs]
+
+
+def measure(open_index: Callable[[Path], Any], db: Path, items: list[Item], k: int) -> Measured:
+    with open_index(db) as index:
+        started = time.process_time()
+        index.update_many(items)
+        indexed = time.process_time() - started
+        started = time.process_time()
+        found = {path: [c.path for c in index.candidates(path, k)] for path, *_ in items}
+        queried = time.process_time() - started
+    n = max(1, len(items))
+    return Measured(indexed * 1000 / n, queried * 1000 / n, found)
+
+
+def agreement(new: dict[str, list[str]], reference: dict[str, list[str]]) -> tuple[float, float]:
+    """(mean overlap@k with the reference's candidates, share with the same first candidate)."""
+    overlaps, firsts = [], []
+    for path, expected in reference.items():
+        got = new.get(path, [])
+        overlaps.append(len(set(got) & set(expected)) / len(expected) if expected else 1.0)
+        firsts.append((got[:1] == expected[:1]) if expected else not got)
+    n = max(1, len(overlaps))
+    return sum(overlaps) / n, sum(firsts) / n
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.related", description=__doc__)
+    parser.add_argument("--docs", type=int, default=2000, help="generated documents (2000)")
+    parser.add_argument("--k", type=int, default=8, help="candidates per document (8)")
+    args = parser.parse_args(argv)
+    if min(args.docs, args.k) < 1:
+        parser.error("--docs and --k must be positive")
+    rows = [
+        "| corpus | docs | index CPU ms/doc (today / reference) "
+        "| query CPU ms/doc (today / reference) | overlap@k | same first |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    with tempfile.TemporaryDirectory(prefix="bench-related-") as tmp:
+        root = Path(tmp)
+        corpora = [
+            ("sample (synced/)", sample_items()),
+            ("generated", bench_items(build_documents(root / "generated", args.docs))),
+            ("tiny notes", bench_items(build_tiny_documents(root / "tiny", args.docs))),
+        ]
+        for name, items in corpora:
+            print(f"related: {name}: {len(items)} documents", file=sys.stderr, flush=True)
+            slug = name.split()[0]
+            ref = measure(related_reference.RelatedIndex, root / f"{slug}-ref.db", items, args.k)
+            new = measure(RelatedIndex, root / f"{slug}-new.db", items, args.k)
+            overlap, first = agreement(new.found, ref.found)
+            rows.append(
+                f"| {name} | {len(items)} | {new.index_ms:.2f} / {ref.index_ms:.2f} "
+                f"| {new.query_ms:.2f} / {ref.query_ms:.2f} | {overlap:.3f} | {first:.3f} |"
+            )
+    print(f"## Link candidates: today's index against the reference (k = {args.k})\n")
+    print("\n".join(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,281 @@
+"""The on-disk index: :class:`RelatedIndex`, its connections, updates and candidates answers."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from wiki_assets.engine.related import answers, packed
+from wiki_assets.engine.related.answers import Answer, Candidate
+from wiki_assets.engine.related.indexing import Item, forget, index_chunk
+from wiki_assets.engine.related.query import most_similar
+from wiki_assets.engine.related.storage import Transaction, create, get_meta
+from wiki_assets.engine.related.text import MAX_CHARS
+
+CHUNK = 64
+"""Documents whose grams :meth:`RelatedIndex.update_many` counts together before they choose
+their features."""
+
+
+@dataclass(slots=True)
+class IndexStats:
+    """What this :class:`RelatedIndex` instance did since it was opened."""
+
+    indexed: int = 0  # documents (re)indexed
+    skipped: int = 0  # updates skipped because the content hash was unchanged
+    removed: int = 0  # documents removed (by remove or prune)
+
+
+class RelatedIndex:
+    """An on-disk index answering "which other documents are most like this one?".
+
+    All state is in the SQLite file at ``db_path`` (created if missing); an instance holds only a
+    connection and a few counters, so memory does not grow with the corpus. Methods are safe to
+    call from several threads (they are serialized); for several processes, open one index each
+    (SQLite's WAL mode lets readers run beside the writer).
+    """
+
+    def __init__(
+        self,
+        db_path: Path,
+        *,
+        features_per_doc: int = 64,
+        max_chars: int = MAX_CHARS,
+        cache_mib: int = 16,
+    ) -> None:
+        if features_per_doc < 1:
+            raise ValueError("features_per_doc must be at least 1")
+        self.db_path = Path(db_path)
+        self.features_per_doc = features_per_doc
+        self.max_chars = max_chars
+        self.stats = IndexStats()
+        self._lock = threading.RLock()
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        # Parallel runs share the file; one may wait while another indexes a batch of documents.
+        self._db = sqlite3.connect(
+            self.db_path, isolation_level=None, check_same_thread=False, timeout=120
+        )
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(f"PRAGMA cache_size=-{int(cache_mib) * 1024}")
+        self._db.execute("PRAGMA temp_store=FILE")
+        # Candidates queries read through one connection per thread, outside the lock: SQLite and
+        # numpy do most of a query without the GIL, so several go at once beside the event loop
+        # (WAL lets them read beside a writer). A run asks for candidates at hundreds a second.
+        self._readers = threading.local()
+        self._reader_connections: list[sqlite3.Connection] = []
+        self._reader_cache_kib = max(1024, int(cache_mib) * 1024 // 4)
+        # Answers computed by readers, written by save_answers() in one transaction: a reader
+        # must not wait for the write lock another run may hold while it indexes.
+        self._new_answers: list[Answer] = []
+        create(self._db)
+
+    # -- lifecycle --
+
+    def close(self) -> None:
+        with self._lock:
+            if self._new_answers:
+                self.save_answers()
+            for reader in self._reader_connections:
+                reader.close()
+            self._reader_connections.clear()
+            self._readers = threading.local()
+            self._db.close()
+
+    def _reader(self) -> sqlite3.Connection:
+        """This thread's read-only connection."""
+        reader: sqlite3.Connection | None = getattr(self._readers, "db", None)
+        if reader is None:
+            reader = sqlite3.connect(
+                self.db_path, isolation_level=None, check_same_thread=False, timeout=120
+            )
+            reader.execute("PRAGMA query_only=ON")
+            reader.execute(f"PRAGMA cache_size=-{self._reader_cache_kib}")
+            reader.execute("PRAGMA temp_store=MEMORY")
+            with self._lock:
+                self._reader_connections.append(reader)
+            self._readers.db = reader
+        return reader
+
+    def __enter__(self) -> RelatedIndex:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return get_meta(self._db, "docs")
+
+    def __contains__(self, path: object) -> bool:
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM docs WHERE path = ?", (path,)).fetchone()
+            return row is not None
+
+    # -- writes --
+
+    def update(self, path: str, title: str, text: str, content_hash: str) -> None:
+        """(Re)index one document; a no-op when ``content_hash`` is what is already indexed."""
+        with self._lock, Transaction(self._db):
+            if self._unchanged(path, content_hash):
+                self.stats.skipped += 1
+                return
+            self._index([(path, title, text, content_hash)])
+            self._repack_if_stale()
+
+    def update_many(self, items: Iterable[Item], *, batch: int = 500) -> int:
+        """Index ``(path, title, text, content_hash)`` items, committing after every ``batch``
+        documents (rounded up to whole chunks).
+
+        Returns how many documents were (re)indexed; unchanged ones are skipped. Items are taken
+        :data:`CHUNK` at a time: a chunk's grams are counted into the corpus statistics with one
+        write per distinct gram, then each document of the chunk chooses its features. This is
+        much cheaper than one document at a time, and it means the first chunk of an empty index
+        is not indexed blind. At most one chunk of gram counts is held in memory. The packed
+        posting lists are rebuilt at the end if enough changed.
+        """
+        batch = max(1, batch)
+        done = 0
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                chunk: list[Item] = []
+                since_commit = 0
+                for item in items:
+                    if self._unchanged(item[0], item[3]):
+                        self.stats.skipped += 1
+                        continue
+                    chunk.append(item)
+                    if len(chunk) >= CHUNK:
+                        done += self._index(chunk)
+                        since_commit += len(chunk)
+                        chunk = []
+                    if since_commit >= batch:
+                        self._db.execute("COMMIT")
+                        self._db.execute("BEGIN IMMEDIATE")
+                        since_commit = 0
+                if chunk:
+                    done += self._index(chunk)
+                self._repack_if_stale()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return done
+
+    def remove(self, path: str) -> None:
+        """Forget ``path``; a no-op if it is not indexed."""
+        with self._lock, Transaction(self._db):
+            row = self._db.execute("SELECT id FROM docs WHERE path = ?", (path,)).fetchone()
+            if row is not None:
+                forget(self._db, row[0])
+                self.stats.removed += 1
+                self._repack_if_stale()
+
+    def prune(self, keep: Callable[[str], bool]) -> int:
+        """Remove every document whose path fails ``keep``; returns how many were removed.
+
+        Paths are read in chunks by id, so memory stays bounded however large the corpus is.
+        """
+        removed = 0
+        last = -1
+        with self._lock:
+            while True:
+                rows = self._db.execute(
+                    "SELECT id, path FROM docs WHERE id > ? ORDER BY id LIMIT 1000", (last,)
+                ).fetchall()
+                if not rows:
+                    break
+                last = rows[-1][0]
+                doomed = [doc for doc, path in rows if not keep(path)]
+                if doomed:
+                    with Transaction(self._db):
+                        for doc in doomed:
+                            forget(self._db, doc)
+                    removed += len(doomed)
+            self.stats.removed += removed
+            if removed:
+                with Transaction(self._db):
+                    self._repack_if_stale()
+        return removed
+
+    def is_current(self, path: str, content_hash: str) -> bool:
+        """Whether ``path`` is indexed with this content: callers skip reading its text."""
+        with self._lock:
+            return self._unchanged(path, content_hash)
+
+    def _unchanged(self, path: str, content_hash: str) -> bool:
+        row = self._db.execute("SELECT content_hash FROM docs WHERE path = ?", (path,)).fetchone()
+        return row is not None and row[0] == content_hash
+
+    def _index(self, items: list[Item]) -> int:
+        done = index_chunk(self._db, items, self.features_per_doc, self.max_chars)
+        self.stats.indexed += done
+        return done
+
+    def _repack_if_stale(self) -> None:
+        if packed.stale(self._db):
+            packed.repack(self._db)
+
+    # -- reads --
+
+    def candidates(self, path: str, k: int = 8) -> list[Candidate]:
+        """The ``k`` documents most similar to the indexed document ``path``, best first.
+
+        Never returns ``path`` itself; only documents sharing at least one queried gram (score > 0)
+        are returned, so the list may be shorter than ``k``. Unknown paths get an empty list.
+        """
+        if k < 1:
+            return []
+        db = self._reader()
+        db.execute("BEGIN")  # one snapshot for every read, even beside a writer
+        try:
+            row = db.execute("SELECT id FROM docs WHERE path = ?", (path,)).fetchone()
+            if row is None:
+                return []
+            doc = row[0]
+            meta = dict(
+                db.execute(
+                    "SELECT key, value FROM meta WHERE key IN ('docs', 'generation', 'packed_upto')"
+                )
+            )
+            generation = int(meta.get("generation", 0))
+            found = answers.answered(db, doc, generation, k)
+            if found is None:
+                n_docs, upto = int(meta.get("docs", 0)), int(meta.get("packed_upto", 0))
+                found = most_similar(db, doc, n_docs, upto, k)
+                with self._lock:
+                    self._new_answers.append((doc, generation, k, answers.encode(found)))
+            return answers.describe(db, found)
+        finally:
+            db.execute("COMMIT")
+
+    def stored_answers(self, paths: Sequence[str], k: int = 8) -> dict[str, list[Candidate]]:
+        """The still-valid stored answers among ``paths``, in two queries for all of them: a run
+        looks ahead at the documents it is about to summarize instead of asking one by one."""
+        if k < 1 or not paths:
+            return {}
+        db = self._reader()
+        db.execute("BEGIN")
+        try:
+            return answers.stored(db, paths, k)
+        finally:
+            db.execute("COMMIT")
+
+    def save_answers(self) -> int:
+        """Write the candidates answers computed since the last call; returns how many."""
+        with self._lock:
+            new, self._new_answers = self._new_answers, []
+            if new:
+                with Transaction(self._db):
+                    answers.save(self._db, new)
+            return len(new)

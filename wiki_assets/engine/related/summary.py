@@ -1,0 +1,77 @@
+"""One line describing a document: its first meaningful sentence, for a list of link candidates."""
+
+from __future__ import annotations
+
+import re
+
+from wiki_assets.engine.related.text import MAX_CHARS, normalize
+
+LINE_MAX = 160
+"""Longest :attr:`Candidate.line`, in characters."""
+LINE_MIN = 30
+"""A first sentence shorter than this ("Q.", a greeting) is joined with the next one."""
+
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_LIST = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|>|\|)")
+_RULE = re.compile(r"^\s*(?:[-*_=]\s*){3,}$")
+_META = re.compile(r"^[\W_]*[^\W\d_][\w .()/'-]{0,28}?[\W_]*[:：]\s")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MARKUP = re.compile(r"[*_`]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+(?=\S)")
+
+
+def _plain(line: str) -> str:
+    line = _LINK.sub(r"\1", line)
+    line = _MARKUP.sub("", line)
+    line = re.sub(r"^\s*(?:#{1,6}|[-*+]|\d+[.)]|>+)\s+", "", line)
+    return " ".join(line.split())
+
+
+def _is_sentence_like(line: str) -> bool:
+    return (
+        bool(re.search(r"[.!?。！？]$", line))
+        or bool(_SENTENCE_END.search(line))
+        or (len(line.split()) >= 8)
+    )
+
+
+def summary_line(text: str, title: str = "") -> str:
+    """The first meaningful sentence of ``text``, at most :data:`LINE_MAX` characters.
+
+    Headings, lists, quotes, tables, rules and short ``Key: value`` metadata lines
+    (``Owner: ...``, ``담당: ...``) are passed over in favour of the first prose line, whose first
+    sentence is returned (joined with the next while shorter than :data:`LINE_MIN`). Falls back
+    to the first non-empty line, then to ``title``.
+    """
+    title_key = normalize(title)
+    fallback = ""
+    for raw in text[:MAX_CHARS].splitlines():
+        if not raw.strip() or _RULE.match(raw):
+            continue
+        plain = _plain(raw)
+        if not plain:
+            continue
+        if not fallback and normalize(plain) != title_key and not _HEADING.match(raw):
+            fallback = plain
+        if _HEADING.match(raw) or _LIST.match(raw) or _META.match(_MARKUP.sub("", raw)):
+            continue
+        if normalize(plain) == title_key or not _is_sentence_like(plain):
+            continue
+        sentences = _SENTENCE_END.split(plain)
+        line = sentences[0]
+        for more in sentences[1:]:
+            if len(line) >= LINE_MIN:
+                break
+            line = f"{line} {more}"
+        return _clip(line)
+    return _clip(fallback or " ".join(title.split()))
+
+
+def _clip(line: str) -> str:
+    if len(line) <= LINE_MAX:
+        return line
+    cut = line[: LINE_MAX - 1]
+    space = cut.rfind(" ")
+    if space > LINE_MAX // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-") + "…"

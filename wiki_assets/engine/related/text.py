@@ -1,0 +1,66 @@
+"""Text as the related-document index sees it: normalized, cut into character 2- and 3-grams.
+
+Similarity has to work for Korean as well as English without a language-specific tokenizer, so
+documents are compared by character 2- and 3-grams of their normalized text (NFKC, lowercased,
+every non-letter/non-digit turned into a space, whitespace collapsed). Grams are taken inside each
+space-separated token padded with one space (``" kr"``, ``"kr "``), so no gram joins two words.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from collections import Counter
+
+MAX_CHARS = 20_000
+"""Characters of a document that are indexed; the rest is ignored."""
+GRAM_SIZES = (2, 3)
+
+
+class _Separators(dict[int, int | None]):
+    """``str.translate`` table: characters that are not letters, marks or numbers become spaces.
+
+    Filled lazily, one entry per distinct character ever met, so lookups after the first run in C.
+    """
+
+    def __missing__(self, codepoint: int) -> int:
+        kept = unicodedata.category(chr(codepoint))[0] in "LMN"
+        value = codepoint if kept else 0x20
+        self[codepoint] = value
+        return value
+
+
+_SEPARATORS = _Separators()
+
+
+def normalize(text: str) -> str:
+    """NFKC, lowercase, every character that is not a letter, mark or number becomes a space, and
+    runs of whitespace collapse to one space."""
+    text = unicodedata.normalize("NFKC", text).lower().translate(_SEPARATORS)
+    return " ".join(text.split())
+
+
+def grams(text: str) -> Counter[str]:
+    """Term frequencies of the character 2- and 3-grams of ``text`` (already normalized).
+
+    Grams are taken inside each token padded with one space on each side (``" kr"``, ``"kr "``),
+    so a gram never joins the end of one word to the start of the next.
+    """
+    # One comprehension per gram size over the padded tokens keeps the loop in C-level list
+    # building and one Counter update (faster than slicing a padded whole text and dropping the
+    # grams that straddle two tokens).
+    tokens = [f" {token} " for token in text.split()]
+    counts: Counter[str] = Counter()
+    for size in GRAM_SIZES:
+        counts.update([t[i : i + size] for t in tokens for i in range(len(t) - size + 1)])
+    return counts
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def script_of(gram: str) -> str:
+    """The Unicode script of a gram's first letter (``LATIN``, ``HANGUL``, ``CJK``...), or ``""``
+    for a gram without letters (digits)."""
+    for ch in gram:
+        if ch.isalpha():
+            return unicodedata.name(ch, "? ?").split(" ", 1)[0]
+    return ""
