@@ -5,7 +5,6 @@ candidates of today's index with this reference. Not used by the engine; do not 
 # ruff: noqa
 # mypy: ignore-errors
 
-
 from __future__ import annotations
 
 import functools

@@ -19,7 +19,8 @@ from typing import Any
 from wiki_assets.engine.client import Summary
 from wiki_assets.engine.corpus import SourceDocument
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane
-from wiki_assets.engine.journal import SUMMARIZED, Entry, Journal, JournalWriter
+from wiki_assets.engine.journal import SUMMARIZED, Entry, Journal
+from wiki_assets.engine.journal_writer import JournalWriter
 from wiki_assets.engine.plan import fingerprint
 from wiki_assets.engine.progress import Log
 from wiki_assets.engine.prompts import PROMPT_VERSION

@@ -1,0 +1,82 @@
+"""Group commit: results journaled for an event loop without blocking it.
+
+A result must be durable before its page is written and before the worker that got it moves on
+(:mod:`wiki_assets.engine.journal`); this module is how that costs the loop nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from wiki_assets.engine.journal import Entry, Journal
+from wiki_assets.engine.store import StateStore
+
+__all__ = ["JournalWriter"]
+
+
+class JournalWriter:
+    """Records results for an event loop without blocking it, committing them in groups.
+
+    A result must be durable before its page is written and before the worker that got it moves
+    on, but a commit is a round trip and a sync to disk (well over a millisecond on PostgreSQL),
+    which would stall every other request of the run if it ran on the loop. Here a thread commits
+    whatever has queued up since its last commit in one transaction, and each caller's ``await``
+    returns once its own result is committed: many results share one commit under load.
+    """
+
+    def __init__(self, store: StateStore) -> None:
+        self._journal = Journal(store)  # its own connection, used by the writer thread alone
+        self._queued: list[tuple[Entry, asyncio.Future[None]]] = []
+        self._changed = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._commit_forever, name="journal", daemon=True)
+        self._thread.start()
+
+    async def record(self, entry: Entry) -> None:
+        done = asyncio.get_running_loop().create_future()
+        with self._changed:
+            if self._closed:
+                raise RuntimeError("journal writer is closed")
+            self._queued.append((entry, done))
+            self._changed.notify()
+        await done
+
+    def close(self) -> None:
+        """Commits what is queued, then stops the thread and closes its connection."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify()
+        self._thread.join()
+        self._journal.close()
+
+    def _commit_forever(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._queued or self._closed)
+                batch, self._queued = self._queued, []
+                if not batch and self._closed:
+                    return
+            try:
+                self._journal.record_summaries([entry for entry, _ in batch])
+            except Exception as error:  # each waiting worker sees the reason, none hangs
+                _settle(batch, error)
+            else:
+                _settle(batch, None)
+
+
+def _settle(batch: list[tuple[Entry, asyncio.Future[None]]], error: Exception | None) -> None:
+    for _, done in batch:
+
+        def resolve(done: asyncio.Future[None] = done) -> None:
+            if done.cancelled():
+                return  # the worker was cancelled; its result is committed all the same
+            if error is None:
+                done.set_result(None)
+            else:
+                done.set_exception(error)
+
+        try:
+            done.get_loop().call_soon_threadsafe(resolve)
+        except RuntimeError:
+            pass  # the loop is gone: nobody waits any more
