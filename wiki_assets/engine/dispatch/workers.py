@@ -37,8 +37,9 @@ class Work(Protocol):
         """Read the document and work out its request; DocumentError fails it alone."""
         ...
 
-    async def record(self, job: Job, lane: Lane, summary: Summary) -> None:
-        """Keep an answer (durably, before it counts)."""
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> bool:
+        """Keep an answer (durably, before it counts). True: the answer is flagged and the run
+        asks for a second opinion, which the dispatcher sends to another model if it has one."""
         ...
 
     def fail(self, job: Job, reason: str) -> None: ...
@@ -163,11 +164,11 @@ class Dispatcher:
                     await self.slots.release(lane, slot)
                     await self._wait(lambda: not self.work.held_back(), None)
                     continue
-                job = self.queue.next_job(worker, self.claim_size)
+                job = self.queue.next_job(worker, self.claim_size, lane.order)
                 if job is None:
                     if await self._hedge(lane):
                         continue
-                    if self.holding == 0:
+                    if self.holding == 0 and not self.queue.second_opinions():
                         self.stop_done()
                         return
                     # Requests still out may fail and put their document back: stay until they
@@ -175,7 +176,7 @@ class Dispatcher:
                     # Any request that ends may also free a document to race (a failed hedge).
                     await self.slots.release(lane, slot)
                     await self._wait(
-                        self._idle_over(self.requests.settled),
+                        self._idle_over(lane, self.requests.settled),
                         next_hedge_at(self.lanes, lane, self._now()),
                     )
                     continue
@@ -184,11 +185,14 @@ class Dispatcher:
         finally:
             await self.slots.release(lane, slot)
 
-    def _idle_over(self, settled: int) -> Callable[[], bool]:
-        """For a worker with nothing to start: work came back, nothing is held any more, or a
-        request ended since ``settled`` (it may have left a document to race)."""
+    def _idle_over(self, lane: Lane, settled: int) -> Callable[[], bool]:
+        """For a worker of ``lane`` with nothing to start: work it may take came back, nothing is
+        held any more, or a request ended since ``settled`` (it may have left a document to
+        race). A second opinion it may not give (its own answer) is no news to it."""
         return lambda: (
-            self.queue.has_work() or self.holding == 0 or self.requests.settled != settled
+            self.queue.has_work(lane.order)
+            or (self.holding == 0 and not self.queue.second_opinions())
+            or self.requests.settled != settled
         )
 
     async def _after_leaving(self, lane: Lane, worker: int, slot: int) -> None:
@@ -270,10 +274,14 @@ class Dispatcher:
             return True, None  # no pace yet: nothing to compare with
         # This worker is free: its model's finish is its own time for the document.
         mine = Prospect(lane.order, own, lane.pace.docs_per_s(lane.concurrency.limit))
+        # Only models that may take it: a second opinion is never left to a model that gave the
+        # first answer (it could not take it, and would be waited for forever).
         others = [
             prospect
             for other in self.lanes
-            if other is not lane and (prospect := other.prospect(prompt_tokens, now)) is not None
+            if other is not lane
+            and job.may_take(other.order)
+            and (prospect := other.prospect(prompt_tokens, now)) is not None
         ]
         unstarted = max(0, self.expected() - self.requests.started - (not job.started))
         if should_start(mine, others, unstarted):
