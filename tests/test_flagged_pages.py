@@ -13,10 +13,12 @@ from conftest import SAMPLE, Workspace, summarizer_for
 from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.engine import Dials, Endpoint, ingest
-from wiki_assets.engine.corpus import title_of
+from wiki_assets.engine.corpus import SourceDocument, title_of
+from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.quality.extract import extract
 from wiki_assets.engine.report import IngestReport
 from wiki_assets.engine.wiki.audit import front_matter, pages_of
+from wiki_assets.engine.wiki.index import index_wiki
 from wiki_assets.simulator import SimModel, SimServer
 
 COLLECTIONS = ["people", "product"]  # 12 documents of real text, about 300 tokens each
@@ -29,8 +31,9 @@ def fabricating() -> SimModel:
     return SimModel(model="fabricating", behaviour="fabricating", per_request_tps=5_000)
 
 
-def faithful(**faults: object) -> SimModel:
-    return SimModel(model="faithful", behaviour="faithful", per_request_tps=5_000, **faults)  # type: ignore[arg-type]
+def faithful(**fields: object) -> SimModel:
+    fields = {"per_request_tps": 5_000, **fields}
+    return SimModel(model="faithful", behaviour="faithful", **fields)  # type: ignore[arg-type]
 
 
 def sample(tmp_path: Path, documents: int | None) -> Path:
@@ -147,6 +150,12 @@ def test_extract_replaces_flagged_pages_by_the_documents_own_words(tmp_path: Pat
         taken = extract(document, title_of(document, str(meta["source"])))
         assert taken.opening and taken.opening.split()[0] in text
         assert all(f"- {heading}" in text for heading in taken.headings)
+    # index.md lists them under Needs review, with their reasons.
+    index_wiki(tmp_path / "wiki")
+    index = (tmp_path / "wiki" / "index.md").read_text(encoding="utf-8")
+    review = index.split("## Needs review", 1)[1].split("## By collection", 1)[0]
+    assert all(f"({name})" in review for name in extractive)
+    assert review.count("unverified_points") >= len(extractive)
 
 
 def test_a_one_model_fleet_keeps_its_flagged_pages(tmp_path: Path) -> None:
@@ -159,12 +168,46 @@ def test_a_one_model_fleet_keeps_its_flagged_pages(tmp_path: Path) -> None:
 
 
 def test_a_second_opinion_that_fails_leaves_the_first_answer(tmp_path: Path) -> None:
-    # The faithful model fails every request (an outage: the document is put back, and the
-    # fabricating model answers it); each second opinion it is asked fails too. The fabricating
-    # model's answers were journaled first: their pages stand, flagged, and nothing failed.
-    with SimServer(fabricating()) as bad, SimServer(faithful(error_rate=1.0)) as broken:
-        report, pages = run(tmp_path, [bad, broken], "retry", documents=2, max_retries=0)
-    assert report.count == len(pages) == 2 and report.failed == [] and report.unfinished == 0
-    assert report.second_opinions == 2 and report.second_opinions_answered == 0
-    assert report.flagged == 2
-    assert all(meta["model"] == "fabricating" for meta in pages.values())
+    # The faithful model answers its first documents (fast), then drops every connection: the
+    # documents it held are put back (an outage) for the fabricating model, and a second opinion
+    # it is asked fails, or is never sent once it is out of service (dropped at the end of the
+    # run). The fabricating model's answers were journaled first: their pages stand, flagged.
+    dying = faithful(die_after=1, per_request_tps=50_000, aggregate_tps=100_000)
+    with SimServer(fabricating()) as bad, SimServer(dying) as broken:
+        report, pages = run(tmp_path, [bad, broken], "retry", documents=4, max_retries=0)
+    by = stats(report)
+    assert report.count == len(pages) == 4 and report.failed == [] and report.unfinished == 0
+    kept = by["faithful"].docs  # type: ignore[attr-defined]
+    assert kept >= 1 and by["faithful"].errors >= 1  # type: ignore[attr-defined]
+    assert report.second_opinions_answered == 0
+    assert report.flagged == 4 - kept
+    models = sorted(str(meta["model"]) for meta in pages.values())
+    assert models == ["fabricating"] * (4 - kept) + ["faithful"] * kept
+
+
+def test_a_second_opinion_waits_for_a_model_that_has_not_answered() -> None:
+    document = SourceDocument("c/a.md", "c", 1, "hash")
+    queue = WorkQueue(iter([]))
+    job = Job(document, "c/a.md", done=True, answered_by={0})
+    queue.ask_another(job)
+    assert (job.second_opinion, job.done, queue.second_opinions()) == (True, False, 1)
+    assert not queue.has_work(0) and queue.next_job(worker=1, claim_size=2, model=0) is None
+    assert queue.has_work(1) and queue.next_job(worker=100_001, claim_size=2, model=1) is job
+    queue.put_back(job)  # e.g. left to a faster model: it waits with the second opinions again
+    assert queue.second_opinions() == 1 and queue.remaining() == 0  # never counted as unfinished
+
+
+def test_an_extract_is_the_documents_headings_and_opening_sentences() -> None:
+    text = (
+        "---\nowner: hr\n---\n# Leave Policy\n\nEmployees get 20 days a year. They ask their\n"
+        "manager first! Unused days expire? Only after March. More text.\n\n## Requests\n\n"
+        "```\n# a comment, not a heading\n```\n## Carry-over\n"
+    )
+    taken = extract(text, "Leave Policy")
+    assert taken.headings == ("Requests", "Carry-over")
+    assert taken.opening == (
+        "Employees get 20 days a year. They ask their manager first! Unused days expire?"
+    )
+    korean = extract("휴가 정책\n\n직원은 20일을 받는다. 먼저 요청한다. 셋째. 넷째.\n", "휴가 정책")
+    assert korean.headings == ()
+    assert korean.opening == "직원은 20일을 받는다. 먼저 요청한다. 셋째."

@@ -89,6 +89,13 @@ class WorkQueue:
         """Second opinions waiting for a model."""
         return len(self._second)
 
+    def abandon(self, unanswerable: Callable[[Job], bool]) -> int:
+        """Drop the waiting second opinions ``unanswerable`` says no model can give now (their
+        first answers stand); how many."""
+        kept = deque(job for job in self._second if not unanswerable(job))
+        dropped, self._second = len(self._second) - len(kept), kept
+        return dropped
+
     def remaining(self) -> int:
         """Unstarted jobs (claimed, returned and not yet claimed); consumes the source. Second
         opinions are not among them: their first answer is kept."""

@@ -133,8 +133,14 @@ class Requests:
         job.prepared = None
 
     def _another_model(self, job: Job) -> bool:
-        """Whether a model of the fleet has not answered ``job`` (none in a one-model fleet)."""
-        return any(job.may_take(lane.order) for lane in self.lanes)
+        """Whether another model of the fleet can give ``job`` a second opinion: one that has
+        not answered it (none in a one-model fleet), has answered something in this run and is
+        in service. Nobody can race a second opinion (the model that could answered already),
+        so one sent to a model that hangs would hold the end of the run for its timeout."""
+        return any(
+            job.may_take(lane.order) and lane.stats.docs and not lane.breaker.tripped
+            for lane in self.lanes
+        )
 
     def _failed(self, attempt: Attempt, error: ModelError) -> None:
         """Apply the retry policy to a failed request: its document is failed, put back, or

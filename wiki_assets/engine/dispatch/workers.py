@@ -168,7 +168,7 @@ class Dispatcher:
                 if job is None:
                     if await self._hedge(lane):
                         continue
-                    if self.holding == 0 and not self.queue.second_opinions():
+                    if self.holding == 0 and not self._second_opinions_due():
                         self.stop_done()
                         return
                     # Requests still out may fail and put their document back: stay until they
@@ -184,6 +184,14 @@ class Dispatcher:
                     await self._after_leaving(lane, worker, slot)
         finally:
             await self.slots.release(lane, slot)
+
+    def _second_opinions_due(self) -> bool:
+        """Whether second opinions wait that a model in service may give. Those only models out
+        of service (breaker open) could give are dropped, their first answers standing: an
+        optional second look must not hold the end of the run for a model's cooldowns."""
+        in_service = [lane.order for lane in self.lanes if not lane.breaker.tripped]
+        self.queue.abandon(lambda job: not any(job.may_take(order) for order in in_service))
+        return bool(self.queue.second_opinions())
 
     def _idle_over(self, lane: Lane, settled: int) -> Callable[[], bool]:
         """For a worker of ``lane`` with nothing to start: work it may take came back, nothing is
