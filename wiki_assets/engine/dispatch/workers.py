@@ -16,7 +16,11 @@ from typing import Any, Protocol
 
 from wiki_assets.engine.client import Summary
 from wiki_assets.engine.corpus import DocumentError
-from wiki_assets.engine.dispatch.hedge import hedge_target, next_hedge_at
+from wiki_assets.engine.dispatch.hedge import (
+    hedge_target,
+    late_second_opinions,
+    next_idle_change,
+)
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.queue import Job, Prepared, WorkQueue
 from wiki_assets.engine.dispatch.request import Requests
@@ -168,6 +172,7 @@ class Dispatcher:
                 if job is None:
                     if await self._hedge(lane):
                         continue
+                    self._give_up_late_second_opinions(lane)
                     if self.holding == 0 and not self._second_opinions_due():
                         self.stop_done()
                         return
@@ -177,13 +182,19 @@ class Dispatcher:
                     await self.slots.release(lane, slot)
                     await self._wait(
                         self._idle_over(lane, self.requests.settled),
-                        next_hedge_at(self.lanes, lane, self._now()),
+                        next_idle_change(self.lanes, lane, self._now()),
                     )
                     continue
                 if not await self._start(job, lane):
                     await self._after_leaving(lane, worker, slot)
         finally:
             await self.slots.release(lane, slot)
+
+    def _give_up_late_second_opinions(self, lane: Lane) -> None:
+        """Cancel the hung second opinions idle ``lane`` sees (their first answers stand)."""
+        for attempt in late_second_opinions(self.lanes, lane, self._now()):
+            if attempt.task is not None:
+                attempt.task.cancel()
 
     def _second_opinions_due(self) -> bool:
         """Whether second opinions wait that a model in service may give. Those only models out
