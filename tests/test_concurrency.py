@@ -105,7 +105,14 @@ def test_auto_finds_each_models_saturation_point(tmp_path: Path) -> None:
             synced.parent,
             tmp_path / "wiki",
             servers,
-            Dials(workers_per_model="auto", claim_size=4, flush_seconds=5, max_tokens=64),
+            # "keep": the simulator's pages are flagged; second opinions would blur the shares.
+            Dials(
+                workers_per_model="auto",
+                claim_size=4,
+                flush_seconds=5,
+                max_tokens=64,
+                flagged_pages="keep",
+            ),
         )
         peaks = {s.sim.model: s.snapshot().peak_in_flight for s in servers}
     settled = {m.name: m.workers for m in report.models}
@@ -187,7 +194,8 @@ def test_the_slow_model_leaves_the_last_documents_to_the_fast_one(tmp_path: Path
             synced.parent,
             tmp_path / "wiki",
             servers,
-            Dials(workers_per_model=1, claim_size=2, flush_seconds=5),
+            # "keep": the simulator's pages are flagged; a second opinion would ask again.
+            Dials(workers_per_model=1, claim_size=2, flush_seconds=5, flagged_pages="keep"),
         )
         asked = {s.sim.model: s.snapshot().answered for s in servers}
     assert report.count == 40 and not report.failed

@@ -89,7 +89,8 @@ def test_every_model_down_stops_cleanly_and_leaves_the_rest(tmp_path: Path) -> N
             wiki_root=wiki,
             collections=["c"],
             endpoints=[endpoint(s) for s in healthy],
-            dials=Dials(flush_seconds=1),
+            # "keep": the simulator's pages are flagged; second opinions would ask again.
+            dials=Dials(flush_seconds=1, flagged_pages="keep"),
         )
         requested = [line for s in healthy for line in s.request_log()]
     assert (again.count, again.skipped, again.stopped) == (28, 2, None)

@@ -19,7 +19,11 @@ from wiki_assets.engine.wiki.audit import FLAGGED_SHARE, front_matter, pages_of
 from wiki_assets.simulator import SimModel, SimServer
 
 # Their pages are real text of about 300 tokens: room for a whole page.
-DIALS = IngestConfig(flush_seconds=0.2, workers_per_model=2, claim_size=2, max_tokens=768)
+# flagged_pages="keep": the fabricating model's pages stay its own (the default would ask the
+# faithful model again, see test_flagged_pages.py).
+DIALS = IngestConfig(
+    flush_seconds=0.2, workers_per_model=2, claim_size=2, max_tokens=768, flagged_pages="keep"
+)
 
 
 def test_per_model_quality_separates_a_faithful_from_a_fabricating_model(

@@ -126,7 +126,11 @@ def test_parallel_runs_keep_each_model_under_its_fleet_wide_limit(
                     ingest(
                         synced_root=synced, wiki_root=wiki, collections=[collection],
                         endpoints=endpoints, store=store,
-                        dials=Dials(workers_per_model=4, claim_size=2, flush_seconds=0.2),
+                        # "keep": the simulator's pages are flagged (no second opinions).
+                        dials=Dials(
+                            workers_per_model=4, claim_size=2, flush_seconds=0.2,
+                            flagged_pages="keep",
+                        ),
                     )
                 )  # fmt: skip
             except BaseException as error:  # reported below, with the others' results

@@ -18,6 +18,7 @@ from wiki_assets.engine.errors import ConfigurationError
 
 AUTO: Literal["auto"] = "auto"
 Workers = int | Literal["auto"]
+FlaggedPages = Literal["keep", "retry", "extract"]
 
 
 def parse_workers(value: object) -> Workers:
@@ -167,4 +168,15 @@ class Dials:
         default=60.0,
         gt=0,
         description="Every model down this long: the run stops and leaves the rest for the next.",
+    )
+    # Not part of a page's fingerprint (plan.fingerprint): it decides what becomes of an answer
+    # the checks flag, not how a model writes, so changing it redoes no page; pages flagged before
+    # stay as they are, listed under Needs review, until their document changes or is forced.
+    flagged_pages: FlaggedPages = Field(
+        default="retry",
+        description="What a page the checks flag becomes: 'keep' it (flagged, listed under Needs "
+        "review); 'retry' it once on another model of the fleet and keep the better answer (the "
+        "default: a second opinion before publishing a doubtful entry, the model's work never "
+        "discarded); or 'extract' (the document's title, headings and opening sentences, "
+        "labelled as not summarized).",
     )

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from wiki_assets.engine.client import Summary
+from wiki_assets.engine.config import FlaggedPages
 from wiki_assets.engine.corpus import SourceDocument
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane
 from wiki_assets.engine.journal import SUMMARIZED, Entry, Journal
@@ -25,6 +26,7 @@ from wiki_assets.engine.plan import fingerprint
 from wiki_assets.engine.progress import Log
 from wiki_assets.engine.prompts import PROMPT_VERSION
 from wiki_assets.engine.quality import Assessment, assess
+from wiki_assets.engine.quality.extract import extract
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.report import IngestReport
 from wiki_assets.engine.store import StateStore
@@ -52,6 +54,7 @@ class Pages:
         report: IngestReport,
         log: Log,
         language: str,
+        flagged_pages: FlaggedPages,
     ) -> None:
         self.synced_root = synced_root
         self.wiki = wiki
@@ -61,6 +64,9 @@ class Pages:
         self.report = report
         self.log = log
         self.language = language  # the page-language dial, part of each page's fingerprint
+        self.flagged_pages = flagged_pages  # what a flagged answer becomes (Dials.flagged_pages)
+        # Documents whose flagged first answer awaits a second opinion: how that answer ranks.
+        self.first_opinions: dict[str, Rank] = {}
         self.unwritten: list[tuple[Job, Entry]] = []  # recorded in the journal, page not written
         self.failures: list[tuple[SourceDocument, str]] = []  # from the flush thread
         self.owners: dict[str, str] = {}  # page -> document, for the pages of this run
@@ -73,8 +79,11 @@ class Pages:
         self.flushes = ThreadPoolExecutor(1, thread_name_prefix="page-flush")
         self.pages_journal = Journal(self.store)
 
-    async def record(self, job: Job, lane: Lane, summary: Summary) -> None:
-        """Journal a model's answer (durable before its page is written); its page next."""
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> bool:
+        """Journal a model's answer (durable before its page is written); its page next. True:
+        it is flagged and the dial asks for a second opinion (the dispatcher sends the document
+        to another model, if it has one). A second opinion is journaled only when it ranks above
+        the first answer (:func:`rank`), so a run that stops before it answers keeps the first."""
         doc, prepared = job.doc, job.prepared
         assert prepared is not None
         draft = summary.draft
@@ -84,6 +93,17 @@ class Pages:
             finish_reason=summary.finish_reason,
         )  # fmt: skip
         lane.stats.judged(len(assessment.points), assessment.verified, assessment.verdict.reasons)
+        if job.second_opinion:
+            lane.stats.second_opinions += 1
+            first = self.first_opinions.pop(doc.path, None)
+            if first is not None and rank(assessment) <= first:
+                return False  # the first answer stands: journaled, its page written or due
+            lane.stats.second_opinions_kept += 1
+        flagged = not assessment.verdict.ok
+        if flagged and self.flagged_pages == "extract":
+            fields = extractive(title, prepared.text, prepared.language, summary, assessment)
+        else:
+            fields = result(title, prepared.language, summary, assessment)
         entry = Entry(
             path=doc.path,
             collection=doc.collection,
@@ -92,15 +112,24 @@ class Pages:
             status=SUMMARIZED,
             page=job.page,
             model=lane.endpoint.model,
-            result=result(title, prepared.language, summary, assessment),
+            result=fields,
             reason=None,
         )
         await self.writer.record(entry)
         self.keep(job, entry)
+        if job.second_opinion:
+            return False
         self.report.count += 1
+        if flagged and self.flagged_pages == "retry":
+            self.first_opinions[doc.path] = rank(assessment)
+            return True
+        return False
 
     def keep(self, job: Job, entry: Entry) -> None:
-        """An answer in the journal (recorded by this run, or by one that died): its page next."""
+        """An answer in the journal (recorded by this run, or by one that died): its page next.
+        A second opinion kept replaces its document's first answer if that is still waiting."""
+        if job.second_opinion:
+            self.unwritten = [(other, kept) for other, kept in self.unwritten if other is not job]
         self.unwritten.append((job, entry))
         if len(self.unwritten) >= UNWRITTEN_LIMIT:
             self.due.set()
@@ -224,6 +253,32 @@ class Pages:
             self.journal.forget(gone)
             relink(self.journal, self.wiki, linked)  # no link may point at a removed page
             self.report.removed = len(gone)
+
+
+Rank = tuple[bool, int, int]
+
+
+def rank(assessment: Assessment) -> Rank:
+    """How two answers for one document compare: not flagged beats flagged, then more verified
+    points, then fewer reasons."""
+    verdict = assessment.verdict
+    return verdict.ok, assessment.verified, -len(verdict.reasons)
+
+
+def extractive(
+    title: str, text: str, language: str, summary: Summary, assessment: Assessment
+) -> dict[str, Any]:
+    """The result of a flagged answer replaced by an extractive page (the ``extract`` dial):
+    the document's title, headings and opening sentences, marked ``summarized: False``. The
+    answer's figures and flags stay (Needs review still says why); its words, points, topics
+    and links are dropped."""
+    taken = extract(text, title)
+    fields = result(title, language, summary, assessment)
+    fields.update(
+        description="", summary=taken.opening, topics=[], related=[], key_points=[],
+        summarized=False, headings=list(taken.headings),
+    )  # fmt: skip
+    return fields
 
 
 def result(title: str, language: str, summary: Summary, assessment: Assessment) -> dict[str, Any]:

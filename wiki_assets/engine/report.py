@@ -33,6 +33,10 @@ class ModelStats:
     points_verified: int = 0
     flagged: int = 0
     flags: dict[str, int] = field(default_factory=dict)
+    # Second opinions (the flagged_pages dial's 'retry'): answers this model gave on another
+    # model's flagged page, and of those the ones kept in its place (judged better).
+    second_opinions: int = 0
+    second_opinions_kept: int = 0
 
     @property
     def verified_share(self) -> float | None:
@@ -66,6 +70,7 @@ class IngestReport:
     requeued: int = 0  # documents sent back to the queue after a timeout, garbage or outage
     unfinished: int = 0  # left for the next run: every model was down, or the run was stopped
     hedged: int = 0  # documents a second model raced at the end of the run
+    second_opinions: int = 0  # flagged answers sent to another model (flagged_pages 'retry')
     stopped: str | None = None  # why the run stopped early
     stopped_by: str | None = None  # the signal that stopped it (SIGTERM, SIGINT), if one did
     duration_s: float = 0.0
@@ -88,7 +93,17 @@ class IngestReport:
 
     @property
     def flagged(self) -> int:
-        return sum(m.flagged for m in self.models)
+        """Pages flagged: every flagged answer, less one per second opinion answered (of the two
+        answers for its document one page remains, flagged only when both were)."""
+        return sum(m.flagged for m in self.models) - self.second_opinions_answered
+
+    @property
+    def second_opinions_answered(self) -> int:
+        return sum(m.second_opinions for m in self.models)
+
+    @property
+    def second_opinions_kept(self) -> int:
+        return sum(m.second_opinions_kept for m in self.models)
 
     @property
     def verified_share(self) -> float | None:
@@ -109,6 +124,8 @@ class IngestReport:
             "requeued": self.requeued,
             "unfinished": self.unfinished,
             "hedged": self.hedged,
+            "second_opinions": self.second_opinions,
+            "second_opinions_kept": self.second_opinions_kept,
             "stopped": self.stopped,
             "stopped_by": self.stopped_by,
             "duration_s": round(self.duration_s, 3),

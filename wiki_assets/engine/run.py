@@ -163,6 +163,7 @@ class _Run:
                 report=self.report,
                 log=self.log,
                 language=self.dials.language,
+                flagged_pages=self.dials.flagged_pages,
             )
             dispatcher = self.dispatcher = Dispatcher(
                 lanes,
@@ -233,8 +234,8 @@ class _Run:
             candidates=candidates,
         )
 
-    async def record(self, job: Job, lane: Lane, summary: Summary) -> None:
-        await self.pages.record(job, lane, summary)
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> bool:
+        return await self.pages.record(job, lane, summary)
 
     def fail(self, job: Job, reason: str) -> None:
         self._fail(job.doc, reason)

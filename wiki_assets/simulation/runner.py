@@ -61,10 +61,11 @@ class _Work:
             raise DocumentError("not a text document (simulated bad input)")
         return Prepared(job.doc.path, "", "English", tokens, [])
 
-    async def record(self, job: Job, lane: Lane, summary: Summary) -> None:
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> bool:
         self.outcome.answers.setdefault(job.doc.path, []).append(lane.stats.name)
         self.outcome.report.count += 1
         await asyncio.sleep(0.0005)  # the journal's group commit
+        return False  # no page, so no verdict: never a second opinion
 
     def fail(self, job: Job, reason: str) -> None:
         self.outcome.failures[job.doc.path] = reason

@@ -3,7 +3,9 @@
 The rule is in :mod:`~wiki_assets.engine.dispatch.tail` ("The Tail at Scale"): once nothing is
 left unstarted, an idle model may race a document whose request on another model has run past
 that model's tail time for it, or that it would clearly finish sooner itself. These functions
-only choose; the worker that races (``Dispatcher._hedge``) sends the request.
+only choose; the worker that races (``Dispatcher._hedge``) sends the request. A second opinion
+cannot be raced by the model that gave the first answer: once it runs far past its time, an idle
+worker gives it up (the first answer is journaled), so a hang never holds the end of the run.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from wiki_assets.engine.dispatch.lane import Attempt, Lane
 from wiki_assets.engine.dispatch.tail import HEDGE_BLIND_S, HEDGE_WITHOUT_PERCENTILE
 
 HEDGE_CLEARLY_SOONER = 0.5  # or hedge when I would finish in half the time it still needs
+# A second opinion nobody may race (the idle model gave the first answer) is given up once it runs
+# this many times past when it would have been raced: its document's first answer is journaled.
+SECOND_OPINION_PATIENCE = 3.0
 
 
 def hedge_after_s(attempt: Attempt, hedger: Lane) -> float | None:
@@ -43,6 +48,8 @@ def hedgeable(lanes: Sequence[Lane], lane: Lane) -> Iterator[Attempt]:
                 continue
             seen.add(id(job))
             if job.done or job.prepared is None or lane.order in job.raced_by:
+                continue
+            if not job.may_take(lane.order):  # a second opinion on this model's own answer
                 continue
             if any(running.lane is lane for running in job.running):
                 continue
@@ -78,5 +85,44 @@ def next_hedge_at(lanes: Sequence[Lane], lane: Lane, now: float) -> float | None
         for attempt in hedgeable(lanes, lane)
         if (after := hedge_after_s(attempt, lane)) is not None
         and (at := attempt.started + after + 1e-6) > now
+    ]
+    return min(times) if times else None
+
+
+def _unraceable(lanes: Sequence[Lane], lane: Lane) -> Iterator[tuple[Attempt, float]]:
+    """Second opinions running on other models that ``lane`` may not race (it gave their first
+    answer), each with how long it may run before it is given up."""
+    for other in lanes:
+        if other is lane:
+            continue
+        for attempt in other.attempts:
+            job = attempt.job
+            if job.second_opinion and not job.done and not job.may_take(lane.order):
+                after = hedge_after_s(attempt, lane)
+                if after is not None:
+                    yield attempt, SECOND_OPINION_PATIENCE * after
+
+
+def late_second_opinions(lanes: Sequence[Lane], lane: Lane, now: float) -> list[Attempt]:
+    """Second opinions an idle ``lane`` would race were they not on its own answer, run far past
+    their time (a hang): the end of the run does not wait for them."""
+    return [attempt for attempt, after in _unraceable(lanes, lane) if now - attempt.started > after]
+
+
+def next_late_at(lanes: Sequence[Lane], lane: Lane, now: float) -> float | None:
+    """When the next second opinion of :func:`late_second_opinions` becomes late."""
+    times = [
+        at for attempt, after in _unraceable(lanes, lane) if (at := attempt.started + after) > now
+    ]
+    return min(times) + 1e-6 if times else None
+
+
+def next_idle_change(lanes: Sequence[Lane], lane: Lane, now: float) -> float | None:
+    """When an idle ``lane`` should look again: a request it would race, or a second opinion it
+    would give up, becomes late."""
+    times = [
+        at
+        for at in (next_hedge_at(lanes, lane, now), next_late_at(lanes, lane, now))
+        if at is not None
     ]
     return min(times) if times else None

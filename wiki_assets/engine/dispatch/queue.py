@@ -4,6 +4,10 @@ There is one queue for the whole fleet. Each worker claims ``claim_size`` docume
 one at a time; when its claim is empty it claims again, so a fast model simply takes more. Once the
 source is dry, an idle worker steals the unstarted back half of the largest claim, so a slow model
 cannot sit on documents a free model could start now. Single-threaded (asyncio): no locks.
+
+A flagged answer may go back for a second opinion (:meth:`WorkQueue.ask_another`): it waits apart,
+for the first free worker of a model that has not answered it, and comes before anything else a
+worker would claim (its first answer is journaled; nothing else waits for it).
 """
 
 from __future__ import annotations
@@ -44,6 +48,13 @@ class Job:
     started: bool = False  # sent to a model at least once
     raced_by: set[int] = field(default_factory=set)  # models that raced it (each at most once)
     done: bool = False  # answered and recorded: later answers are dropped
+    answered_by: set[int] = field(default_factory=set)  # models whose answer was recorded
+    second_opinion: bool = False  # sent back for another model's answer (its first is kept)
+
+    def may_take(self, model: int) -> bool:
+        """Whether the model in place ``model`` may be sent this job: a second opinion goes only
+        to a model that has not answered it."""
+        return model not in self.answered_by
 
 
 class WorkQueue:
@@ -52,6 +63,7 @@ class WorkQueue:
     def __init__(self, source: Iterator[Job]) -> None:
         self._source = source
         self._returned: deque[Job] = deque()
+        self._second: deque[Job] = deque()  # second opinions waiting (see the module docstring)
         self._claims: dict[int, deque[Job]] = {}
         self.stolen = 0
         self.version = 0  # bumped whenever a job comes back: waiting workers may look again
@@ -60,17 +72,39 @@ class WorkQueue:
         """A job to be tried again, or left for a faster model: next in line for anyone.
         ``news=False`` (a job left for a faster model) does not bump :attr:`version`: it tells
         the workers that left it nothing new, and waking them would only make them leave it
-        again."""
-        self._returned.appendleft(job)
+        again. A second opinion goes back to wait with the others."""
+        if job.second_opinion:
+            self._second.appendleft(job)
+        else:
+            self._returned.appendleft(job)
         self.version += news
 
+    def ask_another(self, job: Job) -> None:
+        """``job`` (answered) waits for a second opinion from a model that has not answered it."""
+        job.second_opinion, job.done = True, False
+        self._second.append(job)
+        self.version += 1
+
+    def second_opinions(self) -> int:
+        """Second opinions waiting for a model."""
+        return len(self._second)
+
+    def abandon(self, unanswerable: Callable[[Job], bool]) -> int:
+        """Drop the waiting second opinions ``unanswerable`` says no model can give now (their
+        first answers stand); how many."""
+        kept = deque(job for job in self._second if not unanswerable(job))
+        dropped, self._second = len(self._second) - len(kept), kept
+        return dropped
+
     def remaining(self) -> int:
-        """Unstarted jobs (claimed, returned and not yet claimed); consumes the source."""
+        """Unstarted jobs (claimed, returned and not yet claimed); consumes the source. Second
+        opinions are not among them: their first answer is kept."""
         rest = sum(1 for _ in self._source)
         return rest + len(self._returned) + sum(len(claim) for claim in self._claims.values())
 
-    def has_work(self) -> bool:
-        return bool(self._returned)
+    def has_work(self, model: int) -> bool:
+        """Whether a job came back that the model in place ``model`` may take."""
+        return bool(self._returned) or any(job.may_take(model) for job in self._second)
 
     def returned(self) -> int:
         """Jobs put back and not yet claimed again."""
@@ -95,7 +129,17 @@ class WorkQueue:
                 return job
         return None
 
-    def next_job(self, worker: int, claim_size: int) -> Job | None:
+    def next_job(self, worker: int, claim_size: int, model: int | None = None) -> Job | None:
+        """The next job for ``worker`` of the model in place ``model``: a second opinion it may
+        give (any, for ``None``), else the next of its claim (claimed again, or stolen, when the
+        claim is empty)."""
+        if any(job.done for job in self._second):
+            # Answered meanwhile by a request that was already out for it: nothing to ask.
+            self._second = deque(job for job in self._second if not job.done)
+        for index, job in enumerate(self._second):
+            if model is None or job.may_take(model):
+                del self._second[index]
+                return job
         own = self._claims.setdefault(worker, deque())
         if not own:
             while self._returned and len(own) < claim_size:

@@ -3,8 +3,9 @@
 An answer wins the race for its document (the other requests for it are cancelled), teaches its
 model's limits, breaker and pace, and is recorded; a failure goes through the retry policy
 (:mod:`~wiki_assets.engine.dispatch.retry`); a request cancelled with no answer from anyone puts
-its document back. Which document a worker sends, and when, is the workers' business
-(:mod:`~wiki_assets.engine.dispatch.workers`).
+its document back. An answer the run flags may go back once for a second opinion from another
+model (:meth:`~wiki_assets.engine.dispatch.queue.WorkQueue.ask_another`). Which document a worker
+sends, and when, is the workers' business (:mod:`~wiki_assets.engine.dispatch.workers`).
 """
 
 from __future__ import annotations
@@ -87,9 +88,10 @@ class Requests:
             lane.attempts.remove(attempt)
             self.settled += 1
         if task.cancelled():
-            if not job.done and not job.running:
+            if not job.done and not job.running and not job.second_opinion:
                 # Cancelled with no answer from anyone (the run is stopping): the document goes
-                # back, to be counted as left for the next run.
+                # back, to be counted as left for the next run. A second opinion is dropped:
+                # the document's first answer is journaled.
                 self.queue.put_back(job)
             return
         error = task.exception()
@@ -122,8 +124,23 @@ class Requests:
         stats.prompt_tokens += summary.prompt_tokens
         stats.completion_tokens += summary.completion_tokens
         stats.hit_max_tokens += summary.finish_reason == "length"
-        await self.work.record(job, lane, summary)
+        job.answered_by.add(lane.order)
+        wants_another = await self.work.record(job, lane, summary)
+        if wants_another and not job.second_opinion and self._another_model(job):
+            self.queue.ask_another(job)  # prepared is kept: the same request, another model
+            self.report.second_opinions += 1
+            return
         job.prepared = None
+
+    def _another_model(self, job: Job) -> bool:
+        """Whether another model of the fleet can give ``job`` a second opinion: one that has
+        not answered it (none in a one-model fleet), has answered something in this run and is
+        in service. Nobody can race a second opinion (the model that could answered already),
+        so one sent to a model that hangs would hold the end of the run for its timeout."""
+        return any(
+            job.may_take(lane.order) and lane.stats.docs and not lane.breaker.tripped
+            for lane in self.lanes
+        )
 
     def _failed(self, attempt: Attempt, error: ModelError) -> None:
         """Apply the retry policy to a failed request: its document is failed, put back, or
@@ -133,7 +150,11 @@ class Requests:
         retry.blame(attempt, error, now, self.log)
         all_down = retry.all_models_down(self.lanes, now, self.last_success, self.give_up_after_s)
         step = retry.next_step(job, error, all_down=all_down)
-        if step == "fail":
+        if step == "drop":
+            job.prepared = None
+            if self.log is not None:
+                self.log.info(f"second opinion on {job.doc.path} failed; its first answer stands")
+        elif step == "fail":
             lane.stats.failed += 1
             job.prepared = None
             self.work.fail(job, str(error))

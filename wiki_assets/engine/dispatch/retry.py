@@ -5,7 +5,8 @@ is still out, its outcome decides. Otherwise a refusal (``rejected``) fails the 
 unparsable answer is tried at most :data:`MAX_GARBAGE` times and a timeout at most
 :data:`MAX_ATTEMPTS` times across the fleet; an outage is the model's fault, not the document's,
 and uses up none of its tries. When every model is out and none has answered for
-``give_up_after_s``, the run stops and the documents stay for the next run. These functions
+``give_up_after_s``, the run stops and the documents stay for the next run. A second opinion is
+asked once: if its request fails, the document's first answer (journaled) stands. These functions
 decide; the workers (:mod:`~wiki_assets.engine.dispatch.workers`) put documents back, fail them
 or stop the run.
 """
@@ -23,8 +24,9 @@ MAX_ATTEMPTS = 3  # tries per document across the fleet for timeouts and outages
 MAX_GARBAGE = 2  # an unparsable answer is retried once
 
 # What becomes of a document after a failed request: nothing yet (another request for it is
-# still out), failed, put back for the next run (not its fault), or put back to be tried again.
-Next = Literal["wait", "fail", "leave", "retry"]
+# still out), failed, put back for the next run (not its fault), put back to be tried again, or,
+# for a second opinion, dropped (its first answer stands).
+Next = Literal["wait", "fail", "leave", "retry", "drop"]
 
 
 def blame(attempt: Attempt, error: ModelError, now: float, log: Any = None) -> None:
@@ -50,6 +52,8 @@ def next_step(job: Job, error: ModelError, *, all_down: bool) -> Next:
     """What becomes of ``job`` after a request for it failed with ``error``."""
     if job.done or job.running:
         return "wait"  # another request for this document is still out: its outcome decides
+    if job.second_opinion:
+        return "drop"
     if error.kind == "rejected":
         return "fail"
     if all_down:

@@ -16,7 +16,11 @@ from typing import Any, Protocol
 
 from wiki_assets.engine.client import Summary
 from wiki_assets.engine.corpus import DocumentError
-from wiki_assets.engine.dispatch.hedge import hedge_target, next_hedge_at
+from wiki_assets.engine.dispatch.hedge import (
+    hedge_target,
+    late_second_opinions,
+    next_idle_change,
+)
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.queue import Job, Prepared, WorkQueue
 from wiki_assets.engine.dispatch.request import Requests
@@ -37,8 +41,9 @@ class Work(Protocol):
         """Read the document and work out its request; DocumentError fails it alone."""
         ...
 
-    async def record(self, job: Job, lane: Lane, summary: Summary) -> None:
-        """Keep an answer (durably, before it counts)."""
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> bool:
+        """Keep an answer (durably, before it counts). True: the answer is flagged and the run
+        asks for a second opinion, which the dispatcher sends to another model if it has one."""
         ...
 
     def fail(self, job: Job, reason: str) -> None: ...
@@ -163,11 +168,12 @@ class Dispatcher:
                     await self.slots.release(lane, slot)
                     await self._wait(lambda: not self.work.held_back(), None)
                     continue
-                job = self.queue.next_job(worker, self.claim_size)
+                job = self.queue.next_job(worker, self.claim_size, lane.order)
                 if job is None:
                     if await self._hedge(lane):
                         continue
-                    if self.holding == 0:
+                    self._give_up_late_second_opinions(lane)
+                    if self.holding == 0 and not self._second_opinions_due():
                         self.stop_done()
                         return
                     # Requests still out may fail and put their document back: stay until they
@@ -175,8 +181,8 @@ class Dispatcher:
                     # Any request that ends may also free a document to race (a failed hedge).
                     await self.slots.release(lane, slot)
                     await self._wait(
-                        self._idle_over(self.requests.settled),
-                        next_hedge_at(self.lanes, lane, self._now()),
+                        self._idle_over(lane, self.requests.settled),
+                        next_idle_change(self.lanes, lane, self._now()),
                     )
                     continue
                 if not await self._start(job, lane):
@@ -184,11 +190,28 @@ class Dispatcher:
         finally:
             await self.slots.release(lane, slot)
 
-    def _idle_over(self, settled: int) -> Callable[[], bool]:
-        """For a worker with nothing to start: work came back, nothing is held any more, or a
-        request ended since ``settled`` (it may have left a document to race)."""
+    def _give_up_late_second_opinions(self, lane: Lane) -> None:
+        """Cancel the hung second opinions idle ``lane`` sees (their first answers stand)."""
+        for attempt in late_second_opinions(self.lanes, lane, self._now()):
+            if attempt.task is not None:
+                attempt.task.cancel()
+
+    def _second_opinions_due(self) -> bool:
+        """Whether second opinions wait that a model in service may give. Those only models out
+        of service (breaker open) could give are dropped, their first answers standing: an
+        optional second look must not hold the end of the run for a model's cooldowns."""
+        in_service = [lane.order for lane in self.lanes if not lane.breaker.tripped]
+        self.queue.abandon(lambda job: not any(job.may_take(order) for order in in_service))
+        return bool(self.queue.second_opinions())
+
+    def _idle_over(self, lane: Lane, settled: int) -> Callable[[], bool]:
+        """For a worker of ``lane`` with nothing to start: work it may take came back, nothing is
+        held any more, or a request ended since ``settled`` (it may have left a document to
+        race). A second opinion it may not give (its own answer) is no news to it."""
         return lambda: (
-            self.queue.has_work() or self.holding == 0 or self.requests.settled != settled
+            self.queue.has_work(lane.order)
+            or (self.holding == 0 and not self.queue.second_opinions())
+            or self.requests.settled != settled
         )
 
     async def _after_leaving(self, lane: Lane, worker: int, slot: int) -> None:
@@ -270,10 +293,14 @@ class Dispatcher:
             return True, None  # no pace yet: nothing to compare with
         # This worker is free: its model's finish is its own time for the document.
         mine = Prospect(lane.order, own, lane.pace.docs_per_s(lane.concurrency.limit))
+        # Only models that may take it: a second opinion is never left to a model that gave the
+        # first answer (it could not take it, and would be waited for forever).
         others = [
             prospect
             for other in self.lanes
-            if other is not lane and (prospect := other.prospect(prompt_tokens, now)) is not None
+            if other is not lane
+            and job.may_take(other.order)
+            and (prospect := other.prospect(prompt_tokens, now)) is not None
         ]
         unstarted = max(0, self.expected() - self.requests.started - (not job.started))
         if should_start(mine, others, unstarted):

@@ -5,7 +5,8 @@ from it where a page is composed (:func:`wiki_assets.engine.wiki.links.page_of`)
 reads typed fields instead of string keys. Results journaled by older versions may lack the later
 fields; they get the defaults those versions rendered with: key points journaled as plain
 strings, or as a draft's points before their evidence was checked, are ``unchecked``, and a
-result without ``flags`` has no verdict (``None``, shown as ``unchecked``).
+result without ``flags`` has no verdict (``None``, shown as ``unchecked``); one without
+``summarized`` was summarized (extractive pages came later).
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ class Page:
     related: tuple[Link, ...] = ()
     backlinks: tuple[Link, ...] = ()
     verdict: Verdict | None = None  # None: journaled before pages were checked
+    # False: an extractive page (a flagged answer replaced by the document's own title, headings
+    # and opening sentences, wiki_assets.engine.quality.extract); ``summary`` is that opening.
+    summarized: bool = True
+    headings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # A page built by hand may list its points as plain strings, like old results.
@@ -92,6 +97,8 @@ class Page:
             related=tuple(related),
             backlinks=tuple(backlinks),
             verdict=Verdict.of(result["flags"]) if "flags" in result else None,
+            summarized=result.get("summarized", True),
+            headings=tuple(result.get("headings") or ()),
         )
 
 

@@ -75,6 +75,7 @@ def render_page(page: Page) -> str:
         "points_total": len(page.key_points),
         "verdict": page.verdict.label if page.verdict else "unchecked",
         "flags": list(page.verdict.reasons) if page.verdict else [],
+        "summarized": page.summarized,
         "tags": tags,
         "related": [link.page for link in page.related],
     }
@@ -85,13 +86,18 @@ def render_page(page: Page) -> str:
         lines += [f"> {description}", ""]
     if page.parts > 1:
         lines += [f"*Summarized from the whole document in {page.parts} parts.*", ""]
-    if page.verdict and not page.verdict.ok:
+    if not page.summarized:
+        lines += [not_summarized_line(page), ""]
+    elif page.verdict and not page.verdict.ok:
         said = "; ".join(escape(reason) for reason in page.verdict.explanations())
         lines += [f"> [!warning] Needs review: {said}.", ""]
     elif page.hit_max_tokens:
         lines += ["> [!warning] The model hit the max_tokens limit on this page.", ""]
     lines += [escape(page.summary, block=True), ""]
     lines += _key_points(page.key_points)
+    if page.headings:
+        lines += ["## Headings", ""]
+        lines += [f"- {escape(heading)}" for heading in page.headings] + [""]
     if tags:
         lines += ["## Topics", "", " ".join(f"#{tag}" for tag in tags), ""]
     if page.related:
@@ -106,6 +112,20 @@ def render_page(page: Page) -> str:
     shown = page.source.replace("`", "'")
     lines += [f"*Source:* `{shown}`", ""]
     return "\n".join(lines)
+
+
+NOT_SUMMARIZED = "Not summarized"
+
+
+def not_summarized_line(page: Page) -> str:
+    """The label of an extractive page: why the model's answer is not shown, and what is."""
+    reasons = page.verdict.explanations() if page.verdict else []
+    said = "; ".join(escape(reason) for reason in reasons)
+    why = f" (needs review: {said})" if said else ""
+    return (
+        f"> [!warning] {NOT_SUMMARIZED}: the model's answer was flagged{why}, so this page shows "
+        "the document's own title, headings and opening sentences."
+    )
 
 
 UNVERIFIED_NOTE = (

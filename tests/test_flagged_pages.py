@@ -1,0 +1,213 @@
+"""What a flagged page becomes (the ``flagged_pages`` dial), with real simulated models over HTTP:
+``retry`` asks another model of the fleet once and keeps the better answer, ``keep`` publishes it
+flagged, ``extract`` replaces it by the document's own title, headings and opening sentences."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import dagster as dg
+from conftest import SAMPLE, Workspace, summarizer_for
+
+from wiki_assets.defs.assets import IngestConfig
+from wiki_assets.defs.runner import sync_then_ingest
+from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine.corpus import SourceDocument, title_of
+from wiki_assets.engine.dispatch import Job, WorkQueue
+from wiki_assets.engine.quality.extract import extract
+from wiki_assets.engine.report import IngestReport
+from wiki_assets.engine.wiki.audit import front_matter, pages_of
+from wiki_assets.engine.wiki.index import index_wiki
+from wiki_assets.simulator import SimModel, SimServer
+
+COLLECTIONS = ["people", "product"]  # 12 documents of real text, about 300 tokens each
+# Their pages are real text of about 300 tokens: room for a whole page (1024: the faithful model
+# quotes at length, and at 768 two Korean documents of the whole sample reach the cap).
+DIALS = {"flush_seconds": 0.2, "workers_per_model": 2, "claim_size": 2, "max_tokens": 1024}
+
+
+def fabricating() -> SimModel:
+    return SimModel(model="fabricating", behaviour="fabricating", per_request_tps=5_000)
+
+
+def faithful(**fields: object) -> SimModel:
+    fields = {"per_request_tps": 5_000, **fields}
+    return SimModel(model="faithful", behaviour="faithful", **fields)  # type: ignore[arg-type]
+
+
+def sample(tmp_path: Path, documents: int | None) -> Path:
+    """The sample's :data:`COLLECTIONS`, or only its first ``documents`` of them."""
+    synced = tmp_path / "synced"
+    for collection in COLLECTIONS:
+        shutil.copytree(SAMPLE / collection, synced / collection)
+    if documents is not None:
+        for extra in sorted(p for p in synced.rglob("*") if p.is_file())[documents:]:
+            extra.unlink()
+    return synced
+
+
+def run(
+    tmp_path: Path,
+    servers: list[SimServer],
+    flagged_pages: str,
+    documents: int | None = None,
+    **endpoint: object,
+) -> tuple[IngestReport, dict[str, dict[str, object]]]:
+    """Ingest the sample's collections; the report and each page's front matter by page."""
+    report = ingest(
+        synced_root=sample(tmp_path, documents),
+        wiki_root=tmp_path / "wiki",
+        collections=COLLECTIONS,
+        endpoints=[
+            Endpoint(name=s.sim.model, base_url=s.base_url, model=s.sim.model, **endpoint)  # type: ignore[arg-type]
+            for s in servers
+        ],
+        dials=Dials(flagged_pages=flagged_pages, **DIALS),  # type: ignore[arg-type]
+    )
+    pages = {
+        page.relative_to(tmp_path / "wiki").as_posix(): front_matter(page.read_text("utf-8"))
+        for page in pages_of(tmp_path / "wiki")
+    }
+    return report, pages
+
+
+def stats(report: IngestReport) -> dict[str, object]:
+    return {m.name: m for m in report.models}
+
+
+def test_retry_has_the_faithful_model_answer_what_the_fabricating_one_got_wrong(
+    workspace: Workspace, instance: dg.DagsterInstance
+) -> None:
+    # The default dial, through Dagster: the fabricating model's pages are asked again, of the
+    # faithful model, whose answers are kept; nothing is left for review.
+    assert IngestConfig().flagged_pages == "retry"
+    dials = IngestConfig(**DIALS)  # type: ignore[arg-type]
+    with SimServer(faithful()) as one, SimServer(fabricating()) as other:
+        outcome = sync_then_ingest(instance, workspace.corpus, summarizer_for(one, other), dials)
+        answered = one.snapshot().answered, other.snapshot().answered
+    assert outcome.success, outcome.error
+    metadata = outcome.metadata
+    fabricated = metadata["model/sim1/docs"]
+    assert fabricated > 0
+    # The fabricating model's quality still shows in its figures; no page stays flagged.
+    assert metadata["model/sim1/flagged"] == fabricated
+    assert metadata["flagged"] == 0
+    # Every document was answered by the faithful model in the end: its own and the others'.
+    documents = len(workspace.documents())
+    assert metadata["model/sim0/docs"] == documents
+    assert answered[0] >= documents and answered[1] >= fabricated
+    for page in pages_of(workspace.wiki):
+        meta = front_matter(page.read_text(encoding="utf-8"))
+        assert meta["model"] == "faithful" and meta["verdict"] == "ok", page
+        assert meta["summarized"] is True
+    index = (workspace.wiki / "index.md").read_text(encoding="utf-8")
+    assert "## Needs review" not in index
+
+
+def test_retry_counts_second_opinions_per_model(tmp_path: Path) -> None:
+    with SimServer(fabricating()) as bad, SimServer(faithful()) as good:
+        report, pages = run(tmp_path, [bad, good], "retry")
+    by = stats(report)
+    fabricated = by["fabricating"].docs  # type: ignore[attr-defined]
+    assert fabricated > 0 and report.count == len(pages) == 12
+    assert report.second_opinions == fabricated
+    assert by["faithful"].second_opinions == by["faithful"].second_opinions_kept == fabricated  # type: ignore[attr-defined]
+    assert by["fabricating"].second_opinions == 0  # type: ignore[attr-defined]
+    assert report.flagged == 0 and report.failed == [] and report.unfinished == 0
+    assert report.to_dict()["second_opinions"] == fabricated
+    assert report.to_dict()["models"]["faithful"]["second_opinions_kept"] == fabricated
+    assert {meta["model"] for meta in pages.values()} == {"faithful"}
+
+
+def test_keep_leaves_the_fabricating_models_pages_flagged(tmp_path: Path) -> None:
+    with SimServer(fabricating()) as bad, SimServer(faithful()) as good:
+        report, pages = run(tmp_path, [bad, good], "keep")
+    fabricated = stats(report)["fabricating"].docs  # type: ignore[attr-defined]
+    flagged = [name for name, meta in pages.items() if meta["verdict"] == "flagged"]
+    assert fabricated > 0 and len(flagged) == fabricated == report.flagged
+    assert all(pages[name]["model"] == "fabricating" for name in flagged)
+    assert report.second_opinions == 0 and report.count == 12
+
+
+def test_extract_replaces_flagged_pages_by_the_documents_own_words(tmp_path: Path) -> None:
+    with SimServer(fabricating()) as bad, SimServer(faithful()) as good:
+        report, pages = run(tmp_path, [bad, good], "extract")
+    fabricated = stats(report)["fabricating"].docs  # type: ignore[attr-defined]
+    extractive = {name: meta for name, meta in pages.items() if meta["summarized"] is False}
+    assert fabricated > 0 and len(extractive) == fabricated == report.flagged
+    assert report.second_opinions == 0
+    for name, meta in pages.items():
+        if name not in extractive:
+            assert meta["verdict"] == "ok" and meta["model"] == "faithful", name
+    for name, meta in extractive.items():
+        # The verdict and its reasons stay (Needs review lists why); nothing a model wrote shows.
+        assert meta["verdict"] == "flagged" and "unverified_points" in meta["flags"], name
+        assert meta["points_total"] == 0 and meta["tags"] == [] and meta["related"] == []
+        text = (tmp_path / "wiki" / name).read_text(encoding="utf-8")
+        assert "[!warning] Not summarized: the model's answer was flagged" in text
+        document = (tmp_path / "synced" / str(meta["source"])).read_text(encoding="utf-8")
+        taken = extract(document, title_of(document, str(meta["source"])))
+        assert taken.opening and taken.opening.split()[0] in text
+        assert all(f"- {heading}" in text for heading in taken.headings)
+    # index.md lists them under Needs review, with their reasons.
+    index_wiki(tmp_path / "wiki")
+    index = (tmp_path / "wiki" / "index.md").read_text(encoding="utf-8")
+    review = index.split("## Needs review", 1)[1].split("## By collection", 1)[0]
+    assert all(f"({name})" in review for name in extractive)
+    assert review.count("unverified_points") >= len(extractive)
+
+
+def test_a_one_model_fleet_keeps_its_flagged_pages(tmp_path: Path) -> None:
+    with SimServer(fabricating()) as bad:
+        report, pages = run(tmp_path, [bad], "retry")
+        answered = bad.snapshot().answered
+    assert report.count == len(pages) == 12 == answered  # asked once per document, no more
+    assert report.second_opinions == 0 and report.flagged == 12
+    assert all(meta["verdict"] == "flagged" for meta in pages.values())
+
+
+def test_a_second_opinion_that_fails_leaves_the_first_answer(tmp_path: Path) -> None:
+    # The faithful model answers its first documents (fast), then drops every connection: the
+    # documents it held are put back (an outage) for the fabricating model, and a second opinion
+    # it is asked fails, or is never sent once it is out of service (dropped at the end of the
+    # run). The fabricating model's answers were journaled first: their pages stand, flagged.
+    dying = faithful(die_after=1, per_request_tps=50_000, aggregate_tps=100_000)
+    with SimServer(fabricating()) as bad, SimServer(dying) as broken:
+        report, pages = run(tmp_path, [bad, broken], "retry", documents=4, max_retries=0)
+    by = stats(report)
+    assert report.count == len(pages) == 4 and report.failed == [] and report.unfinished == 0
+    kept = by["faithful"].docs  # type: ignore[attr-defined]
+    assert kept >= 1 and by["faithful"].errors >= 1  # type: ignore[attr-defined]
+    assert report.second_opinions_answered == 0
+    assert report.flagged == 4 - kept
+    models = sorted(str(meta["model"]) for meta in pages.values())
+    assert models == ["fabricating"] * (4 - kept) + ["faithful"] * kept
+
+
+def test_a_second_opinion_waits_for_a_model_that_has_not_answered() -> None:
+    document = SourceDocument("c/a.md", "c", 1, "hash")
+    queue = WorkQueue(iter([]))
+    job = Job(document, "c/a.md", done=True, answered_by={0})
+    queue.ask_another(job)
+    assert (job.second_opinion, job.done, queue.second_opinions()) == (True, False, 1)
+    assert not queue.has_work(0) and queue.next_job(worker=1, claim_size=2, model=0) is None
+    assert queue.has_work(1) and queue.next_job(worker=100_001, claim_size=2, model=1) is job
+    queue.put_back(job)  # e.g. left to a faster model: it waits with the second opinions again
+    assert queue.second_opinions() == 1 and queue.remaining() == 0  # never counted as unfinished
+
+
+def test_an_extract_is_the_documents_headings_and_opening_sentences() -> None:
+    text = (
+        "---\nowner: hr\n---\n# Leave Policy\n\nEmployees get 20 days a year. They ask their\n"
+        "manager first! Unused days expire? Only after March. More text.\n\n## Requests\n\n"
+        "```\n# a comment, not a heading\n```\n## Carry-over\n"
+    )
+    taken = extract(text, "Leave Policy")
+    assert taken.headings == ("Requests", "Carry-over")
+    assert taken.opening == (
+        "Employees get 20 days a year. They ask their manager first! Unused days expire?"
+    )
+    korean = extract("휴가 정책\n\n직원은 20일을 받는다. 먼저 요청한다. 셋째. 넷째.\n", "휴가 정책")
+    assert korean.headings == ()
+    assert korean.opening == "직원은 20일을 받는다. 먼저 요청한다. 셋째."
