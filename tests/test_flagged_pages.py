@@ -93,6 +93,11 @@ def test_retry_has_the_faithful_model_answer_what_the_fabricating_one_got_wrong(
     # The fabricating model's quality still shows in its figures; no page stays flagged.
     assert metadata["model/sim1/flagged"] == fabricated
     assert metadata["flagged"] == 0
+    # Each of its answers got a second opinion from the faithful model, which was kept.
+    assert metadata["second_opinions"] == metadata["second_opinions_kept"] == fabricated
+    assert metadata["model/sim0/second_opinions"] == fabricated
+    assert metadata["model/sim0/second_opinions_kept"] == fabricated
+    assert metadata["model/sim1/second_opinions"] == 0
     # Every document was answered by the faithful model in the end: its own and the others'.
     documents = len(workspace.documents())
     assert metadata["model/sim0/docs"] == documents

@@ -112,6 +112,10 @@ COMPLETION_TOKENS = Key[IngestReport]("completion_tokens", int, lambda r: r.comp
 HIT_MAX_TOKENS = Key[IngestReport]("hit_max_tokens", int, lambda r: r.hit_max_tokens)
 PARTITIONS = Key[IngestReport]("partitions", int, lambda r: len(r.collections))
 FLAGGED = Key[IngestReport]("flagged", int, lambda r: r.flagged)
+SECOND_OPINIONS = Key[IngestReport]("second_opinions", int, lambda r: r.second_opinions)
+SECOND_OPINIONS_KEPT = Key[IngestReport](
+    "second_opinions_kept", int, lambda r: r.second_opinions_kept
+)
 VERIFIED_SHARE = Key[IngestReport]("verified_share", float, lambda r: _share(r.verified_share))
 # The dials. 'auto' is a flag; where it settled is model/<name>/workers. A fixed count is a number.
 WORKERS_AUTO = Key[IngestReport]("workers_auto", bool, lambda r: r.dials.workers_per_model == AUTO)
@@ -151,6 +155,8 @@ FIGURES = (
     HIT_MAX_TOKENS,
     FLAGGED,
     VERIFIED_SHARE,
+    SECOND_OPINIONS,
+    SECOND_OPINIONS_KEPT,
     PARTITIONS,
 )
 DIALS = (
@@ -207,6 +213,8 @@ MODEL_QUALITY = (
     _stat("points_verified"),
     MODEL_VERIFIED_SHARE,
     MODEL_FLAGGED,
+    _stat("second_opinions"),
+    _stat("second_opinions_kept"),
     Key[ModelRun]("flagged_share", float, lambda m: _share(m.stats.flagged_share)),
     *MODEL_FLAGS,
 )
