@@ -17,7 +17,7 @@ from wiki_assets.defs.assets import (
     synced_documents,
     wiki_index,
 )
-from wiki_assets.defs.checks import build_page_checks, build_wiki_checks
+from wiki_assets.defs.checks import build_page_checks
 from wiki_assets.defs.loggers import aligned_console_logger
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
@@ -51,7 +51,7 @@ def build_defs(
     )
     return dg.Definitions(
         assets=[synced_documents, wiki_pages, wiki_index],
-        asset_checks=[*build_page_checks(wiki_pages), build_wiki_checks(wiki_index)],
+        asset_checks=build_page_checks(wiki_pages),
         jobs=[ingest_job],
         schedules=[build_schedule(ingest_job, dials)],
         sensors=[automation],

@@ -8,14 +8,15 @@ import dagster as dg  # no `from __future__ import annotations`: Dagster reads t
 from pydantic import create_model
 
 from wiki_assets.defs import handoff
+from wiki_assets.defs.checks import wiki_check_results, wiki_check_specs
 from wiki_assets.defs.derived import fields_from
 from wiki_assets.defs.metadata import INDEX, IndexRun, build, partition_metadata, run_metadata
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import Dials, environment, ingest, survey
 from wiki_assets.engine.prompts import PROMPT_VERSION
+from wiki_assets.engine.wiki.audit import NO_DANGLING_LINKS, audit_wiki
 from wiki_assets.engine.wiki.index import index_wiki
-from wiki_assets.engine.wiki.links import dangling_links
 
 # Backfill policies are what this asset is built on; the beta notice only adds noise to logs.
 warnings.filterwarnings("ignore", message="Parameter `backfill_policy`", category=dg.BetaWarning)
@@ -182,16 +183,24 @@ wiki_pages = build_wiki_pages()
     # Rebuilt whenever pages change, by the ingest job itself or, for runs that only select
     # wiki_pages (a UI backfill), by Dagster's automation when it is on.
     automation_condition=dg.AutomationCondition.eager(),
+    # The wiki's checks are evaluated by the build itself: one pass over the pages serves both
+    # the index's figures and the checks.
+    check_specs=wiki_check_specs("wiki_index"),
 )
 def wiki_index(context: dg.AssetExecutionContext, corpus: CorpusResource) -> dg.MaterializeResult:
     """``index.md``: every page by collection and by shared topic. Building it also re-renders any
-    page whose related links or backlinks are out of date, so no link in the wiki dangles."""
+    page whose related links or backlinks are out of date, so no link in the wiki dangles; then the
+    wiki's checks run over the files as readers see them."""
     report = index_wiki(corpus.wiki_path, corpus.state_store())
-    dangling = dangling_links(corpus.wiki_path)
-    for page, target in dangling[:20]:
-        context.log.warning(f"dangling link in {page}: {target}")
+    audit = audit_wiki(corpus.wiki_path, corpus.synced_path)
+    dangling = audit.outcome(NO_DANGLING_LINKS).findings
+    for finding in dangling[:20]:
+        context.log.warning(f"dangling link in {finding}")
     context.log.info(
         f"index: {report.pages} pages · {report.collections} collections · "
         f"{report.topics} shared topics · {report.rewritten} pages re-linked"
     )
-    return dg.MaterializeResult(metadata=build(INDEX, IndexRun(report, len(dangling))))
+    return dg.MaterializeResult(
+        metadata=build(INDEX, IndexRun(report, len(dangling))),
+        check_results=wiki_check_results(audit),
+    )
