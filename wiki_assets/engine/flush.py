@@ -120,7 +120,9 @@ class Pages:
         if job.second_opinion:
             return False
         self.report.count += 1
-        if flagged and self.flagged_pages == "retry":
+        # A second opinion costs one request: a document summarized in parts would cost its whole
+        # map step again (and hold the run's end on the longest documents), so it keeps its page.
+        if flagged and self.flagged_pages == "retry" and summary.parts == 1:
             self.first_opinions[doc.path] = rank(assessment)
             return True
         return False
