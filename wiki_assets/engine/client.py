@@ -18,6 +18,13 @@ from wiki_assets.engine.answers import (
     response_format,
 )
 from wiki_assets.engine.budget import estimate_tokens, split_to_budget
+from wiki_assets.engine.compact import (
+    citable_lines,
+    compact_messages,
+    compact_schema,
+    parse_compact,
+    shown_lines,
+)
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.errors import ErrorKind, ModelError
 from wiki_assets.engine.page import DraftError, PageDraft, draft_schema, parse_draft
@@ -48,6 +55,9 @@ class Summary:
     finish_reason: str
     parts: int  # 1, or how many chunks a long document was summarized in
     requests: int
+    # False: the model picked the key lines but wrote no prose (a compact page in a language it
+    # does not write); the page is labelled as not summarized.
+    prose: bool = True
 
 
 class _Usage:
@@ -111,11 +121,14 @@ class ModelClient:
     ) -> Summary:
         """One page for one document. A document longer than the context is summarized over its
         whole length: each part is turned into notes, and the page is written from the notes."""
-        listing = _candidate_list(candidates)
+        compact = self.endpoint.page_shape == "compact"
+        prose = self.endpoint.writes(language)
+        # The compact request lists no candidates: its links are the closest ones.
+        listing = "" if compact else _candidate_list(candidates)
         usage = _Usage()
         # The model sees numbered lines so that a key point can cite them; numbered before any
         # split, a part keeps the whole document's numbers.
-        numbered = number_lines(text) if self.endpoint.numbered_lines else text
+        numbered = number_lines(text)
         body, parts = numbered, 1
         budget = self._input_budget(listing)
         if budget < 64:
@@ -131,9 +144,14 @@ class ModelClient:
             try:
                 if estimate_tokens(body) > budget:
                     body, parts = await self._notes(path, numbered, budget, language, usage)
-                draft, finish = await self._page(
-                    path, title, body, parts, listing, language, candidates, usage
-                )
+                if compact:
+                    draft, finish = await self._compact_page(
+                        path, title, text, body, language, prose, candidates, usage
+                    )
+                else:
+                    draft, finish = await self._page(
+                        path, title, body, parts, listing, language, candidates, usage
+                    )
                 break
             except _Overflow as refused:
                 overflow = refused
@@ -157,6 +175,7 @@ class ModelClient:
             finish_reason=finish,
             parts=parts,
             requests=usage.requests,
+            prose=prose,
         )
 
     async def _notes(
@@ -224,24 +243,63 @@ class ModelClient:
                     f"unparsable page after one repair ({again})", "garbage"
                 ) from None
 
+    async def _compact_page(
+        self,
+        path: str,
+        title: str,
+        text: str,
+        body: str,
+        language: str,
+        prose: bool,
+        candidates: Sequence[Candidate],
+        usage: _Usage,
+    ) -> tuple[PageDraft, str]:
+        """A compact page (:mod:`wiki_assets.engine.compact`): the key lines by number, and prose
+        where the model writes the language. The grammar of a constraining server keeps the
+        answer valid, so there is no repair round: an unparsable answer fails the document."""
+        citable = citable_lines(text, title)
+        numbers = sorted(shown_lines(body) & citable.keys())
+        schema = compact_schema(numbers, prose=prose, language=language)
+        messages = compact_messages(body, prose=prose, language=language)
+        content, finish = await self._structured(messages, schema, usage, temperature=0.0)
+        try:
+            draft = parse_compact(
+                content, truncated=finish == "length", citable=citable, title=title,
+                path=path, candidates=candidates, prose=prose,
+            )  # fmt: skip
+        except DraftError as problem:
+            raise self._error(f"unparsable compact page ({problem})", "garbage") from None
+        return draft, finish
+
     async def _structured(
-        self, messages: list[dict[str, str]], schema: dict[str, Any], usage: _Usage
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        usage: _Usage,
+        temperature: float = 0.2,
     ) -> tuple[str, str]:
         while True:
             mode = self.output_mode
             try:
-                return await self._request(messages, response_format(mode, schema), usage)
+                return await self._request(
+                    messages, response_format(mode, schema), usage, temperature
+                )
             except _FormatRefused:
                 self.output_mode = OUTPUT_MODES[OUTPUT_MODES.index(mode) + 1]
 
     async def _request(
-        self, messages: list[dict[str, str]], output_format: Any, usage: _Usage
+        self,
+        messages: list[dict[str, str]],
+        output_format: Any,
+        usage: _Usage,
+        temperature: float = 0.2,
     ) -> tuple[str, str]:
         body: dict[str, Any] = {
             "model": self.endpoint.model,
             "messages": messages,
             "max_tokens": self.max_tokens,
-            "temperature": 0.2,
+            # Greedy for the compact page (it picks line numbers); a little spread for prose.
+            "temperature": temperature,
         }
         if output_format is not None:
             body["response_format"] = output_format

@@ -19,6 +19,7 @@ from wiki_assets.engine.errors import ConfigurationError
 AUTO: Literal["auto"] = "auto"
 Workers = int | Literal["auto"]
 FlaggedPages = Literal["keep", "retry", "extract"]
+PageShape = Literal["full", "compact"]
 
 
 def parse_workers(value: object) -> Workers:
@@ -91,11 +92,20 @@ class Endpoint:
         description="Most requests in flight to this model across every run at once (parallel "
         "backfill runs share it through the state store); unset: each run bounds only itself.",
     )
-    numbered_lines: bool = Field(
-        default=True,
-        description="Show the model the document's lines numbered, so that each key point can "
-        "cite the lines it stands on. A very small model can lose the document's language in the "
-        "numbers (the embedded SmolLM2-135M does): off, its points cite quotes only.",
+    page_shape: PageShape = Field(
+        default="full",
+        description="What the model is asked for. 'full': the whole page (title, description, "
+        "summary, key points with their quotes and lines, topics, related documents with "
+        "reasons). 'compact', for a very small model: a one-line description, a two-sentence "
+        "summary and topics, and the numbers of the document's key lines, which the engine "
+        "quotes; related documents are the closest candidates of the related index.",
+    )
+    prose_languages: tuple[str, ...] = Field(
+        default=(),
+        description="With page_shape 'compact': the languages the model writes (names, e.g. "
+        "['English']). A document in another language gets the key lines the model picks, "
+        "quoted, on a page labelled as not summarized, instead of prose nobody can read. "
+        "Empty: every language.",
     )
     max_retries: int = Field(
         default=2,
@@ -103,6 +113,19 @@ class Endpoint:
         description="Retries of a request that got a 429, a 5xx or no answer, by the HTTP client "
         "itself, with backoff, before the request fails.",
     )
+
+    def writes(self, language: str) -> bool:
+        """Whether the model is asked to write prose in ``language`` (a name, e.g. 'Korean')."""
+        if self.page_shape == "full" or not self.prose_languages:
+            return True
+        return language.strip().lower() in {known.lower() for known in self.prose_languages}
+
+    @property
+    def page_form(self) -> str:
+        """What shapes this endpoint's pages besides the dials (part of a page's fingerprint)."""
+        if self.page_shape == "full":
+            return "full"
+        return "compact:" + ",".join(sorted(language.lower() for language in self.prose_languages))
 
     @property
     def identity(self) -> str:

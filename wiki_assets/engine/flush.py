@@ -90,7 +90,7 @@ class Pages:
         title = prepared.title or draft.title  # the document's own heading beats a rewording
         assessment = assess(
             draft, prepared.text, title=title, language=prepared.language,
-            finish_reason=summary.finish_reason,
+            finish_reason=summary.finish_reason, prose=summary.prose,
         )  # fmt: skip
         lane.stats.judged(len(assessment.points), assessment.verified, assessment.verdict.reasons)
         if job.second_opinion:
@@ -100,7 +100,9 @@ class Pages:
                 return False  # the first answer stands: journaled, its page written or due
             lane.stats.second_opinions_kept += 1
         flagged = not assessment.verdict.ok
-        if flagged and self.flagged_pages == "extract":
+        if not summary.prose:
+            fields = picked(title, prepared.text, prepared.language, summary, assessment)
+        elif flagged and self.flagged_pages == "extract":
             fields = extractive(title, prepared.text, prepared.language, summary, assessment)
         else:
             fields = result(title, prepared.language, summary, assessment)
@@ -108,7 +110,7 @@ class Pages:
             path=doc.path,
             collection=doc.collection,
             content_hash=doc.content_hash,
-            fingerprint=fingerprint(lane.client.max_tokens, self.language),
+            fingerprint=fingerprint(lane.client.max_tokens, self.language, lane.endpoint.page_form),
             status=SUMMARIZED,
             page=job.page,
             model=lane.endpoint.model,
@@ -280,6 +282,21 @@ def extractive(
         description="", summary=taken.opening, topics=[], related=[], key_points=[],
         summarized=False, headings=list(taken.headings),
     )  # fmt: skip
+    return fields
+
+
+def picked(
+    title: str, text: str, language: str, summary: Summary, assessment: Assessment
+) -> dict[str, Any]:
+    """The result of a compact answer without prose (a language the model does not write): an
+    extractive page whose key points are the lines the model picked, checked, with its links;
+    marked ``summarized: False`` and ``picked: True`` (the page says the model chose them)."""
+    fields = extractive(title, text, language, summary, assessment)
+    fields.update(
+        key_points=assessment.result_fields()["key_points"],
+        related=[link.model_dump() for link in summary.draft.related],
+        picked=True,
+    )
     return fields
 
 

@@ -49,9 +49,12 @@ def embedded_endpoint(base_url: str = "http://127.0.0.1:0/v1") -> Endpoint:
         timeout_s=300.0,
         context_tokens=EMBEDDED_CONTEXT,
         max_retries=1,
-        # Measured on the sample: with numbered lines SmolLM2-135M answered Korean documents in
-        # English (2 of 2 tries); without them, in Korean.
-        numbered_lines=False,
+        # Measured on the sample (README, "The embedded model"): asked for the full page,
+        # SmolLM2-135M ran out of max_tokens on most pages, echoed the prompt and invented its
+        # key points; asked for the compact page it picks real lines, and its Korean prose is
+        # not Korean anyone can read, so Korean documents get its picks only.
+        page_shape="compact",
+        prose_languages=("English",),
     )
 
 

@@ -45,9 +45,10 @@ RELATED_CANDIDATES = 8  # documents offered to the model as link targets
 LOOKAHEAD = 64  # planned documents whose stored link candidates are looked up together
 
 
-def fingerprint(max_tokens: int, language: str = "auto") -> str:
-    """What shapes a page besides its text and its model: prompt, length cap, page language."""
-    key = f"{PROMPT_VERSION}\0{max_tokens}\0{language}"
+def fingerprint(max_tokens: int, language: str = "auto", form: str = "full") -> str:
+    """What shapes a page besides its text and its model: prompt, length cap, page language and
+    what the model is asked for (``Endpoint.page_form``)."""
+    key = f"{PROMPT_VERSION}\0{max_tokens}\0{language}\0{form}"
     return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
@@ -72,12 +73,15 @@ class Currency:
 def fingerprints(endpoints: Sequence[Endpoint], dials: Dials) -> Currency:
     """What the pages of this fleet and these dials must carry to be current."""
     caps = {dials.max_tokens, *(ep.max_tokens for ep in endpoints if ep.max_tokens)}
+    forms = {"full", *(ep.page_form for ep in endpoints)}
     return Currency(
         by_model={
-            ep.model: fingerprint(ep.max_tokens or dials.max_tokens, dials.language)
+            ep.model: fingerprint(ep.max_tokens or dials.max_tokens, dials.language, ep.page_form)
             for ep in endpoints
         },
-        departed=frozenset(fingerprint(cap, dials.language) for cap in caps),
+        departed=frozenset(
+            fingerprint(cap, dials.language, form) for cap in caps for form in forms
+        ),
         redo=frozenset(dials.redo_models),
     )
 

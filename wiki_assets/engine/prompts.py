@@ -1,7 +1,7 @@
 """Prompts, in one place. Bump PROMPT_VERSION whenever a prompt changes: every page records the
 version it was written with, and a different version marks the page for re-summary."""
 
-PROMPT_VERSION = "2026-12-01.1"
+PROMPT_VERSION = "2026-12-01.2"
 
 LIBRARIAN_SYSTEM = (
     "You are the librarian of a company's internal documents. For the one document you are given, "
@@ -43,4 +43,18 @@ CHUNK_USER = "Document: {path} (part {part} of {parts})\n\n<part>\n{text}\n</par
 REPAIR_USER = (
     "Your answer was not a valid catalogue entry: {problem}. Answer again with only the JSON "
     "object, with the fields title, description, summary, key_points, topics and related."
+)
+
+# The compact request (engine/compact.py), for a very small model: the numbered document, then
+# what to answer, one field a line in the schema's order; no system prompt.
+COMPACT_PROSE_USER = (
+    "{text}\n\n"
+    "Describe the document above in {language}, for colleagues who have not read it: what it "
+    "is for, who needs it, and what it says."
+)
+
+COMPACT_PICKS_USER = (
+    "{text}\n\n"
+    "Which three lines of this document matter most to a reader?\n"
+    "points: the numbers of those lines."
 )

@@ -32,14 +32,21 @@ class Assessment:
 
 
 def assess(
-    draft: PageDraft, document: str, *, title: str, language: str, finish_reason: str
+    draft: PageDraft,
+    document: str,
+    *,
+    title: str,
+    language: str,
+    finish_reason: str,
+    prose: bool = True,
 ) -> Assessment:
     """Verify ``draft``'s key points against ``document`` (the full original text, also for a
     document summarized in parts) and check the page it makes. ``title``: the title the page
-    shows; ``language``: the one it should be in; ``finish_reason``: of the page's answer."""
+    shows; ``language``: the one it should be in; ``finish_reason``: of the page's answer;
+    ``prose``: False where the model only picked the key lines (its page has no prose to check)."""
     points = verify_points(draft.key_points, document)
     page = Written.of(
         draft, points, document=document, title=title, language=language,
-        finish_reason=finish_reason,
+        finish_reason=finish_reason, prose=prose,
     )  # fmt: skip
     return Assessment(points, check_page(page))

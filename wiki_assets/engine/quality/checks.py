@@ -35,6 +35,9 @@ class Written:
     document: str  # the document's full original text
     language: str  # the language the page should be in: a code ("en") or a name ("English")
     finish_reason: str  # the model's, for the page's answer ("length": cut by max_tokens)
+    # False: the model wrote no prose (it picked the key lines of a document in a language it
+    # does not write; engine/compact.py), so the checks of its prose do not apply.
+    prose: bool = True
 
     @classmethod
     def of(
@@ -46,6 +49,7 @@ class Written:
         title: str,
         language: str,
         finish_reason: str,
+        prose: bool = True,
     ) -> Written:
         return cls(
             title=title or draft.title,
@@ -57,15 +61,16 @@ class Written:
             document=document,
             language=language,
             finish_reason=finish_reason,
+            prose=prose,
         )
 
-    def prose(self) -> list[str]:
+    def sentences(self) -> list[str]:
         """What the model wrote in sentences: description, summary, the key points together."""
         return [self.description, self.summary, " ".join(point.text for point in self.points)]
 
     def everything(self) -> Iterator[str]:
         """Every text the model wrote that the page shows."""
-        yield from self.prose()
+        yield from self.sentences()
         yield from self.topics
         yield from (reason for _, reason in self.links)
 
@@ -86,7 +91,7 @@ def wrong_language(page: Written) -> bool:
     expected = _CODES.get(page.language.strip().lower())
     if expected is None:
         return False
-    for text in page.prose():
+    for text in page.sentences():
         letters = [char for char in text if char.isalpha()]
         if len(letters) < _MIN_LETTERS:
             continue
@@ -243,6 +248,17 @@ CHECKS: dict[Reason, Callable[[Written], bool]] = {
 }
 
 
+# What still applies to a page whose model wrote no prose: its answer, its points, its links.
+WITHOUT_PROSE = frozenset(
+    {Reason.HIT_MAX_TOKENS, Reason.LINK_WITHOUT_REASON, Reason.UNVERIFIED_POINTS}
+)
+
+
 def check_page(page: Written) -> Verdict:
-    """Every check on ``page``: ok, or flagged with the reasons it trips."""
-    return Verdict.of(reason for reason, trips in CHECKS.items() if trips(page))
+    """Every check on ``page`` (those of :data:`WITHOUT_PROSE` where the model wrote no prose):
+    ok, or flagged with the reasons it trips."""
+    return Verdict.of(
+        reason
+        for reason, trips in CHECKS.items()
+        if (page.prose or reason in WITHOUT_PROSE) and trips(page)
+    )

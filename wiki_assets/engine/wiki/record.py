@@ -54,6 +54,9 @@ class Page:
     # and opening sentences, wiki_assets.engine.quality.extract); ``summary`` is that opening.
     summarized: bool = True
     headings: tuple[str, ...] = ()
+    # True (with summarized False): the key points are the lines the model picked, on a page
+    # in a language it does not write (engine/compact.py), not a flagged answer replaced.
+    picked: bool = False
 
     def __post_init__(self) -> None:
         # A page built by hand may list its points as plain strings, like old results.
@@ -99,6 +102,7 @@ class Page:
             verdict=Verdict.of(result["flags"]) if "flags" in result else None,
             summarized=result.get("summarized", True),
             headings=tuple(result.get("headings") or ()),
+            picked=result.get("picked", False),
         )
 
 

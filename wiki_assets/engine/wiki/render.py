@@ -119,6 +119,12 @@ NOT_SUMMARIZED = "Not summarized"
 
 def not_summarized_line(page: Page) -> str:
     """The label of an extractive page: why the model's answer is not shown, and what is."""
+    if page.picked:
+        return (
+            f"> [!note] {NOT_SUMMARIZED}: {escape(page.model)} does not write "
+            f"{escape(page.language)}; the key points are the lines of the document it picked, "
+            "and the page shows the document's own headings and opening sentences."
+        )
     reasons = page.verdict.explanations() if page.verdict else []
     said = "; ".join(escape(reason) for reason in reasons)
     why = f" (needs review: {said})" if said else ""
