@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import StoreFor
 
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.cli import main
+from wiki_assets.engine import Dials, Endpoint, StateStore, ingest
 from wiki_assets.engine.digest import DayWindow, write_digest
 from wiki_assets.engine.digest.render import NOTHING_CHANGED
 from wiki_assets.engine.journal import Journal
@@ -176,3 +177,21 @@ def test_a_page_added_and_removed_the_same_day_is_not_listed(wiki: Wiki) -> None
     wiki.ingest(at(DAY2, 9))
     _, data = wiki.digest(DAY2)
     assert pages(data["added"]) == ["c/alpha.md"] and data["removed"] == []
+
+
+def test_the_cli_writes_a_day_and_prints_its_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with SimServer(SimModel(model="sim")) as server:  # SQLite: the CLI's default store
+        wiki = Wiki(tmp_path, server.base_url, lambda root: StateStore(root / STATE_DIR))
+        wiki.put("alpha.md", "# Alpha\n\n" + "Alpha covers the deploy tool. " * 6)
+        wiki.ingest(at(DAY2, 23, 30))
+    monkeypatch.setenv("WIKI_ASSETS_DIGEST_TIMEZONE", "Europe/Berlin")  # the day is Berlin's
+    argv = ["digest", "--day", "2026-12-01", "--wiki", str(wiki.wiki), "--json"]
+    assert main(argv) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["timezone"] == "Europe/Berlin" and pages(printed["added"]) == ["c/alpha.md"]
+    assert (wiki.wiki / "digest" / "2026-12-01.md").is_file()
+    assert main([*argv[:3], "--timezone", "UTC", "--wiki", str(wiki.wiki), "--json"]) == 0
+    assert pages(json.loads(capsys.readouterr().out)["added"]) == []
+    assert main(["digest", "--day", "yesterday", "--wiki", str(wiki.wiki)]) == 1
