@@ -185,6 +185,14 @@ def test_the_sensor_requests_the_digest_of_the_day_an_ingest_job_run_finished(
     assert record is not None and record.end_time is not None
     today = datetime.fromtimestamp(record.end_time, UTC).date()
     assert request.partition_key == today.isoformat()
+    # While another ingest_job run is under way (a parallel run of the same tick), it waits for
+    # that run's end instead.
+    instance.add_run(
+        dg.DagsterRun(
+            job_name="ingest_job", run_id=str(uuid.uuid4()), status=dg.DagsterRunStatus.STARTED
+        )
+    )
+    assert isinstance(sensor(context), dg.SkipReason)  # type: ignore[operator]
     # The requested partition's digest lists the pages that run wrote.
     assert materialize_day(workspace, instance, today, DigestResource()).success
     _, data = digest_files(workspace, today)

@@ -18,7 +18,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from wiki_assets.engine.quality.verdict import Verdict
 from wiki_assets.engine.store import Db
 
 EventKind = Literal["added", "changed", "removed", "existing"]
@@ -87,12 +86,13 @@ def page_event(
     content_hash: str,
     result: dict[str, Any],
 ) -> PageEvent:
-    """The event of a page written from ``result`` (a journal entry's)."""
+    """The event of a page written from ``result`` (a journal entry's), its verdict as the page's
+    front matter says it (the journaled flags are the verdict's reasons, in order)."""
     flags = result.get("flags")
-    verdict = "unchecked" if flags is None else Verdict.of(flags).label
+    verdict = "unchecked" if flags is None else "flagged" if flags else "ok"
     return PageEvent(
         at, event, collection, path, page, content_hash, result.get("title", ""),
-        result.get("description", ""), verdict, tuple(Verdict.of(flags or ()).reasons),
+        result.get("description", ""), verdict, tuple(flags or ()),
     )  # fmt: skip
 
 
