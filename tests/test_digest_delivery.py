@@ -300,3 +300,8 @@ def test_post_backs_off_honours_retry_after_and_does_not_retry_a_refusal() -> No
     with pytest.raises(DeliveryFailed) as down:
         post(dead, {}, named=WEBHOOK_ENV, attempts=2, sleep=slept.append)
     assert "after 2 attempts: last no answer" in str(down.value) and dead not in str(down.value)
+    # A mistyped value is still a secret: the error names the variable, never what it holds.
+    for mistyped in ("hooks.example.com/services/T0/B0/secret", "http://127.0.0.1:9/a secret\n"):
+        with pytest.raises(DeliveryFailed) as bad:
+            post(mistyped, {}, named=WEBHOOK_ENV, sleep=slept.append)
+        assert WEBHOOK_ENV in str(bad.value) and "secret" not in str(bad.value)

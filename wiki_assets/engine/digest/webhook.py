@@ -9,6 +9,7 @@ last retry failing, raises :class:`DeliveryFailed`.
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
 import urllib.error
@@ -16,7 +17,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from wiki_assets.engine.digest.build import Digest, PageChange
 from wiki_assets.engine.errors import WikiAssetsError
@@ -99,6 +100,9 @@ def post(
 ) -> Delivery:
     """POST ``message`` as JSON to ``url``; ``named`` is how errors name the webhook (its
     environment variable)."""
+    if urlsplit(url).scheme not in ("http", "https"):
+        # Said without the value: a URL mistyped is still a secret.
+        raise DeliveryFailed(f"webhook {named} does not hold an http(s) URL")
     body = json.dumps(message).encode("utf-8")
     problem = "not tried"
     for attempt in range(1, attempts + 1):
@@ -116,7 +120,9 @@ def post(
                     f"webhook {named} refused the digest: {problem} (not retried)"
                 ) from None
             retry_after = _seconds(error.headers.get("Retry-After"))
-        except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
+        except ValueError:  # http.client.InvalidURL and the like, whose message quotes the URL
+            raise DeliveryFailed(f"webhook {named} does not hold a valid URL") from None
+        except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
             # The reason (refused, timed out, no such host) never holds the URL itself.
             reason = getattr(error, "reason", None) or error
             problem = f"no answer ({getattr(reason, 'strerror', None) or type(reason).__name__})"
