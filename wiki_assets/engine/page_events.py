@@ -91,9 +91,17 @@ def page_event(
     flags = result.get("flags")
     verdict = "unchecked" if flags is None else "flagged" if flags else "ok"
     return PageEvent(
-        at, event, collection, path, page, content_hash, result.get("title", ""),
-        result.get("description", ""), verdict, tuple(flags or ()),
-    )  # fmt: skip
+        at,
+        event,
+        collection,
+        path,
+        page,
+        content_hash,
+        result.get("title", ""),
+        result.get("description", ""),
+        verdict,
+        tuple(flags or ()),
+    )
 
 
 class PageHistory:
@@ -111,9 +119,14 @@ class PageHistory:
             before = last.get(path)
             kind: EventKind = "changed" if before is not None and before.live else "added"
             event = page_event(
-                at, kind, collection=collection, path=path, page=page,
-                content_hash=content_hash, result=result,
-            )  # fmt: skip
+                at,
+                kind,
+                collection=collection,
+                path=path,
+                page=page,
+                content_hash=content_hash,
+                result=result,
+            )
             if kind == "changed" and before is not None and before.says() == event.says():
                 continue  # the same page written again (a resumed run, a repeated answer)
             events.append(event)
@@ -132,7 +145,7 @@ class PageHistory:
                 page=page,
                 content_hash=content_hash,
                 result=result,
-            )  # fmt: skip
+            )
             for path, collection, page, content_hash, result in self._documents(paths)
         ]
         self._insert(events)
@@ -154,7 +167,7 @@ class PageHistory:
                 page=page,
                 content_hash=content_hash,
                 result=json.loads(result),
-            )  # fmt: skip
+            )
             for path, collection, page, content_hash, result, updated in rows
         ]
         self._insert(events)
@@ -211,7 +224,7 @@ class PageHistory:
                     e.description,
                     e.verdict,
                     json.dumps(list(e.flags)),
-                )  # fmt: skip
+                )
                 for e in events
             ],
         )
@@ -221,9 +234,17 @@ def _event(row: Sequence[Any]) -> PageEvent:
     at, event, collection, path, page, content_hash, title, description, verdict, flags = row
     assert event in EVENT_KINDS, event
     return PageEvent(
-        float(at), event, collection, path, page, content_hash, title, description, verdict,
+        float(at),
+        event,
+        collection,
+        path,
+        page,
+        content_hash,
+        title,
+        description,
+        verdict,
         tuple(json.loads(flags)),
-    )  # fmt: skip
+    )
 
 
 def _chunks(paths: Sequence[str]) -> Iterator[list[str]]:

@@ -52,10 +52,17 @@ class PageChange:
     @classmethod
     def of(cls, event: PageEvent, before: PageEvent | None = None) -> PageChange:
         return cls(
-            event.page, event.path, event.collection, event.title, event.description,
-            event.verdict, event.flags, event.at,
-            before.title if before else None, before.description if before else None,
-        )  # fmt: skip
+            event.page,
+            event.path,
+            event.collection,
+            event.title,
+            event.description,
+            event.verdict,
+            event.flags,
+            event.at,
+            before.title if before else None,
+            before.description if before else None,
+        )
 
 
 @dataclass(frozen=True, slots=True)
