@@ -195,3 +195,18 @@ def test_the_cli_writes_a_day_and_prints_its_json(
     assert main([*argv[:3], "--timezone", "UTC", "--wiki", str(wiki.wiki), "--json"]) == 0
     assert pages(json.loads(capsys.readouterr().out)["added"]) == []
     assert main(["digest", "--day", "yesterday", "--wiki", str(wiki.wiki)]) == 1
+
+
+def test_no_document_page_may_take_the_digest_folder(tmp_path: Path) -> None:
+    synced = tmp_path / "synced"
+    (synced / "digest").mkdir(parents=True)
+    (synced / "digest" / "2026-11-30.md").write_text("# Not a digest\n\n" + "A team note. " * 8)
+    with SimServer(SimModel(model="sim")) as server:
+        report = ingest(
+            synced_root=synced, wiki_root=tmp_path / "wiki", collections=["digest"],
+            endpoints=[Endpoint(name="sim", base_url=server.base_url, model="sim")],
+            dials=Dials(flush_seconds=0.2),
+        )  # fmt: skip
+    assert report.count == 0 and len(report.failed) == 1
+    assert "reserved for the daily digests" in report.failed[0]["reason"]
+    assert not (tmp_path / "wiki" / "digest" / "2026-11-30.md").exists()
