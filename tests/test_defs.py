@@ -21,6 +21,7 @@ def test_definitions_load_with_the_fixed_names() -> None:
         "synced_documents",
         "wiki_pages",
         "wiki_index",
+        "wiki_digest",
     }
     wiki_pages = graph.get(dg.AssetKey("wiki_pages"))
     assert wiki_pages.parent_keys == {dg.AssetKey("synced_documents")}
@@ -29,6 +30,12 @@ def test_definitions_load_with_the_fixed_names() -> None:
     assert not graph.get(dg.AssetKey("synced_documents")).is_materializable
     assert set(defs.resources or {}) >= {"summarizer", "corpus"}
     assert defs.resolve_schedule_def("daily_sync_then_ingest").cron_schedule == "0 6 * * *"
+    wiki_digest = graph.get(dg.AssetKey("wiki_digest"))
+    assert wiki_digest.parent_keys == {dg.AssetKey("wiki_index")}
+    assert isinstance(wiki_digest.partitions_def, dg.DailyPartitionsDefinition)
+    assert wiki_digest.partitions_def.timezone == "UTC"
+    assert defs.resolve_job_def("wiki_digest_job") is not None
+    assert defs.resolve_sensor_def("wiki_digest_after_ingest") is not None
 
 
 def test_dagster_definitions_validate_passes_on_the_workspace() -> None:

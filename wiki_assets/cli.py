@@ -96,8 +96,22 @@ def main(argv: list[str] | None = None) -> int:
         help="flagged_share warns past this share of flagged pages (default: 0.2)",
     )
     check.add_argument("--json", action="store_true", help="print the checks as one JSON object")
+    digest = commands.add_parser(
+        "digest",
+        help="write one day's digest (wiki/digest/YYYY-MM-DD.md and .json) from the history",
+        description="What the wiki's pages went through on --day (added, changed, removed, "
+        "flagged), from the state store's history, written without Dagster and posted nowhere. "
+        "The timezone is the project file's resources.digest.config.timezone (or "
+        "WIKI_ASSETS_DIGEST_TIMEZONE, default UTC) unless --timezone is given.",
+    )
+    digest.add_argument("--day", required=True, metavar="YYYY-MM-DD", help="the day to digest")
+    digest.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
+    digest.add_argument("--timezone", metavar="NAME", help="IANA timezone of the day")
+    digest.add_argument("--json", action="store_true", help="print the digest's JSON on stdout")
     args = parser.parse_args(argv)
     _configure_logging()
+    if args.command == "digest":
+        return run_digest(args.day, args.wiki, args.timezone, as_json=args.json)
     if args.command == "runs":
         return run_runs(args.partition, args.sort, args.desc, args.limit, as_json=args.json)
     if args.command == "check":
@@ -174,6 +188,43 @@ def run_plan(
     else:
         for line in [*plan_lines(states), estimate.line()]:
             print(line)
+    return EXIT_OK
+
+
+def run_digest(day: str, wiki: Path | None, timezone: str | None, *, as_json: bool = False) -> int:
+    from datetime import date
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    log = logging.getLogger("wiki_assets")
+    try:
+        when = date.fromisoformat(day)
+    except ValueError:
+        log.error(f"--day {day}: not a date (YYYY-MM-DD)")
+        return EXIT_RUN_FAILED
+    settings = _settings(None, wiki, None, as_json)
+    if settings is None:
+        return EXIT_RUN_FAILED
+    zone = timezone or settings.digest.timezone
+    try:
+        ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        log.error(f"--timezone {zone}: unknown timezone (an IANA name such as UTC)")
+        return EXIT_RUN_FAILED
+    from wiki_assets.engine.digest import write_digest
+    from wiki_assets.engine.digest.render import render_json
+    from wiki_assets.engine.store import StateUnavailable
+
+    corpus = settings.corpus
+    try:
+        files = write_digest(corpus.wiki_path, when, zone, corpus.state_store())
+    except StateUnavailable as error:
+        log.error(str(error))
+        return EXIT_RUN_FAILED
+    if as_json:
+        print(render_json(files.digest), end="")
+    else:
+        counts = " · ".join(f"{count} {kind}" for kind, count in files.digest.counts().items())
+        log.info(f"digest {when} ({zone}): {counts} → {corpus.wiki_path / files.markdown}")
     return EXIT_OK
 
 

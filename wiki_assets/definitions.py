@@ -18,6 +18,12 @@ from wiki_assets.defs.assets import (
     wiki_index,
 )
 from wiki_assets.defs.checks import build_page_checks
+from wiki_assets.defs.digest import (
+    DIGEST_JOB,
+    DigestResource,
+    build_digest_sensor,
+    build_wiki_digest,
+)
 from wiki_assets.defs.loggers import aligned_console_logger
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
@@ -32,8 +38,18 @@ def build_defs(
     corpus: CorpusResource | None = None,
     summarizer: SummarizerResource | None = None,
     dials: IngestConfig | None = None,
+    digest: DigestResource | None = None,
 ) -> dg.Definitions:
     dials = dials or IngestConfig()
+    digest = digest or DigestResource()
+    partitions = digest.partitions()
+    wiki_digest = build_wiki_digest(partitions)
+    digest_job = dg.define_asset_job(
+        DIGEST_JOB,
+        selection=[wiki_digest],
+        partitions_def=partitions,
+        description="Write the day's digest of the wiki (and post it, if a webhook is set).",
+    )
     wiki_pages = build_wiki_pages(dials_with_defaults(dials))
     ingest_job = dg.define_asset_job(
         INGEST_JOB,
@@ -50,14 +66,15 @@ def build_defs(
         minimum_interval_seconds=30,
     )
     return dg.Definitions(
-        assets=[synced_documents, wiki_pages, wiki_index],
+        assets=[synced_documents, wiki_pages, wiki_index, wiki_digest],
         asset_checks=build_page_checks(wiki_pages),
-        jobs=[ingest_job],
+        jobs=[ingest_job, digest_job],
         schedules=[build_schedule(ingest_job, dials)],
-        sensors=[automation],
+        sensors=[automation, build_digest_sensor(ingest_job, digest_job, digest.timezone)],
         resources={
             "corpus": corpus or CorpusResource(),
             "summarizer": summarizer or SummarizerResource(),
+            "digest": digest,
         },
         loggers={"console": aligned_console_logger},
         # Steps run in the run's own process, one after the other (wiki_index needs the pages):
@@ -70,7 +87,7 @@ def build_defs(
 def project_defs(settings: Settings | None = None) -> dg.Definitions:
     """The definitions of the project file's deployment."""
     settings = settings or load_settings()
-    return build_defs(settings.corpus, settings.summarizer, settings.dials)
+    return build_defs(settings.corpus, settings.summarizer, settings.dials, settings.digest)
 
 
 defs = project_defs()

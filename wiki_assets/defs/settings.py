@@ -5,6 +5,7 @@
     resources:
       summarizer: {config: {models: [...]}}      # the fleet
       corpus: {config: {synced_root: synced}}   # where documents and the wiki live
+      digest: {config: {timezone: UTC}}         # the daily digest's days and webhook
     ops:
       wiki_pages: {config: {claim_size: 16}}    # the dials
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from dagster import DagsterInvalidConfigError
 from pydantic import BaseModel, ValidationError
 
 from wiki_assets.defs.assets import IngestConfig
+from wiki_assets.defs.digest import DigestResource
 from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
 from wiki_assets.engine import environment
 from wiki_assets.engine.errors import ConfigurationError
@@ -39,6 +41,7 @@ _SHAPE: dict[str, Any] = {
     "resources": {
         "summarizer": {"config": SummarizerResource},
         "corpus": {"config": CorpusResource},
+        "digest": {"config": DigestResource},
     },
     "ops": {"wiki_pages": {"config": IngestConfig}},
 }
@@ -57,6 +60,7 @@ class Settings:
     summarizer: SummarizerResource
     dials: IngestConfig
     files: tuple[str, ...] = ()  # the files these came from, in layering order
+    digest: DigestResource = field(default_factory=DigestResource)
 
     @property
     def source(self) -> str:
@@ -91,6 +95,7 @@ def read_file(path: Path) -> dict[str, Any]:
     _check(data, _SHAPE, "the top level", path)
     # Values too, so that a mistake is reported against the file that made it.
     _build(data, path)
+    _digest(data, path)
     return data
 
 
@@ -107,7 +112,8 @@ def load_settings(
         merged = merge(merged, {"resources": {"corpus": {"config": dict(corpus_overrides)}}})
     where = " + ".join(str(path) for path in files) or "config"
     corpus, summarizer, dials = _build(merged, where)
-    return Settings(corpus, summarizer, dials, tuple(str(path) for path in files))
+    digest = _digest(merged, where)
+    return Settings(corpus, summarizer, dials, tuple(str(path) for path in files), digest)
 
 
 def merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:
@@ -148,6 +154,17 @@ def _build(
     assert isinstance(corpus, CorpusResource) and isinstance(summarizer, SummarizerResource)
     assert isinstance(dials, IngestConfig)
     return corpus, summarizer, dials
+
+
+def _digest(data: Mapping[str, Any], where: object) -> DigestResource:
+    keys = ("resources", "digest", "config")
+    try:
+        return DigestResource(**_section(data, *keys))
+    except ValidationError as error:
+        raise ConfigError(f"{where}: {_describe(error, '.'.join(keys))}") from None
+    except DagsterInvalidConfigError as error:
+        problem = error.errors[0].message if error.errors else str(error).splitlines()[0]
+        raise ConfigError(f"{where}: {'.'.join(keys)}: {problem}") from None
 
 
 def _describe(error: ValidationError, section: str) -> str:

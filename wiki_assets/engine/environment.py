@@ -21,6 +21,7 @@ STATE_URL = "WIKI_ASSETS_STATE_URL"
 CONFIG = "WIKI_ASSETS_CONFIG"
 CRON = "WIKI_ASSETS_CRON"
 COLLECTIONS_PER_RUN = "WIKI_ASSETS_COLLECTIONS_PER_RUN"
+DIGEST_TIMEZONE = "WIKI_ASSETS_DIGEST_TIMEZONE"
 DAGSTER_HOME = "DAGSTER_HOME"
 
 DEFAULT_CRON = "0 6 * * *"
@@ -52,6 +53,18 @@ def state_url(variable: str = STATE_URL) -> str | None:
 def api_key(variable: str) -> str | None:
     """The API key in ``variable`` (a model's ``api_key_env``); unset or empty: None. A secret."""
     return os.environ.get(variable) or None
+
+
+def webhook_url(variable: str) -> str | None:
+    """The incoming-webhook URL in ``variable`` (the digest's ``webhook_url_env``); unset or
+    empty: None. A secret: whoever has it can post to the channel."""
+    return os.environ.get(variable, "").strip() or None
+
+
+def digest_timezone() -> str:
+    """WIKI_ASSETS_DIGEST_TIMEZONE: the timezone whose calendar days the daily digest covers
+    (an IANA name; default UTC)."""
+    return os.environ.get(DIGEST_TIMEZONE, "").strip() or "UTC"
 
 
 def config_file() -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -55,6 +56,7 @@ class Pages:
         log: Log,
         language: str,
         flagged_pages: FlaggedPages,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.synced_root = synced_root
         self.wiki = wiki
@@ -65,6 +67,7 @@ class Pages:
         self.log = log
         self.language = language  # the page-language dial, part of each page's fingerprint
         self.flagged_pages = flagged_pages  # what a flagged answer becomes (Dials.flagged_pages)
+        self.clock = clock  # when a page is written or removed, as the pages' history records it
         # Documents whose flagged first answer awaits a second opinion: how that answer ranks.
         self.first_opinions: dict[str, Rank] = {}
         self.unwritten: list[tuple[Job, Entry]] = []  # recorded in the journal, page not written
@@ -217,7 +220,7 @@ class Pages:
                 self.failures.append((job.doc, reason))  # reported by the event loop
                 continue
             written.append(job.doc.path)
-        journal.mark_written(written)
+        journal.mark_written(written, at=self.clock())
         # Links render only to pages that exist: the pages the new ones link to (new backlinks)
         # and the pages linking to them (a link that can now be shown) are rendered again where
         # that changed something. A page that failed to land is left out of the others' links.
@@ -254,7 +257,7 @@ class Pages:
                 # Never remove a page that a document of this run now writes.
                 if entry is not None and entry.page and entry.page not in self.owners:
                     self.wiki.remove(entry.page)
-            self.journal.forget(gone)
+            self.journal.forget(gone, at=self.clock())
             relink(self.journal, self.wiki, linked)  # no link may point at a removed page
             self.report.removed = len(gone)
 

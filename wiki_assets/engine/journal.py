@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from wiki_assets.engine import page_events
+from wiki_assets.engine.page_events import PageHistory
 from wiki_assets.engine.store import JOURNAL_FILE, Db, StateStore
 
 __all__ = ["JOURNAL_FILE", "Entry", "Journal"]
@@ -72,9 +74,18 @@ class Journal:
         sqlite = self._db.dialect == "sqlite"
         # Links keep the model's order: SQLite's rowid does that; PostgreSQL needs a sequence.
         self._link_order = "rowid" if sqlite else "seq"
+        history_is_new = not self._db.has_table(page_events.TABLE)
         self._db.create_tables(
             _SCHEMA.replace("{link_order_column}", "" if sqlite else "\n    seq BIGSERIAL,")
+            + page_events.schema(self._db.dialect)
         )
+        self.history = PageHistory(self._db)  # appended to with the journal changes it records
+        if history_is_new:
+            # A store from before the history: what each page says now is its starting point.
+            # (Two runs opening such a store at once may both record it; one more "existing"
+            # event changes nothing a digest shows.)
+            with self._db.transaction():
+                self.history.record_existing()
 
     def close(self) -> None:
         self._db.close()
@@ -217,17 +228,24 @@ class Journal:
             )
             self._db.execute("DELETE FROM links WHERE source = ?", (path,))
 
-    def mark_written(self, paths: Iterable[str]) -> None:
-        now = time.time()
+    def mark_written(self, paths: Iterable[str], at: float | None = None) -> None:
+        """The pages of ``paths`` are on disk (at ``at``, epoch seconds, default now): their
+        history's added and changed events in the same transaction."""
+        now = time.time() if at is None else at
+        paths = list(paths)
         with self._db.transaction():
             self._db.executemany(
                 "UPDATE documents SET status = ?, updated = ? WHERE path = ?",
                 [(WRITTEN, now, path) for path in paths],
             )
+            self.history.record_written(paths, now)
 
-    def forget(self, paths: Iterable[str]) -> None:
+    def forget(self, paths: Iterable[str], at: float | None = None) -> None:
+        """Drop ``paths`` and their links; their pages' removed events in the same transaction."""
+        paths = list(paths)
         rows = [(path,) for path in paths]
         with self._db.transaction():
+            self.history.record_removed(paths, time.time() if at is None else at)
             self._db.executemany("DELETE FROM documents WHERE path = ?", rows)
             self._db.executemany("DELETE FROM links WHERE source = ?", rows)
 

@@ -32,7 +32,7 @@ from wiki_assets.engine.prompts import PROMPT_VERSION
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.report import IngestReport
 from wiki_assets.engine.store import StateStore
-from wiki_assets.engine.wiki.files import INDEX_PAGE, STATE_DIR, page_for
+from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, STATE_DIR, page_for
 
 if TYPE_CHECKING:
     # For the type only: flush.py imports fingerprint from this module.
@@ -287,6 +287,9 @@ class RunPlan:
             page = page_for(doc.path)
             if page == INDEX_PAGE:
                 fail(doc, f"page name {page!r} is reserved for the wiki's index")
+                continue
+            if page.split("/", 1)[0] == DIGEST_DIR:
+                fail(doc, f"page name {page!r} is in {DIGEST_DIR}/, reserved for the daily digests")
                 continue
             owner = pages.owner(page, doc)
             if owner != doc.path:

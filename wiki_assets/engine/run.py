@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,9 +56,11 @@ def ingest(
     max_bytes: int = DEFAULT_MAX_BYTES,
     log: Log | None = None,
     store: StateStore | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> IngestReport:
     """Bring the wiki pages of ``collections`` up to date with the synced root. Per-document state
-    goes to ``store`` (default: SQLite in the wiki's state folder).
+    goes to ``store`` (default: SQLite in the wiki's state folder); ``clock`` (epoch seconds) is
+    when the pages' history says a page was written or removed (a test sets the day).
 
     SIGTERM and SIGINT (when called on the main thread) stop the run cleanly: no new requests,
     requests in flight cancelled, every answer that came back journaled and its page written; the
@@ -78,6 +80,7 @@ def ingest(
         max_bytes=max_bytes,
         log=log or logging.getLogger("wiki_assets"),
         report=IngestReport(collections=list(collections), dials=dials, models=[]),
+        clock=clock,
     )
     with stop_on_signals(run.request_stop), store.collection_locks(collections):
         return asyncio.run(run.execute())
@@ -98,6 +101,7 @@ class _Run:
     max_bytes: int
     log: Log
     report: IngestReport
+    clock: Callable[[], float] = time.time
     dispatcher: Dispatcher | None = None
     loop: asyncio.AbstractEventLoop | None = None
     stop_signal: str | None = None
@@ -164,6 +168,7 @@ class _Run:
                 log=self.log,
                 language=self.dials.language,
                 flagged_pages=self.dials.flagged_pages,
+                clock=self.clock,
             )
             dispatcher = self.dispatcher = Dispatcher(
                 lanes,

@@ -91,6 +91,13 @@ class Db:
                 ddl.replace("{float}", "REAL" if self.dialect == "sqlite" else "DOUBLE PRECISION")
             )
 
+    def has_table(self, name: str) -> bool:
+        """Whether table ``name`` exists (in the schema a PostgreSQL connection searches)."""
+        if self.dialect == "sqlite":
+            query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+            return self.execute(query, (name,)).fetchone() is not None
+        return bool(self.execute("SELECT to_regclass(?) IS NOT NULL", (name,)).fetchone()[0])
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         # Both connections autocommit; a group of statements is one explicit transaction.

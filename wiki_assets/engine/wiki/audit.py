@@ -19,7 +19,7 @@ from urllib.parse import unquote
 from wiki_assets.engine.corpus import scan
 from wiki_assets.engine.journal import WRITTEN, Journal
 from wiki_assets.engine.store import StateStore
-from wiki_assets.engine.wiki.files import INDEX_PAGE, STATE_DIR
+from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, STATE_DIR
 from wiki_assets.engine.wiki.links import MARKDOWN_LINK, dangling_links
 
 SHOWN_FINDINGS = 20
@@ -120,11 +120,12 @@ def front_matter(text: str) -> dict[str, object]:
 
 
 def pages_of(wiki_root: Path) -> Iterator[Path]:
-    """Every page of the wiki (``index.md`` and the state folder left out), in path order."""
+    """Every page of the wiki (``index.md``, the digests and the state folder left out), in path
+    order."""
     root = wiki_root.resolve()
     for page in sorted(root.rglob("*.md")):
         relative = page.relative_to(root)
-        if relative.parts[0] == STATE_DIR or relative.as_posix() == INDEX_PAGE:
+        if relative.parts[0] in (STATE_DIR, DIGEST_DIR) or relative.as_posix() == INDEX_PAGE:
             continue
         yield page
 

@@ -22,6 +22,10 @@ STATE_DIR = ".wiki_assets"
 INDEX_PAGE = "index.md"
 """The wiki's index, at its root; no document's page may take the name."""
 
+DIGEST_DIR = "digest"
+"""The daily digests' folder (``digest/YYYY-MM-DD.md``), at the root; no document's page may be
+in it. Digests are dated records, not pages: the wiki's checks leave them out."""
+
 PAGE_WRITERS = 4
 """Pages written at once. A write is file-system calls (create, write, rename) that release the
 GIL and cost far more than rendering on some disks, so a flush overlaps them with each other and

@@ -2,7 +2,8 @@
 check that every page's links and backlinks are current.
 
 :func:`build_index` re-renders every page that differs from what the journal says (which also
-repairs a wiki edited by hand), then rewrites ``index.md``.
+repairs a wiki edited by hand), then rewrites ``index.md`` and ``catalog.jsonl`` (the same pages,
+one JSON record each, :mod:`.catalog`).
 """
 
 from __future__ import annotations
@@ -15,10 +16,16 @@ from pathlib import Path
 from wiki_assets.engine.journal import WRITTEN, Entry, Journal
 from wiki_assets.engine.quality.verdict import Verdict
 from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.wiki.catalog import (
+    CATALOG_FILE,
+    CatalogRecord,
+    catalog_record,
+    render_catalog,
+)
 from wiki_assets.engine.wiki.files import INDEX_PAGE, Wiki
-from wiki_assets.engine.wiki.links import page_text
+from wiki_assets.engine.wiki.links import page_of
 from wiki_assets.engine.wiki.record import Link
-from wiki_assets.engine.wiki.render import render_index
+from wiki_assets.engine.wiki.render import render_index, render_page
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +73,7 @@ def build_index(journal: Journal, wiki: Wiki) -> IndexReport:
     by_collection: dict[str, list[tuple[str, Link]]] = defaultdict(list)
     by_topic: dict[str, list[Link]] = defaultdict(list)
     review: list[Link] = []  # flagged pages, their reasons as the link's
+    catalog: list[CatalogRecord] = []
     rewritten = pages = 0
     written = _Written(journal)
     for chunk in _chunked(journal.pages(), 500):
@@ -74,8 +82,10 @@ def build_index(journal: Journal, wiki: Wiki) -> IndexReport:
             if entry.status != WRITTEN or not entry.page or entry.result is None:
                 continue
             pages += 1
-            if wiki.write_if_changed(entry.page, page_text(journal, entry, written, links)):
+            page = page_of(journal, entry, written, links)
+            if wiki.write_if_changed(entry.page, render_page(page)):
                 rewritten += 1
+            catalog.append(catalog_record(page, entry.collection))
             # In the index a link's reason is the page's description.
             link = Link(entry.page, entry.result["title"], entry.result.get("description", ""))
             by_collection[entry.collection].append((entry.path, link))
@@ -95,6 +105,7 @@ def build_index(journal: Journal, wiki: Wiki) -> IndexReport:
     ]
     review.sort(key=lambda link: link.page)
     wiki.write_if_changed(INDEX_PAGE, render_index(pages, collections, topics, review))
+    wiki.write_if_changed(CATALOG_FILE, render_catalog(catalog))
     return IndexReport(pages, len(by_collection), len(shared), rewritten)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from wiki_assets.engine.journal import WRITTEN, Entry, Journal
-from wiki_assets.engine.wiki.files import STATE_DIR, Wiki
+from wiki_assets.engine.wiki.files import DIGEST_DIR, STATE_DIR, Wiki
 from wiki_assets.engine.wiki.record import Link, Page
 from wiki_assets.engine.wiki.render import render_page
 
@@ -93,12 +93,14 @@ MARKDOWN_LINK = re.compile(r"(?<!\\)(?:\\\\)*\]\(([^)\s]+\.md)\)")
 
 
 def dangling_links(wiki_root: Path) -> list[tuple[str, str]]:
-    """(page, target) for every relative markdown link whose target page does not exist."""
+    """(page, target) for every relative markdown link whose target page does not exist. A
+    digest is a dated record: its links to pages removed since are left out."""
     root = wiki_root.resolve()
     found = []
     exists: dict[str, bool] = {}  # one check per distinct target file
     for page in sorted(root.rglob("*.md")):
-        if STATE_DIR in page.relative_to(root).parts:
+        relative = page.relative_to(root)
+        if STATE_DIR in relative.parts or relative.parts[0] == DIGEST_DIR:
             continue
         folder = str(page.parent)
         for target in MARKDOWN_LINK.findall(page.read_text(encoding="utf-8")):

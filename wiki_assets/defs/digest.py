@@ -1,0 +1,203 @@
+"""The daily digest: ``wiki_digest``, one partition per calendar day, and what starts it.
+
+The asset writes ``wiki/digest/YYYY-MM-DD.md`` and ``.json`` from the pages' history in the state
+store, so any past day can be materialized again (a backfill from the UI), and then, when a
+webhook is configured, posts the day's top changes to it. The files are written before the post:
+a webhook that stays down fails the step and loses nothing.
+"""
+
+import time
+from datetime import date, datetime
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
+from pydantic import Field, field_validator
+
+from wiki_assets.defs.assets import wiki_index
+from wiki_assets.defs.resources import CorpusResource
+from wiki_assets.engine import environment
+from wiki_assets.engine.digest import write_digest
+from wiki_assets.engine.digest.webhook import (
+    ATTEMPTS,
+    TOP_CHANGES,
+    DeliveryFailed,
+    post,
+    slack_message,
+)
+
+DIGEST_JOB = "wiki_digest_job"
+DIGEST_SENSOR = "wiki_digest_after_ingest"
+DEFAULT_START_DATE = "2026-01-01"
+
+
+class DigestResource(dg.ConfigurableResource):
+    """Where the digest's days begin and end, and the optional chat delivery."""
+
+    timezone: str = Field(
+        default_factory=environment.digest_timezone,
+        description="IANA timezone whose calendar days the digest covers, e.g. Europe/Berlin "
+        "(env WIKI_ASSETS_DIGEST_TIMEZONE, default UTC). It shapes the partitions: set it in "
+        "the project file, not per run.",
+    )
+    start_date: str = Field(
+        default=DEFAULT_START_DATE, description="The first day with a partition (YYYY-MM-DD)."
+    )
+    webhook_url_env: str | None = Field(
+        default=None,
+        description="Name of the environment variable holding a Slack-compatible incoming "
+        "webhook URL (never the URL itself). Unset: no message is posted.",
+    )
+    wiki_url: str | None = Field(
+        default=None,
+        description="Where the wiki is served (e.g. https://wiki.example.com/team), so the "
+        "message's page names are links; unset: plain page names.",
+    )
+    webhook_attempts: int = Field(
+        default=ATTEMPTS,
+        ge=1,
+        description="Posts tried at most on 429, 5xx or no answer, with exponential backoff "
+        "(1 s, 2 s, 4 s, ...; a Retry-After is honoured up to 30 s).",
+    )
+    top_changes: int = Field(
+        default=TOP_CHANGES, ge=1, description="Pages the message lists at most."
+    )
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown timezone {value!r} (an IANA name such as UTC)") from None
+        return value
+
+    @field_validator("start_date")
+    @classmethod
+    def _iso_date(cls, value: str) -> str:
+        date.fromisoformat(value)
+        return value
+
+    @field_validator("webhook_url_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        if value is not None and not value.replace("_", "").isalnum():
+            raise ValueError("must be the name of an environment variable, not a URL")
+        return value
+
+    def partitions(self) -> dg.DailyPartitionsDefinition:
+        # end_offset=1: today is a partition already, so the digest can follow today's ingest
+        # (its file is rewritten when the day sees another ingest).
+        return dg.DailyPartitionsDefinition(
+            start_date=self.start_date, timezone=self.timezone, end_offset=1
+        )
+
+
+class DigestConfig(dg.Config):
+    deliver: bool = Field(
+        default=True,
+        description="Post to the webhook, when one is configured; turn off for a backfill of "
+        "past days that the channel has seen.",
+    )
+
+
+def build_wiki_digest(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefinition:
+    timezone = partitions.timezone  # one definition of the day: the partitions'
+
+    @dg.asset(
+        name="wiki_digest",
+        partitions_def=partitions,
+        deps=[wiki_index],
+        group_name="wiki",
+        kinds={"markdown", "slack"},
+    )
+    def wiki_digest(
+        context: dg.AssetExecutionContext,
+        config: DigestConfig,
+        corpus: CorpusResource,
+        digest: DigestResource,
+    ) -> dg.MaterializeResult:
+        """The day's digest: pages added, changed (old and new description), removed and
+        flagged, in ``digest/YYYY-MM-DD.md`` and ``.json``; posted to the chat webhook when one
+        is configured."""
+        day = date.fromisoformat(context.partition_key)
+        files = write_digest(corpus.wiki_path, day, timezone, corpus.state_store())
+        counts = files.digest.counts()
+        metadata: dict[str, dg.RawMetadataValue] = {
+            **counts,
+            "path": dg.MetadataValue.path(files.markdown),
+            "json_path": dg.MetadataValue.path(files.json),
+            "timezone": timezone,
+        }
+        context.log.info(
+            f"digest {day} ({timezone}): "
+            + " · ".join(f"{count} {kind}" for kind, count in counts.items())
+            + f" → {files.markdown}"
+        )
+        variable = digest.webhook_url_env
+        if not (config.deliver and variable):
+            return dg.MaterializeResult(metadata={**metadata, "delivered": False})
+        url = environment.webhook_url(variable)
+        if url is None:
+            raise dg.Failure(
+                description=f"digest written to {files.markdown}, not posted: the webhook's "
+                f"environment variable {variable} is not set",
+                metadata=metadata,
+            )
+        message = slack_message(files.digest, digest.wiki_url, digest.top_changes)
+        try:
+            delivery = post(url, message, named=variable, attempts=digest.webhook_attempts)
+        except DeliveryFailed as error:
+            raise dg.Failure(
+                description=f"digest written to {files.markdown}, not posted: {error}",
+                metadata=metadata,
+            ) from None
+        context.log.info(f"digest posted to webhook {variable} ({delivery.attempts} attempts)")
+        return dg.MaterializeResult(
+            metadata={**metadata, "delivered": True, "delivery_attempts": delivery.attempts}
+        )
+
+    return wiki_digest
+
+
+def build_digest_sensor(
+    ingest_job: Any,  # what dg.define_asset_job returns (its class is not public)
+    digest_job: Any,
+    timezone: str,
+) -> dg.SensorDefinition:
+    # A run-status sensor rather than a schedule: the digest follows the ingest however long
+    # it took (a cron offset would race a slow ingest), after any ingest_job run (the daily
+    # schedule's, a backfill's), and parallel runs of one tick give one digest: it waits until
+    # no ingest_job run is left in flight.
+    @dg.run_status_sensor(
+        name=DIGEST_SENSOR,
+        run_status=dg.DagsterRunStatus.SUCCESS,
+        monitored_jobs=[ingest_job],
+        request_job=digest_job,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="After an ingest_job run succeeds (the daily sync-then-ingest), build the "
+        "digest of the day it finished, once no other ingest_job run is in flight.",
+    )
+    def wiki_digest_after_ingest(
+        context: dg.RunStatusSensorContext,
+    ) -> dg.RunRequest | dg.SkipReason:
+        in_flight = context.instance.get_run_records(
+            dg.RunsFilter(job_name=ingest_job.name, statuses=IN_FLIGHT), limit=1
+        )
+        if in_flight:
+            return dg.SkipReason("another ingest_job run is in flight; its end requests the digest")
+        # The day the run's pages were written: its end, not the sensor's (late) evaluation.
+        record = context.instance.get_run_record_by_id(context.dagster_run.run_id)
+        ended = record.end_time if record is not None and record.end_time else time.time()
+        day = datetime.fromtimestamp(ended, ZoneInfo(timezone)).date().isoformat()
+        return dg.RunRequest(run_key=f"{day} after {context.dagster_run.run_id}", partition_key=day)
+
+    return wiki_digest_after_ingest
+
+
+IN_FLIGHT = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+]

@@ -1,0 +1,52 @@
+"""The daily digest: what the wiki learned on one day, from the pages' history.
+
+- :mod:`.build`: the day's window in a timezone and what it did to each page (:class:`Digest`).
+- :mod:`.render`: ``digest/YYYY-MM-DD.md`` and ``.json``.
+- :mod:`.webhook`: the optional Block Kit message to a Slack-compatible incoming webhook.
+
+:func:`write_digest` builds and writes a day's files; any day can be written again later (a
+backfill), since the history keeps every event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from wiki_assets.engine.digest.build import DayWindow, Digest, PageChange, build_digest
+from wiki_assets.engine.digest.render import digest_files, render_json, render_markdown
+from wiki_assets.engine.journal import Journal
+from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.wiki.files import Wiki
+
+__all__ = ["DayWindow", "Digest", "DigestFiles", "PageChange", "build_digest", "write_digest"]
+
+DEFAULT_TIMEZONE = "UTC"
+
+
+@dataclass(frozen=True, slots=True)
+class DigestFiles:
+    digest: Digest
+    markdown: str  # paths relative to the wiki root
+    json: str
+
+
+def write_digest(
+    wiki_root: Path, day: date, timezone: str = DEFAULT_TIMEZONE, store: StateStore | None = None
+) -> DigestFiles:
+    """Build ``day``'s digest (a calendar day in ``timezone``) from ``store``'s history (default:
+    SQLite in the wiki's state folder) and write its two files atomically; a day with no change
+    gets files that say so."""
+    wiki = Wiki(wiki_root)
+    store = store or StateStore(wiki.state_dir)
+    window = DayWindow.of(day, timezone)
+    if store.has_state():
+        with Journal(store) as journal:
+            digest = build_digest(journal.history, window)
+    else:
+        digest = Digest(window)  # nothing ever ingested (reading must not create the store)
+    markdown, data = digest_files(day)
+    wiki.write(markdown, render_markdown(digest))
+    wiki.write(data, render_json(digest))
+    return DigestFiles(digest, markdown, data)
