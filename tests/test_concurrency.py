@@ -120,7 +120,7 @@ def test_auto_finds_each_models_saturation_point(tmp_path: Path) -> None:
     assert all(m.auto for m in report.models)
     # Loose bounds: latency on a shared 2-core machine is noisy; the benchmark measures closely.
     assert 10 <= settled["wide"] <= 32, settled
-    assert 3 <= settled["narrow"] <= 12, settled
+    assert 3 <= settled["narrow"] <= 16, settled  # saturation 4; a loaded machine overshoots
     assert settled["wide"] > settled["narrow"], settled
     # The in-flight count the servers saw never exceeded what the controller allowed.
     assert peaks["wide"] <= max(m.peak_workers for m in report.models if m.name == "wide")

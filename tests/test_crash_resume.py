@@ -94,3 +94,23 @@ def test_sigkill_at_random_moments_loses_and_repeats_nothing(
     assert len(list((wiki / "c").glob("*.md"))) == DOCUMENTS
     assert_pages_whole(wiki)
     assert not list((wiki / ".wiki_assets" / "tmp").glob(".tmp-*"))
+
+
+def test_a_page_overtaken_by_a_newer_answer_stays_unwritten(
+    tmp_path: Path, store_for: Callable[[Path], StateStore]
+) -> None:
+    """A second opinion journaled while the first answer's page was being written: marking that
+    page written must not mark the newer answer, or a crash before its own page leaves the wiki
+    showing one answer and the journal (index, catalog, digest) another."""
+    first = {"title": "T", "summary": "first", "model": "a"}
+    second = {"title": "T", "summary": "second", "model": "b"}
+    fields = dict(collection="c", content_hash="h", fingerprint="f", page="c/d.md")
+    with Journal(store_for(tmp_path / "wiki")) as journal:
+        journal.record_summary(path="c/d.md", model="a", result=first, **fields)
+        journal.record_summary(path="c/d.md", model="b", result=second, **fields)  # overtakes
+        assert journal.mark_written(["c/d.md"], results={"c/d.md": first}) == []
+        entry = journal.get("c/d.md")
+        assert entry is not None and entry.status != "written" and entry.result == second
+        assert journal.mark_written(["c/d.md"], results={"c/d.md": second}) == ["c/d.md"]
+        entry = journal.get("c/d.md")
+        assert entry is not None and entry.status == "written"

@@ -220,7 +220,11 @@ class Pages:
                 self.failures.append((job.doc, reason))  # reported by the event loop
                 continue
             written.append(job.doc.path)
-        journal.mark_written(written, at=self.clock())
+        # A second opinion journaled while its first page was being written keeps its document
+        # unwritten: its own page is in the next batch.
+        journal.mark_written(
+            written, at=self.clock(), results={path: landing[path].result for path in written}
+        )
         # Links render only to pages that exist: the pages the new ones link to (new backlinks)
         # and the pages linking to them (a link that can now be shown) are rendered again where
         # that changed something. A page that failed to land is left out of the others' links.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -228,17 +228,47 @@ class Journal:
             )
             self._db.execute("DELETE FROM links WHERE source = ?", (path,))
 
-    def mark_written(self, paths: Iterable[str], at: float | None = None) -> None:
+    def mark_written(
+        self,
+        paths: Iterable[str],
+        at: float | None = None,
+        *,
+        results: Mapping[str, dict[str, Any] | None] | None = None,
+    ) -> list[str]:
         """The pages of ``paths`` are on disk (at ``at``, epoch seconds, default now): their
-        history's added and changed events in the same transaction."""
+        history's added and changed events in the same transaction. With ``results`` (the
+        result each page was rendered from), a document whose journaled result is another one
+        by now (a second opinion recorded while its first page was being written) stays
+        unwritten, so its own page is written next, also after a crash. The paths marked."""
         now = time.time() if at is None else at
         paths = list(paths)
         with self._db.transaction():
+            if results is not None:
+                paths = self._still_recorded(paths, results)
             self._db.executemany(
                 "UPDATE documents SET status = ?, updated = ? WHERE path = ?",
                 [(WRITTEN, now, path) for path in paths],
             )
             self.history.record_written(paths, now)
+        return paths
+
+    def _still_recorded(
+        self, paths: list[str], results: Mapping[str, dict[str, Any] | None]
+    ) -> list[str]:
+        kept = []
+        for start in range(0, len(paths), _IN_CHUNK):
+            chunk = paths[start : start + _IN_CHUNK]
+            rows = self._db.execute(
+                f"SELECT path, result FROM documents WHERE path IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            ).fetchall()
+            stored = dict(rows)
+            for path in chunk:
+                result = results.get(path)
+                text = None if result is None else json.dumps(result, ensure_ascii=False)
+                if path in stored and stored[path] == text:
+                    kept.append(path)
+        return kept
 
     def forget(self, paths: Iterable[str], at: float | None = None) -> None:
         """Drop ``paths`` and their links; their pages' removed events in the same transaction."""

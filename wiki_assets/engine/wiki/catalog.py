@@ -40,7 +40,7 @@ class CatalogRecord(TypedDict):
     flags: list[str]  # why a flagged page needs review (reason names), empty otherwise
     points_verified: int | None  # key points backed by the document; None when unchecked
     points_total: int | None
-    summarized: bool  # False: an extractive page (the document's own opening, not a summary)
+    summarized: bool  # False: not a summary (an extractive page, or the lines a small model picked)
 
 
 def catalog_record(page: Page, collection: str) -> CatalogRecord:
