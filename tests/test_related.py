@@ -481,3 +481,41 @@ def test_an_index_of_another_schema_is_rebuilt(tmp_path: Path) -> None:
         assert "people/leave-request-procedure-ko.txt" in _paths(
             idx.candidates("people/leave-policy.md", k=5)
         )
+
+
+def _packed_upto(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT value FROM meta WHERE key = 'packed_upto'").fetchone()[0])
+
+
+def test_candidates_of_many_documents_are_each_ones_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``candidates_many`` gives every path exactly what ``candidates`` gives it alone (paths,
+    titles, lines and scores), whatever else is in the batch: documents in the packed lists and
+    indexed after them, documents whose best neighbours were removed after packing (so their
+    answer looks further down), a stored answer beside computed ones, an unknown path."""
+    with RelatedIndex(tmp_path / "many.db") as idx:
+        idx.update_many(synthetic(0, 400))
+        assert _packed_rows(idx.db_path) > 0
+        monkeypatch.setattr(related_packed, "REPACK_MIN", 10**9)  # the snapshot stays as it is
+        for i in range(400):  # three in four documents go: some answers look further down
+            if i % 4:
+                idx.remove(f"topic-{i % TOPICS:02d}/doc-{i:05d}.md")
+        upto = _packed_upto(idx.db_path)
+        idx.update_many(synthetic(400, 460))  # read from the postings
+        assert _packed_upto(idx.db_path) == upto
+        paths = [path for path, *_ in synthetic(0, 460) if path in idx]
+        paths += ["nowhere.md", paths[0]]
+        stored = paths[1]
+        idx.candidates(stored, k=8)
+        idx.save_answers()
+        alone = {path: idx.candidates(path, k=8) for path in paths}
+        assert alone["nowhere.md"] == []
+        assert sum(len(alone[path]) == 8 for path in paths) > len(paths) * 0.9
+        for size in (64, 37):  # two different batchings
+            together: dict[str, list[Candidate]] = {}
+            for at in range(0, len(paths), size):
+                together.update(idx.candidates_many(paths[at : at + size], k=8))
+            assert together == alone
+        assert idx.candidates_many(paths[:3], k=0) == {path: [] for path in paths[:3]}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,8 @@ from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, STATE_DIR, page_for
 
 if TYPE_CHECKING:
+    from wiki_assets.engine.ahead import CandidatesAhead
+
     # For the type only: flush.py imports fingerprint from this module.
     from wiki_assets.engine.flush import Pages
 
@@ -42,7 +45,7 @@ if TYPE_CHECKING:
 # stays a SQLite file in the wiki's state folder whatever store holds the per-document state.
 RELATED_FILE = "related.sqlite"
 RELATED_CANDIDATES = 8  # documents offered to the model as link targets
-LOOKAHEAD = 64  # planned documents whose stored link candidates are looked up together
+LOOKAHEAD = 64  # planned documents whose link candidates are looked up (or computed) together
 
 
 def fingerprint(max_tokens: int, language: str = "auto", form: str = "full") -> str:
@@ -253,25 +256,34 @@ class RunPlan:
             self.todo.append((doc, what))
 
     def jobs(
-        self, pages: Pages, report: IngestReport, fail: Callable[[SourceDocument, str], None]
+        self,
+        pages: Pages,
+        report: IngestReport,
+        fail: Callable[[SourceDocument, str], None],
+        ahead: CandidatesAhead,
     ) -> Iterator[Job]:
         """The run's jobs, in order, with the link candidates the index still has stored for them
-        (looked up :data:`LOOKAHEAD` documents at a time). Streamed as workers claim them: a
-        recovered page goes to ``pages`` and a page name that cannot be written fails its document
-        when the stream reaches it."""
-        ahead: list[Job] = []
-        for job in self._jobs(pages, report, fail):
-            ahead.append(job)
-            if len(ahead) >= LOOKAHEAD:
-                yield from self._with_stored_candidates(ahead)
-                ahead = []
-        yield from self._with_stored_candidates(ahead)
+        (looked up :data:`LOOKAHEAD` documents at a time); the others go to ``ahead`` one
+        lookahead before they are streamed, so their candidates are computed while the workers
+        claim the lookahead before. Streamed as workers claim them: a recovered page goes to
+        ``pages`` and a page name that cannot be written fails its document when the stream
+        reaches it."""
+        batches = self._lookaheads(self._jobs(pages, report, fail), ahead)
+        batch = next(batches, [])
+        while batch:
+            following = next(batches, [])
+            yield from batch
+            batch = following
 
-    def _with_stored_candidates(self, jobs: list[Job]) -> list[Job]:
-        stored = self.related.stored_answers([job.doc.path for job in jobs], RELATED_CANDIDATES)
-        for job in jobs:
-            job.candidates = stored.get(job.doc.path)
-        return jobs
+    def _lookaheads(self, jobs: Iterator[Job], ahead: CandidatesAhead) -> Iterator[list[Job]]:
+        while batch := list(islice(jobs, LOOKAHEAD)):
+            stored = self.related.stored_answers(
+                [job.doc.path for job in batch], RELATED_CANDIDATES
+            )
+            for job in batch:
+                job.candidates = stored.get(job.doc.path)
+            ahead.expect([job.doc.path for job in batch if job.candidates is None])
+            yield batch
 
     def _jobs(
         self, pages: Pages, report: IngestReport, fail: Callable[[SourceDocument, str], None]

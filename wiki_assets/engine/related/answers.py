@@ -35,38 +35,44 @@ def decode(found: str) -> Found:
     return [(int(other), float(score)) for other, score in pairs]
 
 
-def answered(db: sqlite3.Connection, doc: int, generation: int, k: int) -> Found | None:
-    """A stored answer still valid for this index and at least ``k`` long, or None."""
-    row = db.execute(
-        "SELECT found FROM answers WHERE doc = ? AND generation = ? AND k >= ?",
-        (doc, generation, k),
-    ).fetchone()
-    return None if row is None else decode(row[0])[:k]
+def answered(
+    db: sqlite3.Connection, docs: Sequence[int], generation: int, k: int
+) -> dict[int, Found]:
+    """The stored answers among ``docs`` still valid for this index and at least ``k`` long."""
+    found: dict[int, Found] = {}
+    for chunk in chunks(list(docs)):
+        marks = ",".join("?" * len(chunk))
+        for doc, answer in db.execute(
+            f"SELECT doc, found FROM answers WHERE doc IN ({marks}) AND generation = ? AND k >= ?",
+            [*chunk, generation, k],
+        ):
+            found[doc] = decode(answer)[:k]
+    return found
 
 
-def describe(db: sqlite3.Connection, found: Found) -> list[Candidate]:
-    """The answer's documents as candidates (any since removed are left out)."""
-    described = _described(db, [other for other, _ in found])
-    return [Candidate(*described[other], score) for other, score in found if other in described]
+def describe(db: sqlite3.Connection, found: dict[int, Found]) -> dict[int, list[Candidate]]:
+    """Each answer's documents as candidates (any since removed are left out), in one read."""
+    described = _described(db, sorted({other for pairs in found.values() for other, _ in pairs}))
+    return {
+        doc: [Candidate(*described[other], score) for other, score in pairs if other in described]
+        for doc, pairs in found.items()
+    }
 
 
 def stored(db: sqlite3.Connection, paths: Sequence[str], k: int) -> dict[str, list[Candidate]]:
     """The still-valid stored answers among ``paths`` (in one read transaction of the caller)."""
-    generation = get_meta(db, "generation")
-    found: dict[str, Found] = {}
+    ids = ids_of(db, paths)
+    described = describe(db, answered(db, list(ids.values()), get_meta(db, "generation"), k))
+    return {path: described[doc] for path, doc in ids.items() if doc in described}
+
+
+def ids_of(db: sqlite3.Connection, paths: Sequence[str]) -> dict[str, int]:
+    """The document ids of the indexed ``paths``."""
+    ids: dict[str, int] = {}
     for chunk in chunks(list(paths)):
         marks = ",".join("?" * len(chunk))
-        for path, answer in db.execute(
-            "SELECT d.path, a.found FROM docs d JOIN answers a ON a.doc = d.id"
-            f" WHERE d.path IN ({marks}) AND a.generation = ? AND a.k >= ?",
-            [*chunk, generation, k],
-        ):
-            found[path] = decode(answer)[:k]
-    described = _described(db, sorted({other for pairs in found.values() for other, _ in pairs}))
-    return {
-        path: [Candidate(*described[o], score) for o, score in pairs if o in described]
-        for path, pairs in found.items()
-    }
+        ids.update(db.execute(f"SELECT path, id FROM docs WHERE path IN ({marks})", chunk))
+    return ids
 
 
 def save(db: sqlite3.Connection, answers: list[Answer]) -> None:

@@ -12,7 +12,7 @@ from types import TracebackType
 from wiki_assets.engine.related import answers, packed
 from wiki_assets.engine.related.answers import Answer, Candidate
 from wiki_assets.engine.related.indexing import Item, forget, index_chunk
-from wiki_assets.engine.related.query import most_similar
+from wiki_assets.engine.related.query import most_similar_many
 from wiki_assets.engine.related.storage import Transaction, create, get_meta
 from wiki_assets.engine.related.text import MAX_CHARS
 
@@ -234,28 +234,38 @@ class RelatedIndex:
         Never returns ``path`` itself; only documents sharing at least one queried gram (score > 0)
         are returned, so the list may be shorter than ``k``. Unknown paths get an empty list.
         """
-        if k < 1:
-            return []
+        return self.candidates_many([path], k)[path]
+
+    def candidates_many(self, paths: Sequence[str], k: int = 8) -> dict[str, list[Candidate]]:
+        """:meth:`candidates` of every one of ``paths``, exactly, in a few reads for all of them
+        (one snapshot): a run asks for a lookahead of documents in one call, off its event loop.
+        Answers not stored yet are computed and kept for :meth:`save_answers`."""
+        if k < 1 or not paths:
+            return {path: [] for path in paths}
         db = self._reader()
         db.execute("BEGIN")  # one snapshot for every read, even beside a writer
         try:
-            row = db.execute("SELECT id FROM docs WHERE path = ?", (path,)).fetchone()
-            if row is None:
-                return []
-            doc = row[0]
+            ids = answers.ids_of(db, paths)
             meta = dict(
                 db.execute(
                     "SELECT key, value FROM meta WHERE key IN ('docs', 'generation', 'packed_upto')"
                 )
             )
             generation = int(meta.get("generation", 0))
-            found = answers.answered(db, doc, generation, k)
-            if found is None:
+            found = answers.answered(db, list(ids.values()), generation, k)
+            missing = [doc for doc in ids.values() if doc not in found]
+            if missing:
                 n_docs, upto = int(meta.get("docs", 0)), int(meta.get("packed_upto", 0))
-                found = most_similar(db, doc, n_docs, upto, k)
+                computed = most_similar_many(db, missing, n_docs, upto, k)
+                computed.update({doc: [] for doc in missing if doc not in computed})
+                found.update(computed)
                 with self._lock:
-                    self._new_answers.append((doc, generation, k, answers.encode(found)))
-            return answers.describe(db, found)
+                    self._new_answers.extend(
+                        (doc, generation, k, answers.encode(pairs))
+                        for doc, pairs in computed.items()
+                    )
+            described = answers.describe(db, found)
+            return {path: described[ids[path]] if path in ids else [] for path in paths}
         finally:
             db.execute("COMMIT")
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 import itertools
 import operator
 import sqlite3
+from collections.abc import Sequence
 
 import numpy as np
 
-from wiki_assets.engine.related.storage import get_meta, set_meta
+from wiki_assets.engine.related.storage import chunks, get_meta, set_meta
 
 REPACK_MIN = 256
 """Documents outside the snapshot (new, removed or changed) below which it is never rebuilt."""
@@ -66,29 +67,40 @@ def repack(db: sqlite3.Connection) -> None:
     set_meta(db, "packed_dead", 0)
 
 
-def contributions(
-    db: sqlite3.Connection, query_weight: dict[str, float], upto: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Every posting of the query's grams as ``(document ids, weight / norm * query weight)``:
-    the snapshot's lists, then the postings of documents indexed after it (ids above ``upto``)."""
-    grams = list(query_weight)
-    marks = ",".join("?" * len(grams))
-    rows = db.execute(
-        f"SELECT gram, ids, weights FROM packed WHERE gram IN ({marks})", grams
-    ).fetchall()
-    ids = np.frombuffer(b"".join([row[1] for row in rows]), IDS)
-    weights = np.frombuffer(b"".join([row[2] for row in rows]), WEIGHTS).astype(np.float64)
-    weights *= np.repeat([query_weight[row[0]] for row in rows], [len(row[1]) >> 2 for row in rows])
+def posting_lists(
+    db: sqlite3.Connection, grams: Sequence[str], upto: int
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Every posting of ``grams`` as ``(document ids, weight / norm)`` per gram: the snapshot's
+    list, then the postings of documents indexed after it (ids above ``upto``)."""
+    lists: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for chunk in chunks(list(grams)):
+        marks = ",".join("?" * len(chunk))
+        for gram, ids, weights in db.execute(
+            f"SELECT gram, ids, weights FROM packed WHERE gram IN ({marks})", chunk
+        ):
+            lists[gram] = (
+                np.frombuffer(ids, IDS),
+                np.frombuffer(weights, WEIGHTS).astype(np.float64),
+            )
     (newest,) = db.execute("SELECT coalesce(max(id), 0) FROM docs").fetchone()
     if newest <= upto:
-        return ids, weights
-    newer = db.execute(
-        "SELECT p.gram, p.doc, p.weight / max(d.norm, 1e-9) FROM postings p"
-        f" JOIN docs d ON d.id = p.doc WHERE p.gram IN ({marks}) AND p.doc > ?",
-        [*grams, upto],
-    ).fetchall()
-    newer_ids = np.fromiter((row[1] for row in newer), IDS, len(newer))
-    # Rounded to float32 as if packed, so an answer does not depend on when it was packed.
-    newer_weights = np.fromiter((row[2] for row in newer), WEIGHTS, len(newer)).astype(np.float64)
-    newer_weights *= np.fromiter((query_weight[row[0]] for row in newer), np.float64, len(newer))
-    return np.concatenate([ids, newer_ids]), np.concatenate([weights, newer_weights])
+        return lists
+    for chunk in chunks(list(grams)):
+        marks = ",".join("?" * len(chunk))
+        newer = db.execute(
+            "SELECT p.gram, p.doc, p.weight / max(d.norm, 1e-9) FROM postings p"
+            f" JOIN docs d ON d.id = p.doc WHERE p.gram IN ({marks}) AND p.doc > ?"
+            " ORDER BY p.gram, p.doc",
+            [*chunk, upto],
+        ).fetchall()
+        for gram, group in itertools.groupby(newer, key=operator.itemgetter(0)):
+            postings = list(group)
+            ids = np.fromiter(map(operator.itemgetter(1), postings), IDS, len(postings))
+            # Rounded to float32 as if packed, so an answer does not depend on when it was packed.
+            weights = np.fromiter(map(operator.itemgetter(2), postings), WEIGHTS, len(postings))
+            old_ids, old_weights = lists.get(gram, (ids[:0], weights[:0].astype(np.float64)))
+            lists[gram] = (
+                np.concatenate([old_ids, ids]),
+                np.concatenate([old_weights, weights.astype(np.float64)]),
+            )
+    return lists

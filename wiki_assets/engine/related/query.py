@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from collections.abc import Sequence
 
 import numpy as np
 
 from wiki_assets.engine.related import packed
+from wiki_assets.engine.related.storage import chunks
 
 COMMON_FRACTION = 0.2
 """Grams posted by more than this fraction of the corpus are ignored at query time..."""
@@ -51,57 +53,121 @@ def _within_budget(
     return kept
 
 
-def most_similar(db: sqlite3.Connection, doc: int, n_docs: int, upto: int, k: int) -> Found:
-    """``(document id, cosine)`` of the ``k`` live documents most like ``doc``, best first (ties
-    in id order); only documents sharing a queried gram (score > 0), never ``doc`` itself. ``upto``:
-    the last document id in the packed lists."""
+def most_similar_many(
+    db: sqlite3.Connection, docs: Sequence[int], n_docs: int, upto: int, k: int
+) -> dict[int, Found]:
+    """``(document id, cosine)`` of the ``k`` live documents most like each of ``docs`` (indexed
+    documents), best first (ties in id order); only documents sharing a queried gram (score > 0),
+    never the document itself; a document with nothing to match is left out. ``upto``: the last
+    document id in the packed lists. Read together: one query for
+    their grams, one per 500 distinct grams for the posting lists (documents of one batch share
+    most of theirs) and one for which of the best are alive. Each document is scored on its own,
+    in the same order whatever else is in the batch, so its answer is exactly its answer alone."""
     max_df = n_docs * COMMON_FRACTION if n_docs >= COMMON_MIN_DOCS else n_docs
-    rows = db.execute(
-        "SELECT p.gram, p.weight, d.n FROM postings p JOIN df d ON d.gram = p.gram"
-        " WHERE p.doc = ? AND d.n <= ?",
-        (doc, max_df),
-    ).fetchall()
-    idfs = [idf(n_docs, df) for _, _, df in rows]
-    norm_sq = sum(
-        (weight * gram_idf) ** 2 for (_, weight, _), gram_idf in zip(rows, idfs, strict=True)
-    )
-    query = [  # (df, gram, query weight); a gram only this document posts matches nothing
-        (df, gram, weight * gram_idf * gram_idf)
-        for (gram, weight, df), gram_idf in zip(rows, idfs, strict=True)
-        if df > 1
+    queries = _queries(db, docs, n_docs, max_df)
+    grams = sorted({gram for query_weight, _ in queries.values() for gram in query_weight})
+    lists = packed.posting_lists(db, grams, upto)
+    scored: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for doc, (query_weight, norm) in queries.items():
+        parts = [(lists[gram], weight) for gram, weight in query_weight.items() if gram in lists]
+        if not parts:
+            continue
+        ids = np.concatenate([postings[0] for postings, _ in parts])
+        weights = np.concatenate([postings[1] * weight for postings, weight in parts])
+        others, at = np.unique(ids, return_inverse=True)
+        dots = np.bincount(at, weights=weights, minlength=len(others))
+        dots[others == doc] = 0.0
+        scored[doc] = (others, dots / norm)
+    return _best_alive_many(db, scored, k)
+
+
+def _queries(
+    db: sqlite3.Connection, docs: Sequence[int], n_docs: int, max_df: float
+) -> dict[int, tuple[dict[str, float], float]]:
+    """Each document's query: its grams posted by at most ``max_df`` documents and by some other
+    document, with their query weights (within :data:`QUERY_POSTINGS`), and its norm. Documents
+    with nothing to match are left out."""
+    rows: dict[int, list[tuple[str, float, int]]] = {doc: [] for doc in docs}
+    for chunk in chunks(list(rows)):
+        marks = ",".join("?" * len(chunk))
+        for doc, gram, weight, df in db.execute(
+            "SELECT p.doc, p.gram, p.weight, d.n FROM postings p JOIN df d ON d.gram = p.gram"
+            f" WHERE p.doc IN ({marks}) AND d.n <= ? ORDER BY p.doc, p.gram",
+            [*chunk, max_df],
+        ):
+            rows[doc].append((gram, weight, df))
+    queries = {}
+    for doc, posted in rows.items():
+        idfs = [idf(n_docs, df) for _, _, df in posted]
+        norm_sq = sum(
+            (weight * gram_idf) ** 2 for (_, weight, _), gram_idf in zip(posted, idfs, strict=True)
+        )
+        query = [  # (df, gram, query weight); a gram only this document posts matches nothing
+            (df, gram, weight * gram_idf * gram_idf)
+            for (gram, weight, df), gram_idf in zip(posted, idfs, strict=True)
+            if df > 1
+        ]
+        if query and norm_sq > 0.0:
+            kept = _within_budget(query, QUERY_POSTINGS)
+            queries[doc] = ({gram: qw for _, gram, qw in kept}, math.sqrt(norm_sq))
+    return queries
+
+
+def _best(others: np.ndarray, scores: np.ndarray, take: int) -> tuple[list[int], np.ndarray, bool]:
+    """The ``take`` best positive scores (and whatever ties the last of them), best first, ties in
+    id (indexing) order: their ids, their scores, and whether that is every positive score."""
+    positive = np.flatnonzero(scores > 0)
+    best = positive
+    if len(positive) > take:
+        cut = np.partition(scores[positive], len(positive) - take)[len(positive) - take]
+        best = positive[scores[positive] >= cut]
+    best = best[np.lexsort((others[best], -scores[best]))][:take]
+    return [int(other) for other in others[best]], scores[best], len(best) == len(positive)
+
+
+def _alive(db: sqlite3.Connection, ids: Sequence[int]) -> set[int]:
+    alive: set[int] = set()
+    for chunk in chunks(list(ids)):
+        marks = ",".join("?" * len(chunk))
+        alive.update(
+            row[0] for row in db.execute(f"SELECT id FROM docs WHERE id IN ({marks})", chunk)
+        )
+    return alive
+
+
+def _live(ids: list[int], scores: np.ndarray, alive: set[int]) -> Found:
+    return [
+        (other, min(1.0, float(score)))
+        for other, score in zip(ids, scores, strict=True)
+        if other in alive
     ]
-    if not query or norm_sq <= 0.0:
-        return []
-    query = _within_budget(query, QUERY_POSTINGS)
-    ids, weights = packed.contributions(db, {gram: qw for _, gram, qw in query}, upto)
-    if not len(ids):
-        return []
-    others, at = np.unique(ids, return_inverse=True)
-    dots = np.bincount(at, weights=weights, minlength=len(others))
-    dots[others == doc] = 0.0
-    return _best_alive(db, others, dots / math.sqrt(norm_sq), k)
+
+
+def _best_alive_many(
+    db: sqlite3.Connection, scored: dict[int, tuple[np.ndarray, np.ndarray]], k: int
+) -> dict[int, Found]:
+    """:func:`_best_alive` of every scored document; the first look at each document's best is
+    checked against ``docs`` in one query for all of them."""
+    tops = {doc: _best(others, scores, k + 8) for doc, (others, scores) in scored.items()}
+    alive = _alive(db, sorted({other for ids, _, _ in tops.values() for other in ids}))
+    found: dict[int, Found] = {}
+    for doc, (ids, scores, everything) in tops.items():
+        live = _live(ids, scores, alive)
+        if len(live) >= k or everything:
+            found[doc] = live[:k]
+        else:  # many of its best were removed since the lists were packed: look further
+            found[doc] = _best_alive(db, *scored[doc], k)
+    return found
 
 
 def _best_alive(db: sqlite3.Connection, others: np.ndarray, scores: np.ndarray, k: int) -> Found:
     """The ``k`` best positive scores among live documents, ties in id (indexing) order. The
     packed lists still hold documents removed or changed since they were packed: their ids are
     gone from ``docs``, so a few more than ``k`` are taken, and more while that is not enough."""
-    positive = np.flatnonzero(scores > 0)
     take = k + 8
     while True:
-        best = positive
-        if len(positive) > take:  # the best ``take``, and whatever ties the last of them
-            cut = np.partition(scores[positive], len(positive) - take)[len(positive) - take]
-            best = positive[scores[positive] >= cut]
-        best = best[np.lexsort((others[best], -scores[best]))][:take]
-        ids = [int(other) for other in others[best]]
-        marks = ",".join("?" * len(ids))
-        alive = {row[0] for row in db.execute(f"SELECT id FROM docs WHERE id IN ({marks})", ids)}
-        found = [
-            (other, min(1.0, float(score)))
-            for other, score in zip(ids, scores[best], strict=True)
-            if other in alive
-        ]
-        if len(found) >= k or len(best) == len(positive):
-            return found[:k]
+        ids, scores_taken, everything = _best(others, scores, take)
+        live = _live(ids, scores_taken, _alive(db, ids))
+        if len(live) >= k or everything:
+            return live[:k]
         take *= 4
