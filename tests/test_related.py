@@ -494,7 +494,8 @@ def test_candidates_of_many_documents_are_each_ones_own(
     """``candidates_many`` gives every path exactly what ``candidates`` gives it alone (paths,
     titles, lines and scores), whatever else is in the batch: documents in the packed lists and
     indexed after them, documents whose best neighbours were removed after packing (so their
-    answer looks further down), a stored answer beside computed ones, an unknown path."""
+    answer looks further down), a stored answer beside computed ones, an unknown path; the
+    batch's sums added up densely or keyed by sorting."""
     with RelatedIndex(tmp_path / "many.db") as idx:
         idx.update_many(synthetic(0, 400))
         assert _packed_rows(idx.db_path) > 0
@@ -513,7 +514,12 @@ def test_candidates_of_many_documents_are_each_ones_own(
         alone = {path: idx.candidates(path, k=8) for path in paths}
         assert alone["nowhere.md"] == []
         assert sum(len(alone[path]) == 8 for path in paths) > len(paths) * 0.9
-        for size in (64, 37):  # two different batchings
+        for size, dense in (
+            (64, related_query.DENSE_SUMS),
+            (37, related_query.DENSE_SUMS),
+            (64, 0),
+        ):
+            monkeypatch.setattr(related_query, "DENSE_SUMS", dense)  # 0: sums keyed by sorting
             together: dict[str, list[Candidate]] = {}
             for at in range(0, len(paths), size):
                 together.update(idx.candidates_many(paths[at : at + size], k=8))

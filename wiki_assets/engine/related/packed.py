@@ -69,22 +69,39 @@ def repack(db: sqlite3.Connection) -> None:
 
 def posting_lists(
     db: sqlite3.Connection, grams: Sequence[str], upto: int
-) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Every posting of ``grams`` as ``(document ids, weight / norm)`` per gram: the snapshot's
-    list, then the postings of documents indexed after it (ids above ``upto``)."""
-    lists: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every posting of ``grams``, gram after gram: how many each gram has, then all their
+    document ids and weights (``weight / norm``, as float64) end to end. A gram's list is the
+    snapshot's, then the postings of documents indexed after it (ids above ``upto``), in id
+    order either way."""
+    ids: dict[str, bytes] = {}
+    weights: dict[str, bytes] = {}
     for chunk in chunks(list(grams)):
         marks = ",".join("?" * len(chunk))
-        for gram, ids, weights in db.execute(
+        for gram, gram_ids, gram_weights in db.execute(
             f"SELECT gram, ids, weights FROM packed WHERE gram IN ({marks})", chunk
         ):
-            lists[gram] = (
-                np.frombuffer(ids, IDS),
-                np.frombuffer(weights, WEIGHTS).astype(np.float64),
-            )
+            ids[gram], weights[gram] = gram_ids, gram_weights
     (newest,) = db.execute("SELECT coalesce(max(id), 0) FROM docs").fetchone()
-    if newest <= upto:
-        return lists
+    if newest > upto:
+        _add_newer(db, grams, upto, ids, weights)
+    # One blob of all the lists and one conversion, not one per gram: a batch of documents asks
+    # for a few thousand grams.
+    lengths = np.array([len(ids.get(gram, b"")) // IDS.itemsize for gram in grams], np.int64)
+    all_ids = np.frombuffer(b"".join([ids.get(gram, b"") for gram in grams]), IDS)
+    all_weights = np.frombuffer(b"".join([weights.get(gram, b"") for gram in grams]), WEIGHTS)
+    return lengths, all_ids, all_weights.astype(np.float64)
+
+
+def _add_newer(
+    db: sqlite3.Connection,
+    grams: Sequence[str],
+    upto: int,
+    ids: dict[str, bytes],
+    weights: dict[str, bytes],
+) -> None:
+    """Append the postings of documents indexed after the snapshot to the lists' blobs, their
+    weights rounded to float32 as if packed, so an answer does not depend on when it was packed."""
     for chunk in chunks(list(grams)):
         marks = ",".join("?" * len(chunk))
         newer = db.execute(
@@ -95,12 +112,7 @@ def posting_lists(
         ).fetchall()
         for gram, group in itertools.groupby(newer, key=operator.itemgetter(0)):
             postings = list(group)
-            ids = np.fromiter(map(operator.itemgetter(1), postings), IDS, len(postings))
-            # Rounded to float32 as if packed, so an answer does not depend on when it was packed.
-            weights = np.fromiter(map(operator.itemgetter(2), postings), WEIGHTS, len(postings))
-            old_ids, old_weights = lists.get(gram, (ids[:0], weights[:0].astype(np.float64)))
-            lists[gram] = (
-                np.concatenate([old_ids, ids]),
-                np.concatenate([old_weights, weights.astype(np.float64)]),
-            )
-    return lists
+            new_ids = np.fromiter(map(operator.itemgetter(1), postings), IDS, len(postings))
+            new_weights = np.fromiter(map(operator.itemgetter(2), postings), WEIGHTS, len(postings))
+            ids[gram] = ids.get(gram, b"") + new_ids.tobytes()
+            weights[gram] = weights.get(gram, b"") + new_weights.tobytes()

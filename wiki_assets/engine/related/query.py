@@ -29,6 +29,10 @@ QUERY_POSTINGS = 10_000
 counts, which grows with the corpus; past this budget only the rarest grams (the most telling ones)
 are matched, so a query costs about the same at a million documents as at ten thousand."""
 
+DENSE_SUMS = 1 << 22
+"""Sums a batch query adds up in one dense array (32 MiB of float64) when the batch's documents
+times the highest document id fit; past that they are keyed by sorting."""
+
 Found = list[tuple[int, float]]  # (document id, cosine), best first
 
 
@@ -59,58 +63,90 @@ def most_similar_many(
     """``(document id, cosine)`` of the ``k`` live documents most like each of ``docs`` (indexed
     documents), best first (ties in id order); only documents sharing a queried gram (score > 0),
     never the document itself; a document with nothing to match is left out. ``upto``: the last
-    document id in the packed lists. Read together: one query for
-    their grams, one per 500 distinct grams for the posting lists (documents of one batch share
-    most of theirs) and one for which of the best are alive. Each document is scored on its own,
-    in the same order whatever else is in the batch, so its answer is exactly its answer alone."""
+    document id in the packed lists.
+
+    The documents are read together (one query for their grams, one per 500 distinct grams for
+    the posting lists, which the documents of a batch mostly share, one for which of the best are
+    alive) and scored together in numpy, keyed by (document, candidate). Each sum still adds a
+    document's own contributions in its own order (its grams in order, each gram's list in id
+    order), so a document's answer is exactly its answer alone, whatever else is in the batch."""
     max_df = n_docs * COMMON_FRACTION if n_docs >= COMMON_MIN_DOCS else n_docs
-    queries = _queries(db, docs, n_docs, max_df)
-    grams = sorted({gram for query_weight, _ in queries.values() for gram in query_weight})
-    lists = packed.posting_lists(db, grams, upto)
+    owner, grams, query_weight, norms = _queries(db, docs, n_docs, max_df)
+    names = sorted(set(grams))
+    lengths, list_ids, list_weights = packed.posting_lists(db, names, upto)
+    if not lengths.sum():
+        return {}
+    position = {name: at for at, name in enumerate(names)}
+    gram = np.fromiter(map(position.__getitem__, grams), np.int64, len(grams))
+    count = lengths[gram]  # postings each query gram brings
+    ends = np.cumsum(count)
+    first = (np.cumsum(lengths) - lengths)[gram]
+    at = np.arange(ends[-1]) - np.repeat(ends - count, count) + np.repeat(first, count)
+    ids = list_ids[at].astype(np.int64)
+    contributions = list_weights[at] * np.repeat(query_weight, count)
+    # Each sum is keyed by (the document's place in the batch, candidate). bincount adds in input
+    # order: a document's contributions come in its own order whatever the batch holds.
+    batch_docs, place = np.unique(owner, return_inverse=True)
+    span = int(max(ids.max(), batch_docs.max())) + 1
+    keys = np.repeat(place, count) * span + ids
+    if len(batch_docs) * span <= DENSE_SUMS:
+        dots = np.bincount(keys, weights=contributions, minlength=len(batch_docs) * span)
+        keys = np.flatnonzero(dots)  # every weight is positive: a candidate's sum is too
+        dots = dots[keys]
+    else:
+        keys, inverse = np.unique(keys, return_inverse=True)
+        dots = np.bincount(inverse, weights=contributions)
+    places, others = np.divmod(keys, span)
+    dots[batch_docs[places] == others] = 0.0
     scored: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for doc, (query_weight, norm) in queries.items():
-        parts = [(lists[gram], weight) for gram, weight in query_weight.items() if gram in lists]
-        if not parts:
-            continue
-        ids = np.concatenate([postings[0] for postings, _ in parts])
-        weights = np.concatenate([postings[1] * weight for postings, weight in parts])
-        others, at = np.unique(ids, return_inverse=True)
-        dots = np.bincount(at, weights=weights, minlength=len(others))
-        dots[others == doc] = 0.0
-        scored[doc] = (others, dots / norm)
+    starts = np.flatnonzero(np.diff(places, prepend=-1))
+    for start, stop in zip(starts, [*starts[1:], len(keys)], strict=True):
+        doc = int(batch_docs[places[start]])
+        scored[doc] = (others[start:stop], dots[start:stop] / norms[doc])
     return _best_alive_many(db, scored, k)
 
 
 def _queries(
     db: sqlite3.Connection, docs: Sequence[int], n_docs: int, max_df: float
-) -> dict[int, tuple[dict[str, float], float]]:
-    """Each document's query: its grams posted by at most ``max_df`` documents and by some other
-    document, with their query weights (within :data:`QUERY_POSTINGS`), and its norm. Documents
-    with nothing to match are left out."""
-    rows: dict[int, list[tuple[str, float, int]]] = {doc: [] for doc in docs}
-    for chunk in chunks(list(rows)):
+) -> tuple[np.ndarray, list[str], np.ndarray, dict[int, float]]:
+    """The documents' queries, gram by gram in (document, gram) order: each gram's document, the
+    gram, its query weight ``weight * idf^2``; and each document's norm. A query holds the
+    document's grams posted by at most ``max_df`` documents and by some other document (a gram
+    only this document posts matches nothing), within :data:`QUERY_POSTINGS`."""
+    rows: list[tuple[int, str, float, int]] = []
+    for chunk in chunks(sorted(set(docs))):
         marks = ",".join("?" * len(chunk))
-        for doc, gram, weight, df in db.execute(
+        rows += db.execute(
             "SELECT p.doc, p.gram, p.weight, d.n FROM postings p JOIN df d ON d.gram = p.gram"
             f" WHERE p.doc IN ({marks}) AND d.n <= ? ORDER BY p.doc, p.gram",
             [*chunk, max_df],
-        ):
-            rows[doc].append((gram, weight, df))
-    queries = {}
-    for doc, posted in rows.items():
-        idfs = [idf(n_docs, df) for _, _, df in posted]
-        norm_sq = sum(
-            (weight * gram_idf) ** 2 for (_, weight, _), gram_idf in zip(posted, idfs, strict=True)
+        ).fetchall()
+    if not rows:
+        return np.zeros(0, np.int64), [], np.zeros(0), {}
+    doc_column, gram_column, weight_column, df_column = zip(*rows, strict=True)
+    owner = np.array(doc_column, np.int64)
+    weight = np.array(weight_column, np.float64)
+    df = np.array(df_column, np.float64)
+    gram_idf = np.log(1.0 + n_docs / df)
+    query_docs, place = np.unique(owner, return_inverse=True)
+    norm_sq = np.bincount(place, weights=(weight * gram_idf) ** 2)
+    keep = (df > 1) & (norm_sq[place] > 0.0)
+    postings = np.bincount(place, weights=np.where(keep, df, 0.0), minlength=len(query_docs))
+    for over in np.flatnonzero(postings > QUERY_POSTINGS):  # only the rarest grams
+        mine = np.flatnonzero(keep & (place == over))
+        kept = _within_budget(
+            [(int(df[r]), gram_column[r], float(r)) for r in mine], QUERY_POSTINGS
         )
-        query = [  # (df, gram, query weight); a gram only this document posts matches nothing
-            (df, gram, weight * gram_idf * gram_idf)
-            for (gram, weight, df), gram_idf in zip(posted, idfs, strict=True)
-            if df > 1
-        ]
-        if query and norm_sq > 0.0:
-            kept = _within_budget(query, QUERY_POSTINGS)
-            queries[doc] = ({gram: qw for _, gram, qw in kept}, math.sqrt(norm_sq))
-    return queries
+        keep[mine] = False
+        keep[[int(r) for _, _, r in kept]] = True
+    chosen = np.flatnonzero(keep)
+    norms = {int(doc): float(np.sqrt(sq)) for doc, sq in zip(query_docs, norm_sq, strict=True)}
+    return (
+        owner[chosen],
+        [gram_column[r] for r in chosen],
+        (weight * gram_idf * gram_idf)[chosen],
+        norms,
+    )
 
 
 def _best(others: np.ndarray, scores: np.ndarray, take: int) -> tuple[list[int], np.ndarray, bool]:
