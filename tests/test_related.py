@@ -392,7 +392,8 @@ def test_a_query_over_budget_keeps_its_rarest_grams(
         unbounded = idx.candidates("c/a.md", 3)
         monkeypatch.setattr(related_query, "QUERY_POSTINGS", 40)
         bounded = idx.candidates("c/a.md", 3)
-    assert kept[0] == 0 and kept[1] > 0, "the second query was cut to its budget"
+    # A query within its budget may skip the cut altogether: only the second query was cut.
+    assert kept and kept[-1] > 0 and not any(kept[:-1]), "the second query was cut to its budget"
     assert unbounded[0].path == "c/b.md"
     assert bounded and bounded[0].path == "c/b.md", "the rare shared grams decide"
 
