@@ -526,3 +526,18 @@ def test_candidates_of_many_documents_are_each_ones_own(
                 together.update(idx.candidates_many(paths[at : at + size], k=8))
             assert together == alone
         assert idx.candidates_many(paths[:3], k=0) == {path: [] for path in paths[:3]}
+
+
+def test_answering_ahead_stores_what_candidates_would_give(tmp_path: Path) -> None:
+    """``answer`` computes the answers a lookup will find (exactly the candidates), stores them
+    at once, and computes nothing again while they are valid; a change to the index expires them."""
+    items = sample_items()
+    with RelatedIndex(tmp_path / "ahead.db") as idx:
+        idx.update_many(items)
+        paths = [path for path, *_ in items]
+        assert idx.stored_answers(paths, k=5) == {}
+        assert idx.answer([*paths, "nowhere.md"], k=5) == len(paths)
+        assert idx.stored_answers(paths, k=5) == {path: idx.candidates(path, k=5) for path in paths}
+        assert idx.answer(paths, k=5) == 0 and idx.save_answers() == 0
+        idx.remove(paths[0])
+        assert idx.answer(paths[1:3], k=5) == 2

@@ -5,7 +5,8 @@ dials that shape pages now, by a model the fleet still trusts (:class:`Currency`
 says per collection what an ingest would do (the dry run). :class:`RunPlan` is an ingest's own plan:
 one pass over the synced tree that reads and hashes each file once, brings the related-document
 index up to date with the same read, counts what the run will summarize and keeps, in path order,
-the documents that need a model or a recovered page; :meth:`RunPlan.jobs` streams them.
+the documents that need a model or a recovered page, and has the index answer their link
+candidates; :meth:`RunPlan.jobs` streams them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,8 +36,6 @@ from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, STATE_DIR, page_for
 
 if TYPE_CHECKING:
-    from wiki_assets.engine.ahead import CandidatesAhead
-
     # For the type only: flush.py imports fingerprint from this module.
     from wiki_assets.engine.flush import Pages
 
@@ -45,7 +43,7 @@ if TYPE_CHECKING:
 # stays a SQLite file in the wiki's state folder whatever store holds the per-document state.
 RELATED_FILE = "related.sqlite"
 RELATED_CANDIDATES = 8  # documents offered to the model as link targets
-LOOKAHEAD = 64  # planned documents whose link candidates are looked up (or computed) together
+LOOKAHEAD = 64  # planned documents whose link candidates are computed or looked up together
 
 
 def fingerprint(max_tokens: int, language: str = "auto", form: str = "full") -> str:
@@ -202,8 +200,9 @@ class RunPlan:
     """An ingest's plan, made in one pass over the whole synced tree: each file is read and hashed
     once. Link candidates come from the whole corpus, not only this run's collections, so the same
     read (re)indexes every document whose content changed, and the documents that are gone leave
-    the related index. Per document of the run's collections only its standing is kept (path, hash
-    and a word; no text), for :meth:`jobs` to stream."""
+    the related index; then the index answers the link candidates of the documents to summarize.
+    Per document of the run's collections only its standing is kept (path, hash and a word; no
+    text), for :meth:`jobs` to stream."""
 
     def __init__(
         self,
@@ -243,6 +242,11 @@ class RunPlan:
         self.pruned = related.prune(lambda path: path in present)
         # The whole tree comes in path order; the run takes its collections one after another.
         self.todo.sort(key=lambda planned: planned[0].collection)
+        # Link candidates of the documents to summarize, a lookahead per call, for the run to look
+        # up as a re-run does (cheaper than a thread beside the requests, contending for the GIL).
+        asks = [doc.path for doc, what in self.todo if what != RECOVER]
+        for start in range(0, len(asks), LOOKAHEAD):
+            related.answer(asks[start : start + LOOKAHEAD], RELATED_CANDIDATES)
 
     def _note(self, doc: SourceDocument, current: Currency, force: bool) -> None:
         self.seen.add(doc.path)
@@ -256,34 +260,25 @@ class RunPlan:
             self.todo.append((doc, what))
 
     def jobs(
-        self,
-        pages: Pages,
-        report: IngestReport,
-        fail: Callable[[SourceDocument, str], None],
-        ahead: CandidatesAhead,
+        self, pages: Pages, report: IngestReport, fail: Callable[[SourceDocument, str], None]
     ) -> Iterator[Job]:
         """The run's jobs, in order, with the link candidates the index still has stored for them
-        (looked up :data:`LOOKAHEAD` documents at a time); the others go to ``ahead`` one
-        lookahead before they are streamed, so their candidates are computed while the workers
-        claim the lookahead before. Streamed as workers claim them: a recovered page goes to
-        ``pages`` and a page name that cannot be written fails its document when the stream
-        reaches it."""
-        batches = self._lookaheads(self._jobs(pages, report, fail), ahead)
-        batch = next(batches, [])
-        while batch:
-            following = next(batches, [])
-            yield from batch
-            batch = following
+        (looked up :data:`LOOKAHEAD` documents at a time). Streamed as workers claim them: a
+        recovered page goes to ``pages`` and a page name that cannot be written fails its document
+        when the stream reaches it."""
+        ahead: list[Job] = []
+        for job in self._jobs(pages, report, fail):
+            ahead.append(job)
+            if len(ahead) >= LOOKAHEAD:
+                yield from self._with_stored_candidates(ahead)
+                ahead = []
+        yield from self._with_stored_candidates(ahead)
 
-    def _lookaheads(self, jobs: Iterator[Job], ahead: CandidatesAhead) -> Iterator[list[Job]]:
-        while batch := list(islice(jobs, LOOKAHEAD)):
-            stored = self.related.stored_answers(
-                [job.doc.path for job in batch], RELATED_CANDIDATES
-            )
-            for job in batch:
-                job.candidates = stored.get(job.doc.path)
-            ahead.expect([job.doc.path for job in batch if job.candidates is None])
-            yield batch
+    def _with_stored_candidates(self, jobs: list[Job]) -> list[Job]:
+        stored = self.related.stored_answers([job.doc.path for job in jobs], RELATED_CANDIDATES)
+        for job in jobs:
+            job.candidates = stored.get(job.doc.path)
+        return jobs
 
     def _jobs(
         self, pages: Pages, report: IngestReport, fail: Callable[[SourceDocument, str], None]

@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from wiki_assets.engine.ahead import CandidatesAhead
 from wiki_assets.engine.budget import estimate_tokens
 from wiki_assets.engine.client import PROMPT_OVERHEAD_TOKENS, ModelClient, Summary
 from wiki_assets.engine.config import Dials, Endpoint
@@ -159,7 +158,6 @@ class _Run:
             self.report.skipped = plan.skipped
             log_related_index(self.log, plan.indexed, plan.pruned)
             log_start(self.log, self.report, lanes, self.dials, plan.total, self.store.describe())
-            ahead = self.ahead = CandidatesAhead(related, RELATED_CANDIDATES)
             pages = self.pages = Pages(
                 synced_root=self.synced_root,
                 wiki=self.wiki,
@@ -174,7 +172,7 @@ class _Run:
             )
             dispatcher = self.dispatcher = Dispatcher(
                 lanes,
-                plan.jobs(pages, self.report, self._fail, ahead),
+                plan.jobs(pages, self.report, self._fail),
                 self,
                 self.report,
                 claim_size=self.dials.claim_size,
@@ -203,7 +201,6 @@ class _Run:
                 if leases is not None:
                     leases.close()  # gives back every slot this run still holds
                 pages.writer.close()
-                ahead.close()
                 for lane in lanes:
                     await lane.client.close()
                     lane.stats.workers = lane.concurrency.limit
@@ -227,9 +224,12 @@ class _Run:
             self.wiki.check(job.page)
         except UnsafePath as error:
             raise DocumentError(str(error)) from error
-        if job.candidates is None:  # kept: a document prepared again does not ask again
-            job.candidates = await self.ahead.candidates(doc.path)
         candidates = job.candidates
+        if candidates is None:
+            # The query runs in SQLite's C code, which releases the GIL: off the event loop.
+            candidates = await asyncio.to_thread(
+                self.related.candidates, doc.path, RELATED_CANDIDATES
+            )
         language = detect_language(text) if self.dials.language == "auto" else self.dials.language
         return Prepared(
             title=title_of(text, doc.path),

@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from wiki_assets.engine.related.query import Found
+from wiki_assets.engine.related.query import Found, most_similar_many
 from wiki_assets.engine.related.storage import chunks, get_meta
 
 Answer = tuple[int, int, int, str]  # (document id, generation, k, encoded answer)
@@ -48,6 +48,28 @@ def answered(
         ):
             found[doc] = decode(answer)[:k]
     return found
+
+
+def find(
+    db: sqlite3.Connection, paths: Sequence[str], k: int
+) -> tuple[dict[str, int], dict[int, Found], list[Answer]]:
+    """The answers of the indexed ``paths`` (in one read transaction of the caller): their ids,
+    every answer by id (the stored ones still valid, the others computed together), and the
+    computed ones as answers to store."""
+    ids = ids_of(db, paths)
+    meta = dict(
+        db.execute("SELECT key, value FROM meta WHERE key IN ('docs', 'generation', 'packed_upto')")
+    )
+    generation = int(meta.get("generation", 0))
+    found = answered(db, list(ids.values()), generation, k)
+    missing = [doc for doc in ids.values() if doc not in found]
+    if not missing:
+        return ids, found, []
+    n_docs, upto = int(meta.get("docs", 0)), int(meta.get("packed_upto", 0))
+    computed = most_similar_many(db, missing, n_docs, upto, k)
+    computed.update({doc: [] for doc in missing if doc not in computed})
+    found.update(computed)
+    return ids, found, [(doc, generation, k, encode(pairs)) for doc, pairs in computed.items()]
 
 
 def describe(db: sqlite3.Connection, found: dict[int, Found]) -> dict[int, list[Candidate]]:

@@ -12,7 +12,6 @@ from types import TracebackType
 from wiki_assets.engine.related import answers, packed
 from wiki_assets.engine.related.answers import Answer, Candidate
 from wiki_assets.engine.related.indexing import Item, forget, index_chunk
-from wiki_assets.engine.related.query import most_similar_many
 from wiki_assets.engine.related.storage import Transaction, create, get_meta
 from wiki_assets.engine.related.text import MAX_CHARS
 
@@ -238,36 +237,36 @@ class RelatedIndex:
 
     def candidates_many(self, paths: Sequence[str], k: int = 8) -> dict[str, list[Candidate]]:
         """:meth:`candidates` of every one of ``paths``, exactly, in a few reads for all of them
-        (one snapshot): a run asks for a lookahead of documents in one call, off its event loop.
-        Answers not stored yet are computed and kept for :meth:`save_answers`."""
+        (one snapshot). Answers not stored yet are computed and kept for :meth:`save_answers`."""
         if k < 1 or not paths:
             return {path: [] for path in paths}
         db = self._reader()
         db.execute("BEGIN")  # one snapshot for every read, even beside a writer
         try:
-            ids = answers.ids_of(db, paths)
-            meta = dict(
-                db.execute(
-                    "SELECT key, value FROM meta WHERE key IN ('docs', 'generation', 'packed_upto')"
-                )
-            )
-            generation = int(meta.get("generation", 0))
-            found = answers.answered(db, list(ids.values()), generation, k)
-            missing = [doc for doc in ids.values() if doc not in found]
-            if missing:
-                n_docs, upto = int(meta.get("docs", 0)), int(meta.get("packed_upto", 0))
-                computed = most_similar_many(db, missing, n_docs, upto, k)
-                computed.update({doc: [] for doc in missing if doc not in computed})
-                found.update(computed)
-                with self._lock:
-                    self._new_answers.extend(
-                        (doc, generation, k, answers.encode(pairs))
-                        for doc, pairs in computed.items()
-                    )
+            ids, found, new = answers.find(db, paths, k)
             described = answers.describe(db, found)
-            return {path: described[ids[path]] if path in ids else [] for path in paths}
         finally:
             db.execute("COMMIT")
+        with self._lock:
+            self._new_answers.extend(new)
+        return {path: described[ids[path]] if path in ids else [] for path in paths}
+
+    def answer(self, paths: Sequence[str], k: int = 8) -> int:
+        """Compute and store the answers of those of ``paths`` that have none still valid, so that
+        :meth:`stored_answers` finds them; returns how many were computed. A first run's planning
+        pass asks this for its documents, a lookahead at a time."""
+        if k < 1 or not paths:
+            return 0
+        db = self._reader()
+        db.execute("BEGIN")
+        try:
+            _, _, new = answers.find(db, paths, k)
+        finally:
+            db.execute("COMMIT")
+        with self._lock:
+            self._new_answers.extend(new)
+            self.save_answers()
+        return len(new)
 
     def stored_answers(self, paths: Sequence[str], k: int = 8) -> dict[str, list[Candidate]]:
         """The still-valid stored answers among ``paths``, in two queries for all of them: a run
