@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--overhead-rounds",
         type=int,
-        help="rounds of (a), (a2) and (b) in the overhead table; the best counts (default 3)",
+        help="rounds of (a), (a2), (b) and (b0) in the overhead table; the best counts (default 3)",
     )
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--quick", action="store_true", help="a small run for smoke testing")

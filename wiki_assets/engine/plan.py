@@ -5,7 +5,8 @@ dials that shape pages now, by a model the fleet still trusts (:class:`Currency`
 says per collection what an ingest would do (the dry run). :class:`RunPlan` is an ingest's own plan:
 one pass over the synced tree that reads and hashes each file once, brings the related-document
 index up to date with the same read, counts what the run will summarize and keeps, in path order,
-the documents that need a model or a recovered page; :meth:`RunPlan.jobs` streams them.
+the documents that need a model or a recovered page, and has the index answer their link
+candidates; :meth:`RunPlan.jobs` streams them.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 # stays a SQLite file in the wiki's state folder whatever store holds the per-document state.
 RELATED_FILE = "related.sqlite"
 RELATED_CANDIDATES = 8  # documents offered to the model as link targets
-LOOKAHEAD = 64  # planned documents whose stored link candidates are looked up together
+LOOKAHEAD = 64  # planned documents whose link candidates are computed or looked up together
 
 
 def fingerprint(max_tokens: int, language: str = "auto", form: str = "full") -> str:
@@ -199,8 +200,9 @@ class RunPlan:
     """An ingest's plan, made in one pass over the whole synced tree: each file is read and hashed
     once. Link candidates come from the whole corpus, not only this run's collections, so the same
     read (re)indexes every document whose content changed, and the documents that are gone leave
-    the related index. Per document of the run's collections only its standing is kept (path, hash
-    and a word; no text), for :meth:`jobs` to stream."""
+    the related index; then the index answers the link candidates of the documents to summarize.
+    Per document of the run's collections only its standing is kept (path, hash and a word; no
+    text), for :meth:`jobs` to stream."""
 
     def __init__(
         self,
@@ -240,6 +242,11 @@ class RunPlan:
         self.pruned = related.prune(lambda path: path in present)
         # The whole tree comes in path order; the run takes its collections one after another.
         self.todo.sort(key=lambda planned: planned[0].collection)
+        # Link candidates of the documents to summarize, a lookahead per call, for the run to look
+        # up as a re-run does (cheaper than a thread beside the requests, contending for the GIL).
+        asks = [doc.path for doc, what in self.todo if what != RECOVER]
+        for start in range(0, len(asks), LOOKAHEAD):
+            related.answer(asks[start : start + LOOKAHEAD], RELATED_CANDIDATES)
 
     def _note(self, doc: SourceDocument, current: Currency, force: bool) -> None:
         self.seen.add(doc.path)

@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from wiki_assets.engine.related.query import Found
+from wiki_assets.engine.related.query import Found, most_similar_many
 from wiki_assets.engine.related.storage import chunks, get_meta
 
 Answer = tuple[int, int, int, str]  # (document id, generation, k, encoded answer)
@@ -35,38 +35,66 @@ def decode(found: str) -> Found:
     return [(int(other), float(score)) for other, score in pairs]
 
 
-def answered(db: sqlite3.Connection, doc: int, generation: int, k: int) -> Found | None:
-    """A stored answer still valid for this index and at least ``k`` long, or None."""
-    row = db.execute(
-        "SELECT found FROM answers WHERE doc = ? AND generation = ? AND k >= ?",
-        (doc, generation, k),
-    ).fetchone()
-    return None if row is None else decode(row[0])[:k]
+def answered(
+    db: sqlite3.Connection, docs: Sequence[int], generation: int, k: int
+) -> dict[int, Found]:
+    """The stored answers among ``docs`` still valid for this index and at least ``k`` long."""
+    found: dict[int, Found] = {}
+    for chunk in chunks(list(docs)):
+        marks = ",".join("?" * len(chunk))
+        for doc, answer in db.execute(
+            f"SELECT doc, found FROM answers WHERE doc IN ({marks}) AND generation = ? AND k >= ?",
+            [*chunk, generation, k],
+        ):
+            found[doc] = decode(answer)[:k]
+    return found
 
 
-def describe(db: sqlite3.Connection, found: Found) -> list[Candidate]:
-    """The answer's documents as candidates (any since removed are left out)."""
-    described = _described(db, [other for other, _ in found])
-    return [Candidate(*described[other], score) for other, score in found if other in described]
+def find(
+    db: sqlite3.Connection, paths: Sequence[str], k: int
+) -> tuple[dict[str, int], dict[int, Found], list[Answer]]:
+    """The answers of the indexed ``paths`` (in one read transaction of the caller): their ids,
+    every answer by id (the stored ones still valid, the others computed together), and the
+    computed ones as answers to store."""
+    ids = ids_of(db, paths)
+    meta = dict(
+        db.execute("SELECT key, value FROM meta WHERE key IN ('docs', 'generation', 'packed_upto')")
+    )
+    generation = int(meta.get("generation", 0))
+    found = answered(db, list(ids.values()), generation, k)
+    missing = [doc for doc in ids.values() if doc not in found]
+    if not missing:
+        return ids, found, []
+    n_docs, upto = int(meta.get("docs", 0)), int(meta.get("packed_upto", 0))
+    computed = most_similar_many(db, missing, n_docs, upto, k)
+    computed.update({doc: [] for doc in missing if doc not in computed})
+    found.update(computed)
+    return ids, found, [(doc, generation, k, encode(pairs)) for doc, pairs in computed.items()]
+
+
+def describe(db: sqlite3.Connection, found: dict[int, Found]) -> dict[int, list[Candidate]]:
+    """Each answer's documents as candidates (any since removed are left out), in one read."""
+    described = _described(db, sorted({other for pairs in found.values() for other, _ in pairs}))
+    return {
+        doc: [Candidate(*described[other], score) for other, score in pairs if other in described]
+        for doc, pairs in found.items()
+    }
 
 
 def stored(db: sqlite3.Connection, paths: Sequence[str], k: int) -> dict[str, list[Candidate]]:
     """The still-valid stored answers among ``paths`` (in one read transaction of the caller)."""
-    generation = get_meta(db, "generation")
-    found: dict[str, Found] = {}
+    ids = ids_of(db, paths)
+    described = describe(db, answered(db, list(ids.values()), get_meta(db, "generation"), k))
+    return {path: described[doc] for path, doc in ids.items() if doc in described}
+
+
+def ids_of(db: sqlite3.Connection, paths: Sequence[str]) -> dict[str, int]:
+    """The document ids of the indexed ``paths``."""
+    ids: dict[str, int] = {}
     for chunk in chunks(list(paths)):
         marks = ",".join("?" * len(chunk))
-        for path, answer in db.execute(
-            "SELECT d.path, a.found FROM docs d JOIN answers a ON a.doc = d.id"
-            f" WHERE d.path IN ({marks}) AND a.generation = ? AND a.k >= ?",
-            [*chunk, generation, k],
-        ):
-            found[path] = decode(answer)[:k]
-    described = _described(db, sorted({other for pairs in found.values() for other, _ in pairs}))
-    return {
-        path: [Candidate(*described[o], score) for o, score in pairs if o in described]
-        for path, pairs in found.items()
-    }
+        ids.update(db.execute(f"SELECT path, id FROM docs WHERE path IN ({marks})", chunk))
+    return ids
 
 
 def save(db: sqlite3.Connection, answers: list[Answer]) -> None:

@@ -12,7 +12,6 @@ from types import TracebackType
 from wiki_assets.engine.related import answers, packed
 from wiki_assets.engine.related.answers import Answer, Candidate
 from wiki_assets.engine.related.indexing import Item, forget, index_chunk
-from wiki_assets.engine.related.query import most_similar
 from wiki_assets.engine.related.storage import Transaction, create, get_meta
 from wiki_assets.engine.related.text import MAX_CHARS
 
@@ -234,30 +233,40 @@ class RelatedIndex:
         Never returns ``path`` itself; only documents sharing at least one queried gram (score > 0)
         are returned, so the list may be shorter than ``k``. Unknown paths get an empty list.
         """
-        if k < 1:
-            return []
+        return self.candidates_many([path], k)[path]
+
+    def candidates_many(self, paths: Sequence[str], k: int = 8) -> dict[str, list[Candidate]]:
+        """:meth:`candidates` of every one of ``paths``, exactly, in a few reads for all of them
+        (one snapshot). Answers not stored yet are computed and kept for :meth:`save_answers`."""
+        if k < 1 or not paths:
+            return {path: [] for path in paths}
         db = self._reader()
         db.execute("BEGIN")  # one snapshot for every read, even beside a writer
         try:
-            row = db.execute("SELECT id FROM docs WHERE path = ?", (path,)).fetchone()
-            if row is None:
-                return []
-            doc = row[0]
-            meta = dict(
-                db.execute(
-                    "SELECT key, value FROM meta WHERE key IN ('docs', 'generation', 'packed_upto')"
-                )
-            )
-            generation = int(meta.get("generation", 0))
-            found = answers.answered(db, doc, generation, k)
-            if found is None:
-                n_docs, upto = int(meta.get("docs", 0)), int(meta.get("packed_upto", 0))
-                found = most_similar(db, doc, n_docs, upto, k)
-                with self._lock:
-                    self._new_answers.append((doc, generation, k, answers.encode(found)))
-            return answers.describe(db, found)
+            ids, found, new = answers.find(db, paths, k)
+            described = answers.describe(db, found)
         finally:
             db.execute("COMMIT")
+        with self._lock:
+            self._new_answers.extend(new)
+        return {path: described[ids[path]] if path in ids else [] for path in paths}
+
+    def answer(self, paths: Sequence[str], k: int = 8) -> int:
+        """Compute and store the answers of those of ``paths`` that have none still valid, so that
+        :meth:`stored_answers` finds them; returns how many were computed. A first run's planning
+        pass asks this for its documents, a lookahead at a time."""
+        if k < 1 or not paths:
+            return 0
+        db = self._reader()
+        db.execute("BEGIN")
+        try:
+            _, _, new = answers.find(db, paths, k)
+        finally:
+            db.execute("COMMIT")
+        with self._lock:
+            self._new_answers.extend(new)
+            self.save_answers()
+        return len(new)
 
     def stored_answers(self, paths: Sequence[str], k: int = 8) -> dict[str, list[Candidate]]:
         """The still-valid stored answers among ``paths``, in two queries for all of them: a run

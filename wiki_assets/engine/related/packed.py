@@ -15,10 +15,11 @@ from __future__ import annotations
 import itertools
 import operator
 import sqlite3
+from collections.abc import Sequence
 
 import numpy as np
 
-from wiki_assets.engine.related.storage import get_meta, set_meta
+from wiki_assets.engine.related.storage import chunks, get_meta, set_meta
 
 REPACK_MIN = 256
 """Documents outside the snapshot (new, removed or changed) below which it is never rebuilt."""
@@ -66,29 +67,52 @@ def repack(db: sqlite3.Connection) -> None:
     set_meta(db, "packed_dead", 0)
 
 
-def contributions(
-    db: sqlite3.Connection, query_weight: dict[str, float], upto: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Every posting of the query's grams as ``(document ids, weight / norm * query weight)``:
-    the snapshot's lists, then the postings of documents indexed after it (ids above ``upto``)."""
-    grams = list(query_weight)
-    marks = ",".join("?" * len(grams))
-    rows = db.execute(
-        f"SELECT gram, ids, weights FROM packed WHERE gram IN ({marks})", grams
-    ).fetchall()
-    ids = np.frombuffer(b"".join([row[1] for row in rows]), IDS)
-    weights = np.frombuffer(b"".join([row[2] for row in rows]), WEIGHTS).astype(np.float64)
-    weights *= np.repeat([query_weight[row[0]] for row in rows], [len(row[1]) >> 2 for row in rows])
+def posting_lists(
+    db: sqlite3.Connection, grams: Sequence[str], upto: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every posting of ``grams``, gram after gram: how many each gram has, then all their
+    document ids and weights (``weight / norm``, as float64) end to end. A gram's list is the
+    snapshot's, then the postings of documents indexed after it (ids above ``upto``), in id
+    order either way."""
+    ids: dict[str, bytes] = {}
+    weights: dict[str, bytes] = {}
+    for chunk in chunks(list(grams)):
+        marks = ",".join("?" * len(chunk))
+        for gram, gram_ids, gram_weights in db.execute(
+            f"SELECT gram, ids, weights FROM packed WHERE gram IN ({marks})", chunk
+        ):
+            ids[gram], weights[gram] = gram_ids, gram_weights
     (newest,) = db.execute("SELECT coalesce(max(id), 0) FROM docs").fetchone()
-    if newest <= upto:
-        return ids, weights
-    newer = db.execute(
-        "SELECT p.gram, p.doc, p.weight / max(d.norm, 1e-9) FROM postings p"
-        f" JOIN docs d ON d.id = p.doc WHERE p.gram IN ({marks}) AND p.doc > ?",
-        [*grams, upto],
-    ).fetchall()
-    newer_ids = np.fromiter((row[1] for row in newer), IDS, len(newer))
-    # Rounded to float32 as if packed, so an answer does not depend on when it was packed.
-    newer_weights = np.fromiter((row[2] for row in newer), WEIGHTS, len(newer)).astype(np.float64)
-    newer_weights *= np.fromiter((query_weight[row[0]] for row in newer), np.float64, len(newer))
-    return np.concatenate([ids, newer_ids]), np.concatenate([weights, newer_weights])
+    if newest > upto:
+        _add_newer(db, grams, upto, ids, weights)
+    # One blob of all the lists and one conversion, not one per gram: a batch of documents asks
+    # for a few thousand grams.
+    lengths = np.array([len(ids.get(gram, b"")) // IDS.itemsize for gram in grams], np.int64)
+    all_ids = np.frombuffer(b"".join([ids.get(gram, b"") for gram in grams]), IDS)
+    all_weights = np.frombuffer(b"".join([weights.get(gram, b"") for gram in grams]), WEIGHTS)
+    return lengths, all_ids, all_weights.astype(np.float64)
+
+
+def _add_newer(
+    db: sqlite3.Connection,
+    grams: Sequence[str],
+    upto: int,
+    ids: dict[str, bytes],
+    weights: dict[str, bytes],
+) -> None:
+    """Append the postings of documents indexed after the snapshot to the lists' blobs, their
+    weights rounded to float32 as if packed, so an answer does not depend on when it was packed."""
+    for chunk in chunks(list(grams)):
+        marks = ",".join("?" * len(chunk))
+        newer = db.execute(
+            "SELECT p.gram, p.doc, p.weight / max(d.norm, 1e-9) FROM postings p"
+            f" JOIN docs d ON d.id = p.doc WHERE p.gram IN ({marks}) AND p.doc > ?"
+            " ORDER BY p.gram, p.doc",
+            [*chunk, upto],
+        ).fetchall()
+        for gram, group in itertools.groupby(newer, key=operator.itemgetter(0)):
+            postings = list(group)
+            new_ids = np.fromiter(map(operator.itemgetter(1), postings), IDS, len(postings))
+            new_weights = np.fromiter(map(operator.itemgetter(2), postings), WEIGHTS, len(postings))
+            ids[gram] = ids.get(gram, b"") + new_ids.tobytes()
+            weights[gram] = weights.get(gram, b"") + new_weights.tobytes()

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from collections.abc import Sequence
 
 import numpy as np
 
 from wiki_assets.engine.related import packed
+from wiki_assets.engine.related.storage import chunks
 
 COMMON_FRACTION = 0.2
 """Grams posted by more than this fraction of the corpus are ignored at query time..."""
@@ -26,6 +28,10 @@ QUERY_POSTINGS = 10_000
 """Most postings one candidates query sums. A query's cost is the sum of its grams' document
 counts, which grows with the corpus; past this budget only the rarest grams (the most telling ones)
 are matched, so a query costs about the same at a million documents as at ten thousand."""
+
+DENSE_SUMS = 1 << 22
+"""Sums a batch query adds up in one dense array (32 MiB of float64) when the batch's documents
+times the highest document id fit; past that they are keyed by sorting."""
 
 Found = list[tuple[int, float]]  # (document id, cosine), best first
 
@@ -51,57 +57,153 @@ def _within_budget(
     return kept
 
 
-def most_similar(db: sqlite3.Connection, doc: int, n_docs: int, upto: int, k: int) -> Found:
-    """``(document id, cosine)`` of the ``k`` live documents most like ``doc``, best first (ties
-    in id order); only documents sharing a queried gram (score > 0), never ``doc`` itself. ``upto``:
-    the last document id in the packed lists."""
+def most_similar_many(
+    db: sqlite3.Connection, docs: Sequence[int], n_docs: int, upto: int, k: int
+) -> dict[int, Found]:
+    """``(document id, cosine)`` of the ``k`` live documents most like each of ``docs`` (indexed
+    documents), best first (ties in id order); only documents sharing a queried gram (score > 0),
+    never the document itself; a document with nothing to match is left out. ``upto``: the last
+    document id in the packed lists.
+
+    The documents are read together (one query for their grams, one per 500 distinct grams for
+    the posting lists, which the documents of a batch mostly share, one for which of the best are
+    alive) and scored together in numpy, keyed by (document, candidate). Each sum still adds a
+    document's own contributions in its own order (its grams in order, each gram's list in id
+    order), so a document's answer is exactly its answer alone, whatever else is in the batch."""
     max_df = n_docs * COMMON_FRACTION if n_docs >= COMMON_MIN_DOCS else n_docs
-    rows = db.execute(
-        "SELECT p.gram, p.weight, d.n FROM postings p JOIN df d ON d.gram = p.gram"
-        " WHERE p.doc = ? AND d.n <= ?",
-        (doc, max_df),
-    ).fetchall()
-    idfs = [idf(n_docs, df) for _, _, df in rows]
-    norm_sq = sum(
-        (weight * gram_idf) ** 2 for (_, weight, _), gram_idf in zip(rows, idfs, strict=True)
+    owner, grams, query_weight, norms = _queries(db, docs, n_docs, max_df)
+    names = sorted(set(grams))
+    lengths, list_ids, list_weights = packed.posting_lists(db, names, upto)
+    if not lengths.sum():
+        return {}
+    position = {name: at for at, name in enumerate(names)}
+    gram = np.fromiter(map(position.__getitem__, grams), np.int64, len(grams))
+    count = lengths[gram]  # postings each query gram brings
+    ends = np.cumsum(count)
+    first = (np.cumsum(lengths) - lengths)[gram]
+    at = np.arange(ends[-1]) - np.repeat(ends - count, count) + np.repeat(first, count)
+    ids = list_ids[at].astype(np.int64)
+    contributions = list_weights[at] * np.repeat(query_weight, count)
+    # Each sum is keyed by (the document's place in the batch, candidate). bincount adds in input
+    # order: a document's contributions come in its own order whatever the batch holds.
+    batch_docs, place = np.unique(owner, return_inverse=True)
+    span = int(max(ids.max(), batch_docs.max())) + 1
+    keys = np.repeat(place, count) * span + ids
+    if len(batch_docs) * span <= DENSE_SUMS:
+        dots = np.bincount(keys, weights=contributions, minlength=len(batch_docs) * span)
+        keys = np.flatnonzero(dots)  # every weight is positive: a candidate's sum is too
+        dots = dots[keys]
+    else:
+        keys, inverse = np.unique(keys, return_inverse=True)
+        dots = np.bincount(inverse, weights=contributions)
+    places, others = np.divmod(keys, span)
+    dots[batch_docs[places] == others] = 0.0
+    scored: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    starts = np.flatnonzero(np.diff(places, prepend=-1))
+    for start, stop in zip(starts, [*starts[1:], len(keys)], strict=True):
+        doc = int(batch_docs[places[start]])
+        scored[doc] = (others[start:stop], dots[start:stop] / norms[doc])
+    return _best_alive_many(db, scored, k)
+
+
+def _queries(
+    db: sqlite3.Connection, docs: Sequence[int], n_docs: int, max_df: float
+) -> tuple[np.ndarray, list[str], np.ndarray, dict[int, float]]:
+    """The documents' queries, gram by gram in (document, gram) order: each gram's document, the
+    gram, its query weight ``weight * idf^2``; and each document's norm. A query holds the
+    document's grams posted by at most ``max_df`` documents and by some other document (a gram
+    only this document posts matches nothing), within :data:`QUERY_POSTINGS`."""
+    rows: list[tuple[int, str, float, int]] = []
+    for chunk in chunks(sorted(set(docs))):
+        marks = ",".join("?" * len(chunk))
+        rows += db.execute(
+            "SELECT p.doc, p.gram, p.weight, d.n FROM postings p JOIN df d ON d.gram = p.gram"
+            f" WHERE p.doc IN ({marks}) AND d.n <= ? ORDER BY p.doc, p.gram",
+            [*chunk, max_df],
+        ).fetchall()
+    if not rows:
+        return np.zeros(0, np.int64), [], np.zeros(0), {}
+    doc_column, gram_column, weight_column, df_column = zip(*rows, strict=True)
+    owner = np.array(doc_column, np.int64)
+    weight = np.array(weight_column, np.float64)
+    df = np.array(df_column, np.float64)
+    gram_idf = np.log(1.0 + n_docs / df)
+    query_docs, place = np.unique(owner, return_inverse=True)
+    norm_sq = np.bincount(place, weights=(weight * gram_idf) ** 2)
+    keep = (df > 1) & (norm_sq[place] > 0.0)
+    postings = np.bincount(place, weights=np.where(keep, df, 0.0), minlength=len(query_docs))
+    for over in np.flatnonzero(postings > QUERY_POSTINGS):  # only the rarest grams
+        mine = np.flatnonzero(keep & (place == over))
+        kept = _within_budget(
+            [(int(df[r]), gram_column[r], float(r)) for r in mine], QUERY_POSTINGS
+        )
+        keep[mine] = False
+        keep[[int(r) for _, _, r in kept]] = True
+    chosen = np.flatnonzero(keep)
+    norms = {int(doc): float(np.sqrt(sq)) for doc, sq in zip(query_docs, norm_sq, strict=True)}
+    return (
+        owner[chosen],
+        [gram_column[r] for r in chosen],
+        (weight * gram_idf * gram_idf)[chosen],
+        norms,
     )
-    query = [  # (df, gram, query weight); a gram only this document posts matches nothing
-        (df, gram, weight * gram_idf * gram_idf)
-        for (gram, weight, df), gram_idf in zip(rows, idfs, strict=True)
-        if df > 1
+
+
+def _best(others: np.ndarray, scores: np.ndarray, take: int) -> tuple[list[int], np.ndarray, bool]:
+    """The ``take`` best positive scores (and whatever ties the last of them), best first, ties in
+    id (indexing) order: their ids, their scores, and whether that is every positive score."""
+    positive = np.flatnonzero(scores > 0)
+    best = positive
+    if len(positive) > take:
+        cut = np.partition(scores[positive], len(positive) - take)[len(positive) - take]
+        best = positive[scores[positive] >= cut]
+    best = best[np.lexsort((others[best], -scores[best]))][:take]
+    return [int(other) for other in others[best]], scores[best], len(best) == len(positive)
+
+
+def _alive(db: sqlite3.Connection, ids: Sequence[int]) -> set[int]:
+    alive: set[int] = set()
+    for chunk in chunks(list(ids)):
+        marks = ",".join("?" * len(chunk))
+        alive.update(
+            row[0] for row in db.execute(f"SELECT id FROM docs WHERE id IN ({marks})", chunk)
+        )
+    return alive
+
+
+def _live(ids: list[int], scores: np.ndarray, alive: set[int]) -> Found:
+    return [
+        (other, min(1.0, float(score)))
+        for other, score in zip(ids, scores, strict=True)
+        if other in alive
     ]
-    if not query or norm_sq <= 0.0:
-        return []
-    query = _within_budget(query, QUERY_POSTINGS)
-    ids, weights = packed.contributions(db, {gram: qw for _, gram, qw in query}, upto)
-    if not len(ids):
-        return []
-    others, at = np.unique(ids, return_inverse=True)
-    dots = np.bincount(at, weights=weights, minlength=len(others))
-    dots[others == doc] = 0.0
-    return _best_alive(db, others, dots / math.sqrt(norm_sq), k)
+
+
+def _best_alive_many(
+    db: sqlite3.Connection, scored: dict[int, tuple[np.ndarray, np.ndarray]], k: int
+) -> dict[int, Found]:
+    """:func:`_best_alive` of every scored document; the first look at each document's best is
+    checked against ``docs`` in one query for all of them."""
+    tops = {doc: _best(others, scores, k + 8) for doc, (others, scores) in scored.items()}
+    alive = _alive(db, sorted({other for ids, _, _ in tops.values() for other in ids}))
+    found: dict[int, Found] = {}
+    for doc, (ids, scores, everything) in tops.items():
+        live = _live(ids, scores, alive)
+        if len(live) >= k or everything:
+            found[doc] = live[:k]
+        else:  # many of its best were removed since the lists were packed: look further
+            found[doc] = _best_alive(db, *scored[doc], k)
+    return found
 
 
 def _best_alive(db: sqlite3.Connection, others: np.ndarray, scores: np.ndarray, k: int) -> Found:
     """The ``k`` best positive scores among live documents, ties in id (indexing) order. The
     packed lists still hold documents removed or changed since they were packed: their ids are
     gone from ``docs``, so a few more than ``k`` are taken, and more while that is not enough."""
-    positive = np.flatnonzero(scores > 0)
     take = k + 8
     while True:
-        best = positive
-        if len(positive) > take:  # the best ``take``, and whatever ties the last of them
-            cut = np.partition(scores[positive], len(positive) - take)[len(positive) - take]
-            best = positive[scores[positive] >= cut]
-        best = best[np.lexsort((others[best], -scores[best]))][:take]
-        ids = [int(other) for other in others[best]]
-        marks = ",".join("?" * len(ids))
-        alive = {row[0] for row in db.execute(f"SELECT id FROM docs WHERE id IN ({marks})", ids)}
-        found = [
-            (other, min(1.0, float(score)))
-            for other, score in zip(ids, scores[best], strict=True)
-            if other in alive
-        ]
-        if len(found) >= k or len(best) == len(positive):
-            return found[:k]
+        ids, scores_taken, everything = _best(others, scores, take)
+        live = _live(ids, scores_taken, _alive(db, ids))
+        if len(live) >= k or everything:
+            return live[:k]
         take *= 4
