@@ -15,9 +15,7 @@ from collections.abc import Iterator, Sequence
 from wiki_assets.engine.dispatch.lane import Attempt, Lane
 from wiki_assets.engine.dispatch.tail import HEDGE_BLIND_S, HEDGE_WITHOUT_PERCENTILE
 
-# Or hedge when I would finish in 3/4 of the time it still needs. At 1/2, a model twice as fast
-# never took over a long document the slow one had started first: the run waited for it.
-HEDGE_CLEARLY_SOONER = 0.75
+HEDGE_CLEARLY_SOONER = 0.5  # or hedge when I would finish in half the time it still needs
 # A second opinion nobody may race (the idle model gave the first answer) is given up once it runs
 # this many times past when it would have been raced: its document's first answer is journaled.
 SECOND_OPINION_PATIENCE = 3.0
@@ -71,9 +69,7 @@ def hedge_target(lanes: Sequence[Lane], lane: Lane, now: float) -> Attempt | Non
         overdue = after is not None and elapsed > after
         assert attempt.job.prepared is not None
         mine = lane.pace.expected_s(attempt.job.prepared.prompt_tokens)
-        # Its model's expectation now (a request sent before its model had answered has none
-        # of its own: the first long documents of a run could otherwise never be raced).
-        still = attempt.outlook()[0] - elapsed
+        still = attempt.expected_s - elapsed
         sooner = mine is not None and mine < HEDGE_CLEARLY_SOONER * still
         if (overdue or sooner) and (best is None or elapsed > best[0]):
             best = (elapsed, attempt)
