@@ -39,7 +39,8 @@ def test_per_model_quality_separates_a_faithful_from_a_fabricating_model(
     assert metadata["model/sim0/docs"] > 0 and metadata["model/sim1/docs"] > 0
     assert metadata["model/sim0/verified_share"] >= 0.9
     assert metadata["model/sim1/verified_share"] <= 0.1
-    assert metadata["model/sim0/flagged"] == 0
+    per_model = {key: value for key, value in metadata.items() if key.startswith("model/")}
+    assert metadata["model/sim0/flagged"] == 0, (metadata["hedged"], per_model)
     assert metadata["model/sim1/flagged"] == metadata["model/sim1/docs"]
     assert metadata["model/sim1/flagged_unverified_points"] == metadata["model/sim1/docs"]
     assert metadata["flagged"] == metadata["model/sim1/docs"]

@@ -174,3 +174,33 @@ def test_a_hedge_takes_over_from_a_model_whose_requests_hang(tmp_path: Path) -> 
     with Journal(StateStore(tmp_path / "wiki" / ".wiki_assets")) as journal:
         models = {journal.get(f"c/doc-{i:03}.md").model for i in range(10)}  # type: ignore[union-attr]
     assert models == {"healthy"}, "exactly one result per document, the winner's"
+
+
+def test_a_fast_model_takes_over_long_documents_a_slow_one_started_first(tmp_path: Path) -> None:
+    """The long documents come first in the queue, so both models start some before anything is
+    known of their speed. Once the fast model is idle it races the slow model's: each is
+    answered by the fast model, and the slow model's requests are cancelled, not waited for."""
+    root = tmp_path / "synced"
+    collection = root / "c"
+    collection.mkdir(parents=True)
+    for i in range(3):  # "a…" sorts before the notes: the run's first claims hold them
+        (collection / f"a-changelog-{i}.md").write_text(changelog(120, i), encoding="utf-8")
+    for i in range(6):
+        (collection / f"note-{i}.md").write_text(f"# Note {i}\n\nShort. " * 8, encoding="utf-8")
+    fast = SimModel(model="fast", per_request_tps=600, aggregate_tps=4800, max_batch=16)
+    slow = SimModel(model="slow", per_request_tps=300, aggregate_tps=1200, max_batch=8)
+    with fleet(fast, slow) as servers:
+        report = run_bounded(
+            synced_root=root,
+            wiki_root=tmp_path / "wiki",
+            collections=["c"],
+            endpoints=[endpoint(s) for s in servers],
+            dials=Dials(workers_per_model=4, claim_size=8, flush_seconds=1),
+        )
+    assert report.count == 9 and not report.failed, report.failed
+    by_name = {m.name: m for m in report.models}
+    assert report.hedged >= 1 and by_name["fast"].hedges_won >= 1, report
+    with Journal(StateStore(tmp_path / "wiki" / ".wiki_assets")) as journal:
+        written_by = {f"a-changelog-{i}.md": journal.get(f"c/a-changelog-{i}.md") for i in range(3)}
+    models = {path: entry.model if entry else None for path, entry in written_by.items()}
+    assert set(models.values()) == {"fast"}, models

@@ -250,9 +250,10 @@ def test_a_backfill_runs_as_parallel_runs_that_share_the_model_limit(
         "WIKI_ASSETS_MAX_CONCURRENT_RUNS": str(parallel),
         "WIKI_ASSETS_CRON": "0 0 1 1 *",  # no schedule tick during the test
     }
-    # Slow enough (0.5 s a request) that the runs overlap; the simulator serves the embedded
+    # Slow enough (1.5 s a request: a run lasts longer than the daemon takes to launch the next
+    # one, even on a busy machine) that the runs overlap; the simulator serves the embedded
     # model's id so that nothing counts as stale for the definitions' default summarizer.
-    sim_model = SimModel(model=EMBEDDED_MODEL, latency_s=0.5, per_request_tps=20_000)
+    sim_model = SimModel(model=EMBEDDED_MODEL, latency_s=1.5, per_request_tps=20_000)
     with SimServer(sim_model) as server:
         models = [
             {"name": "sim", "base_url": server.base_url, "model": EMBEDDED_MODEL,

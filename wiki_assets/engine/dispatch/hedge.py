@@ -15,7 +15,12 @@ from collections.abc import Iterator, Sequence
 from wiki_assets.engine.dispatch.lane import Attempt, Lane
 from wiki_assets.engine.dispatch.tail import HEDGE_BLIND_S, HEDGE_WITHOUT_PERCENTILE
 
-HEDGE_CLEARLY_SOONER = 0.5  # or hedge when I would finish in half the time it still needs
+# Or hedge when I would finish in 3/4 of the time it still needs. At 1/2, a model twice as fast
+# never took over a long document the slow one had started first: the run waited for it.
+HEDGE_CLEARLY_SOONER = 0.75
+# ...and only when that saves at least this long: between models of about the same speed, the
+# noise in their paces on short requests would otherwise send duplicates that save nothing.
+HEDGE_MIN_SAVING_S = 1.0
 # A second opinion nobody may race (the idle model gave the first answer) is given up once it runs
 # this many times past when it would have been raced: its document's first answer is journaled.
 SECOND_OPINION_PATIENCE = 3.0
@@ -69,8 +74,14 @@ def hedge_target(lanes: Sequence[Lane], lane: Lane, now: float) -> Attempt | Non
         overdue = after is not None and elapsed > after
         assert attempt.job.prepared is not None
         mine = lane.pace.expected_s(attempt.job.prepared.prompt_tokens)
-        still = attempt.expected_s - elapsed
-        sooner = mine is not None and mine < HEDGE_CLEARLY_SOONER * still
+        # Its model's expectation now (a request sent before its model had answered has none
+        # of its own: the first long documents of a run could otherwise never be raced).
+        still = attempt.outlook()[0] - elapsed
+        sooner = (
+            mine is not None
+            and mine < HEDGE_CLEARLY_SOONER * still
+            and still - mine >= HEDGE_MIN_SAVING_S
+        )
         if (overdue or sooner) and (best is None or elapsed > best[0]):
             best = (elapsed, attempt)
     return best[1] if best else None
