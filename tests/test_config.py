@@ -39,6 +39,23 @@ def test_bad_model_field_is_named(fields: dict[str, object], field_name: str, me
     assert field_name in text and message in text
 
 
+@pytest.mark.parametrize(
+    ("resource", "field_name"), [("corpus", "state_url_env"), ("digest", "webhook_url_env")]
+)
+def test_a_secret_in_place_of_its_variables_name_is_refused(resource: str, field_name: str) -> None:
+    """Fields that say where a secret is refuse the secret itself, naming the field (the same
+    rule as a model's api_key_env)."""
+    from wiki_assets.defs.digest import DigestResource
+    from wiki_assets.defs.resources import CorpusResource
+
+    cls: Any = {"corpus": CorpusResource, "digest": DigestResource}[resource]
+    with pytest.raises(ValidationError) as raised:
+        cls(**{field_name: "https://hooks.example.com/services/T0/B0/secret"})
+    text = str(raised.value)
+    assert field_name in text and "name of an environment variable" in text
+    assert getattr(cls(**{field_name: "MY_SECRET_2"}), field_name) == "MY_SECRET_2"
+
+
 def test_duplicate_model_names_are_rejected() -> None:
     with pytest.raises(ValidationError, match="duplicate name"):
         SummarizerResource(models=[ModelConfig(**model()), ModelConfig(**model())])

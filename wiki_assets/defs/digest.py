@@ -81,9 +81,7 @@ class DigestResource(dg.ConfigurableResource):
     @field_validator("webhook_url_env")
     @classmethod
     def _env_name(cls, value: str | None) -> str | None:
-        if value is not None and not value.replace("_", "").isalnum():
-            raise ValueError("must be the name of an environment variable, not a URL")
-        return value
+        return None if value is None else environment.variable_name(value)
 
     def partitions(self) -> dg.DailyPartitionsDefinition:
         # end_offset=1: today is a partition already, so the digest can follow today's ingest

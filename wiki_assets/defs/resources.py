@@ -55,9 +55,7 @@ class CorpusResource(dg.ConfigurableResource):
     @field_validator("state_url_env")
     @classmethod
     def _state_env_name(cls, value: str) -> str:
-        if not value.replace("_", "").isalnum():
-            raise ValueError("must be the name of an environment variable, not a URL")
-        return value
+        return environment.variable_name(value)
 
     def state_store(self) -> StateStore:
         url = environment.state_url(self.state_url_env)

@@ -50,9 +50,7 @@ def _http_url(value: str) -> str:
 
 
 def _env_name(value: str | None) -> str | None:
-    if value is not None and not value.replace("_", "").isalnum():
-        raise ValueError("must be the name of an environment variable, not a key")
-    return value
+    return None if value is None else environment.variable_name(value)
 
 
 # The validators sit on the whole field (not inside a union), so that a config class built from

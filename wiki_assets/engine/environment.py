@@ -27,6 +27,15 @@ DAGSTER_HOME = "DAGSTER_HOME"
 DEFAULT_CRON = "0 6 * * *"
 
 
+def variable_name(value: str) -> str:
+    """``value`` if it can name an environment variable (letters, digits and ``_``): a config
+    field that names where a secret is (``api_key_env``, ``state_url_env``, ``webhook_url_env``)
+    must never hold the secret itself."""
+    if not value.replace("_", "").isalnum():
+        raise ValueError("must be the name of an environment variable, not a key or a URL")
+    return value
+
+
 def synced_root() -> str:
     """WIKI_ASSETS_SYNCED_ROOT: the folder the sources are mirrored into (default ``synced``)."""
     return os.environ.get(SYNCED_ROOT, "synced")
