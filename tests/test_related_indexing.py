@@ -77,3 +77,22 @@ def test_chunk_norms_are_the_one_at_a_time_norms(tmp_path: Path) -> None:
         assert norm == pytest.approx(expected, rel=1e-12, abs=0.0)
         checked += 1
     assert checked == len(items)
+
+
+def _grams_token_by_token(text: str) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for size in (2, 3):
+        for token in text.split():
+            padded = f" {token} "
+            counts.update(padded[i : i + size] for i in range(len(padded) - size + 1))
+    return counts
+
+
+@pytest.mark.parametrize("extra", ["", " ", "a", "a b", "ab  c\td", " 휴가 ", "x" * 40])
+def test_grams_are_those_of_each_padded_token_in_order(extra: str) -> None:
+    for text in [*_texts(), extra]:
+        text = normalize(text) if text is not extra else text
+        expected = _grams_token_by_token(text)
+        got = grams(text)
+        assert got == expected
+        assert list(got) == list(expected)  # first appearance order: ties of main script use it
