@@ -10,6 +10,7 @@ postings and ``df`` counts are written with one statement each.
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 from collections import Counter
@@ -79,14 +80,11 @@ def index_chunk(
         "INSERT INTO postings (gram, doc, weight) VALUES (?, ?, ?)",
         zip(chosen.grams, posting_doc, chosen.weights.tolist(), strict=True),
     )
-    posted = Counter(chosen.grams)
-    for chunk in chunks(list(posted.items())):
-        rows = ",".join("(?, ?)" for _ in chunk)
-        db.execute(
-            f"INSERT INTO df (gram, n) VALUES {rows}"
-            " ON CONFLICT(gram) DO UPDATE SET n = n + excluded.n",
-            [x for pair in chunk for x in pair],
-        )
+    db.execute(
+        "INSERT INTO df (gram, n) SELECT key, value FROM json_each(?) WHERE true"
+        " ON CONFLICT(gram) DO UPDATE SET n = n + excluded.n",
+        (_as_json(Counter(chosen.grams)),),
+    )
     return len(prepared)
 
 
@@ -143,21 +141,20 @@ def _ids(db: sqlite3.Connection, paths: list[str]) -> dict[str, int]:
 def _count_seen(
     db: sqlite3.Connection, fresh: Counter[str]
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """Add the chunk's new documents to ``seen`` (grams grouped by count: one statement per
-    count and 500 grams); returns every such gram's ``seen`` after it and its ``df`` count."""
-    seen: dict[str, int] = {}
-    df: dict[str, int] = {}
-    grouped: dict[int, list[str]] = {}
-    for gram, times in fresh.items():
-        grouped.setdefault(times, []).append(gram)
-    for times, group in grouped.items():
-        for chunk in chunks(group):
-            rows = ",".join("(?, ?)" for _ in chunk)
-            params = [x for gram in chunk for x in (gram, times)]
-            for gram, gram_seen, n in db.execute(
-                f"INSERT INTO df (gram, seen) VALUES {rows} ON CONFLICT(gram)"
-                " DO UPDATE SET seen = seen + excluded.seen RETURNING gram, seen, n",
-                params,
-            ):
-                seen[gram], df[gram] = gram_seen, n
-    return seen, df
+    """Add the chunk's new documents to ``seen``, in one statement; returns every such gram's
+    ``seen`` after it and its ``df`` count."""
+    if not fresh:
+        return {}, {}
+    rows = db.execute(
+        "INSERT INTO df (gram, seen) SELECT key, value FROM json_each(?) WHERE true"
+        " ON CONFLICT(gram) DO UPDATE SET seen = seen + excluded.seen RETURNING gram, seen, n",
+        (_as_json(fresh),),
+    ).fetchall()
+    grams, seen, df = zip(*rows, strict=True)
+    return dict(zip(grams, seen, strict=True)), dict(zip(grams, df, strict=True))
+
+
+def _as_json(counts: Counter[str]) -> str:
+    """``counts`` as one JSON object, which SQLite's ``json_each`` reads back as rows: one
+    parameter for thousands of grams (binding two per gram costs more than the upsert)."""
+    return json.dumps(counts, ensure_ascii=False, check_circular=False)
