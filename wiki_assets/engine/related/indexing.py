@@ -1,7 +1,7 @@
 """Writing documents into the index, a chunk at a time.
 
-A chunk's new documents are counted into ``seen`` with one write per distinct gram before any of
-them chooses its features (so the first documents of an empty index are not indexed blind); the
+A chunk's new documents are counted into ``seen`` (one statement for all their grams) before any
+of them chooses its features (so the first documents of an empty index are not indexed blind); the
 documents choose them together, in numpy (:func:`~.features.choose_chunk_features`). Their norms
 are computed before they are written: each is the one it would have had indexed alone, after the
 chunk's documents before it (see :func:`_norms`). Then the chunk's documents (with their norms),
@@ -104,9 +104,10 @@ def _norms(chosen: ChunkFeatures, df: dict[str, int], n_docs: int) -> list[float
     earlier[order] = np.arange(len(gram)) - np.repeat(starts, np.diff(np.append(starts, len(gram))))
     before = np.array([df.get(name, 0) for name in names], np.int64)
     ratio = (n_docs + chosen.doc + 1) / (before[gram] + earlier + 1)
-    # libm's log and pow, as Python's ``math.log(...)`` and ``x ** 2`` take them: numpy's log and
-    # square differ from them in the last bit now and then, and these norms must be the ones
-    # earlier chunks were given (and the reference's).
+    # The idf (:func:`~.query.idf`) and its square with libm's log and pow, as Python's
+    # ``math.log(...)`` and ``x ** 2`` take them: numpy's log and square differ from them in the
+    # last bit now and then, and these norms must be the ones earlier chunks were given (and
+    # the reference's).
     gram_idf = np.fromiter(map(math.log, (1.0 + ratio).tolist()), np.float64, len(gram))
     terms = (chosen.weights * gram_idf).tolist()
     squares = np.fromiter(map(math.pow, terms, repeat(2.0)), np.float64, len(terms))
