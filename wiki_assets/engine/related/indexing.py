@@ -1,20 +1,24 @@
 """Writing documents into the index, a chunk at a time.
 
-A chunk's new documents are counted into ``seen`` with one write per distinct gram before any of
-them chooses its features (so the first documents of an empty index are not indexed blind); then
-the chunk's documents, postings, ``df`` counts and norms are written with one statement each.
-Each document's norm is the one it would have had indexed alone, after the chunk's documents
-before it (see :func:`_norms`).
+A chunk's new documents are counted into ``seen`` (one statement for all their grams) before any
+of them chooses its features (so the first documents of an empty index are not indexed blind); the
+documents choose them together, in numpy (:func:`~.features.choose_chunk_features`). Their norms
+are computed before they are written: each is the one it would have had indexed alone, after the
+chunk's documents before it (see :func:`_norms`). Then the chunk's documents (with their norms),
+postings and ``df`` counts are written with one statement each.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 from collections import Counter
+from itertools import repeat
 
-from wiki_assets.engine.related.features import choose_features
-from wiki_assets.engine.related.query import idf
+import numpy as np
+
+from wiki_assets.engine.related.features import ChunkFeatures, choose_chunk_features
 from wiki_assets.engine.related.storage import add_meta, chunks, get_meta
 from wiki_assets.engine.related.summary import summary_line
 from wiki_assets.engine.related.text import grams, normalize
@@ -32,6 +36,9 @@ def index_chunk(
         counts = grams(normalize(f"{title}\n{text}"))
         prepared[path] = (title, summary_line(text, title), content_hash, counts)
     old_ids = _ids(db, list(prepared))
+    add_meta(db, "generation", 1)  # stored answers expire
+    for old in old_ids.values():  # first: the df counts read below are then those without them
+        forget(db, old)
     fresh: Counter[str] = Counter()  # in how many new documents of the chunk each gram is
     needed: set[str] = set()
     for path, (_, _, _, counts) in prepared.items():
@@ -39,62 +46,74 @@ def index_chunk(
             needed.update(counts.keys())
         else:
             fresh.update(counts.keys())
-    seen = _count_seen(db, fresh)
+    seen, df = _count_seen(db, fresh)
     needed.difference_update(seen)
     for chunk in chunks(list(needed)):
         marks = ",".join("?" * len(chunk))
-        seen.update(db.execute(f"SELECT gram, seen FROM df WHERE gram IN ({marks})", chunk))
-    add_meta(db, "generation", 1)  # stored answers expire
+        for gram, gram_seen, n in db.execute(
+            f"SELECT gram, seen, n FROM df WHERE gram IN ({marks})", chunk
+        ):
+            seen[gram], df[gram] = gram_seen, n
     add_meta(db, "seen_docs", sum(path not in old_ids for path in prepared))
     seen_docs = get_meta(db, "seen_docs")
-    for old in old_ids.values():
-        forget(db, old)
-    features: dict[int, list[tuple[str, float]]] = {}
-    for path, (title, line, content_hash, counts) in prepared.items():
-        (doc,) = db.execute(
-            "INSERT INTO docs (path, title, line, content_hash, norm) VALUES (?, ?, ?, ?, 0)"
-            " RETURNING id",
-            (path, title, line, content_hash),
-        ).fetchone()
-        features[doc] = choose_features(counts, seen, seen_docs, features_per_doc)
+    chosen = choose_chunk_features(
+        [counts for _, _, _, counts in prepared.values()], seen, seen_docs, features_per_doc
+    )
+    n_docs = get_meta(db, "docs")
+    norms = _norms(chosen, df, n_docs)
+    (last,) = db.execute(
+        "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'docs'"
+    ).fetchone()
+    ids = range(last + 1, last + 1 + len(prepared))  # what AUTOINCREMENT gives them, in order
+    db.executemany(
+        "INSERT INTO docs (id, path, title, line, content_hash, norm) VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (doc, path, title, line, content_hash, norm)
+            for doc, (path, (title, line, content_hash, _)), norm in zip(
+                ids, prepared.items(), norms, strict=True
+            )
+        ],
+    )
     add_meta(db, "docs", len(prepared))
+    posting_doc = (chosen.doc + last + 1).tolist()
     db.executemany(
         "INSERT INTO postings (gram, doc, weight) VALUES (?, ?, ?)",
-        [(gram, doc, weight) for doc, chosen in features.items() for gram, weight in chosen],
+        zip(chosen.grams, posting_doc, chosen.weights.tolist(), strict=True),
     )
-    posted = Counter(gram for chosen in features.values() for gram, _ in chosen)
-    df: dict[str, int] = {}
-    for chunk in chunks(list(posted.items())):
-        rows = ",".join("(?, ?)" for _ in chunk)
-        df.update(
-            db.execute(
-                f"INSERT INTO df (gram, n) VALUES {rows} ON CONFLICT(gram)"
-                " DO UPDATE SET n = n + excluded.n RETURNING gram, n",
-                [x for pair in chunk for x in pair],
-            )
-        )
-    db.executemany("UPDATE docs SET norm = ? WHERE id = ?", _norms(features, df, posted, db))
+    db.execute(
+        "INSERT INTO df (gram, n) SELECT key, value FROM json_each(?) WHERE true"
+        " ON CONFLICT(gram) DO UPDATE SET n = n + excluded.n",
+        (_as_json(Counter(chosen.grams)),),
+    )
     return len(prepared)
 
 
-def _norms(
-    features: dict[int, list[tuple[str, float]]],
-    df_after: dict[str, int],
-    posted: Counter[str],
-    db: sqlite3.Connection,
-) -> list[tuple[float, int]]:
-    """``(norm, id)`` of the chunk's documents, each with the idf of the moment it joined the
-    index, as if they had been added one by one: the ``df`` counts and the number of documents
-    up to and including it (what one-at-a-time indexing gave, so a chunk ranks as before)."""
-    n_docs = get_meta(db, "docs") - len(features)
-    df = {gram: df_after[gram] - times for gram, times in posted.items()}
-    norms = []
-    for doc, chosen in features.items():
-        n_docs += 1
-        for gram, _ in chosen:
-            df[gram] += 1
-        norm_sq = sum((weight * idf(n_docs, df[gram])) ** 2 for gram, weight in chosen)
-        norms.append((math.sqrt(norm_sq), doc))
+def _norms(chosen: ChunkFeatures, df: dict[str, int], n_docs: int) -> list[float]:
+    """The norms of the chunk's documents, each with the idf of the moment it joined the index,
+    as if they had been added one by one: ``df`` (the counts before the chunk) plus the
+    documents of the chunk up to and including it that post the gram, and the ``n_docs``
+    documents before the chunk plus those (what one-at-a-time indexing gave, so a chunk ranks as
+    before)."""
+    names = sorted(set(chosen.grams))
+    place = {name: at for at, name in enumerate(names)}
+    gram = np.fromiter(map(place.__getitem__, chosen.grams), np.int64, len(chosen.grams))
+    # The postings of a gram, in document order: the k-th of them sees k earlier ones.
+    order = np.argsort(gram, kind="stable")
+    starts = np.flatnonzero(np.diff(gram[order], prepend=-1))
+    earlier = np.empty(len(gram), np.int64)
+    earlier[order] = np.arange(len(gram)) - np.repeat(starts, np.diff(np.append(starts, len(gram))))
+    before = np.array([df.get(name, 0) for name in names], np.int64)
+    ratio = (n_docs + chosen.doc + 1) / (before[gram] + earlier + 1)
+    # The idf (:func:`~.query.idf`) and its square with libm's log and pow, as Python's
+    # ``math.log(...)`` and ``x ** 2`` take them: numpy's log and square differ from them in the
+    # last bit now and then, and these norms must be the ones earlier chunks were given (and
+    # the reference's).
+    gram_idf = np.fromiter(map(math.log, (1.0 + ratio).tolist()), np.float64, len(gram))
+    terms = (chosen.weights * gram_idf).tolist()
+    squares = np.fromiter(map(math.pow, terms, repeat(2.0)), np.float64, len(terms))
+    count = int(chosen.doc.max(initial=-1)) + 1
+    norm_sq = np.bincount(chosen.doc, weights=squares, minlength=count)  # in order, as sum()
+    norms: list[float] = np.sqrt(norm_sq).tolist()
     return norms
 
 
@@ -120,22 +139,23 @@ def _ids(db: sqlite3.Connection, paths: list[str]) -> dict[str, int]:
     return found
 
 
-def _count_seen(db: sqlite3.Connection, fresh: Counter[str]) -> dict[str, int]:
-    """Add the chunk's new documents to ``seen`` (grams grouped by count: one statement per
-    count and 500 grams); returns every such gram's ``seen`` after it."""
-    seen: dict[str, int] = {}
-    grouped: dict[int, list[str]] = {}
-    for gram, times in fresh.items():
-        grouped.setdefault(times, []).append(gram)
-    for times, group in grouped.items():
-        for chunk in chunks(group):
-            rows = ",".join("(?, ?)" for _ in chunk)
-            params = [x for gram in chunk for x in (gram, times)]
-            seen.update(
-                db.execute(
-                    f"INSERT INTO df (gram, seen) VALUES {rows} ON CONFLICT(gram)"
-                    " DO UPDATE SET seen = seen + excluded.seen RETURNING gram, seen",
-                    params,
-                )
-            )
-    return seen
+def _count_seen(
+    db: sqlite3.Connection, fresh: Counter[str]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Add the chunk's new documents to ``seen``, in one statement; returns every such gram's
+    ``seen`` after it and its ``df`` count."""
+    if not fresh:
+        return {}, {}
+    rows = db.execute(
+        "INSERT INTO df (gram, seen) SELECT key, value FROM json_each(?) WHERE true"
+        " ON CONFLICT(gram) DO UPDATE SET seen = seen + excluded.seen RETURNING gram, seen, n",
+        (_as_json(fresh),),
+    ).fetchall()
+    grams, seen, df = zip(*rows, strict=True)
+    return dict(zip(grams, seen, strict=True)), dict(zip(grams, df, strict=True))
+
+
+def _as_json(counts: Counter[str]) -> str:
+    """``counts`` as one JSON object, which SQLite's ``json_each`` reads back as rows: one
+    parameter for thousands of grams (binding two per gram costs more than the upsert)."""
+    return json.dumps(counts, ensure_ascii=False, check_circular=False)

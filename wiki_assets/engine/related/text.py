@@ -9,12 +9,15 @@ space-separated token padded with one space (``" kr"``, ``"kr "``), so no gram j
 from __future__ import annotations
 
 import functools
+import operator
 import unicodedata
 from collections import Counter
+from itertools import compress, repeat
 
 MAX_CHARS = 20_000
 """Characters of a document that are indexed; the rest is ignored."""
 GRAM_SIZES = (2, 3)
+"""The gram sizes :func:`grams` takes."""
 
 
 class _Separators(dict[int, int | None]):
@@ -41,18 +44,23 @@ def normalize(text: str) -> str:
 
 
 def grams(text: str) -> Counter[str]:
-    """Term frequencies of the character 2- and 3-grams of ``text`` (already normalized).
+    """Term frequencies of the character 2- and 3-grams of ``text`` (already normalized), in the
+    order they first appear, 2-grams first.
 
     Grams are taken inside each token padded with one space on each side (``" kr"``, ``"kr "``),
     so a gram never joins the end of one word to the start of the next.
     """
-    # One comprehension per gram size over the padded tokens keeps the loop in C-level list
-    # building and one Counter update (faster than slicing a padded whole text and dropping the
-    # grams that straddle two tokens).
-    tokens = [f" {token} " for token in text.split()]
-    counts: Counter[str] = Counter()
-    for size in GRAM_SIZES:
-        counts.update([t[i : i + size] for t in tokens for i in range(len(t) - size + 1)])
+    joined = " ".join(text.split())
+    if not joined:
+        return Counter()
+    # One padded text, tokens one space apart: every 2-gram of it is a 2-gram of a padded token,
+    # and so is every 3-gram but those with the space in the middle. Built with map over the
+    # characters (no Python loop per gram), in the order a token-by-token pass gives them.
+    padded = f" {joined} "
+    pairs = list(map(operator.add, padded, padded[1:]))
+    counts = Counter(pairs)
+    triples = map(operator.add, pairs, padded[2:])
+    counts.update(compress(triples, map(operator.ne, padded[1:], repeat(" "))))
     return counts
 
 
