@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from wiki_assets.engine.markdown import HEADING_LINE, SENTENCE_END
 from wiki_assets.engine.page import DraftError, PageDraft, RelatedLink, close_truncated_json
 from wiki_assets.engine.prompts import COMPACT_PICKS_USER, COMPACT_PROSE_USER
 from wiki_assets.engine.quality.text import document_lines
@@ -37,9 +38,7 @@ MAX_POINT_CHARS = 240  # a key line longer than this is cut at a word (a paragra
 _MIN_WORDS = 4
 _MIN_HANGUL = 8
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _MARKER = re.compile(r"^\s*(?:[-*+>]\s*|\d+[.)]\s+|\[[ xX]\]\s*)+")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _LEADING_JUNK = re.compile(r"^[^\w\"'(]+")
 _EMPHASIS = re.compile(r"\*\*|__|`")
 _NUMBERED = re.compile(r"^(\d+)\| ", re.MULTILINE)
@@ -70,7 +69,7 @@ def citable_lines(text: str, title: str) -> dict[int, str]:
         if line.lstrip().startswith(("```", "~~~")):
             in_code = not in_code
             continue
-        if in_code or _HEADING.match(line) or line.strip() == title.strip():
+        if in_code or HEADING_LINE.match(line) or line.strip() == title.strip():
             continue
         said = " ".join(_EMPHASIS.sub("", _MARKER.sub("", line)).split())
         if len(said.split()) >= _MIN_WORDS or len(_HANGUL.findall(said)) >= _MIN_HANGUL:
@@ -172,7 +171,7 @@ def _description_and_summary(said: str) -> tuple[str, str]:
     into it; asked for one text, it writes about the document."""
     # A grammar lets a small model open the string with the JSON it was writing (",. }").
     said = _LEADING_JUNK.sub("", " ".join(said.split()))
-    sentences = _SENTENCE_END.split(said)
+    sentences = SENTENCE_END.split(said)
     first = sentences[0] if sentences and sentences[0] else "-"
     rest = " ".join(sentences[1:]) or first
     return first, rest

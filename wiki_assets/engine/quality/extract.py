@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from wiki_assets.engine.markdown import SENTENCE_END
+
 __all__ = ["OPENING_SENTENCES", "Extract", "extract"]
 
 OPENING_SENTENCES = 3  # sentences of the document's opening the page shows
@@ -19,7 +21,6 @@ MAX_HEADINGS = 20
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # A sentence ends at . ! ? (or their full-width forms) followed by a space or the end.
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,7 @@ def _without_front_matter(lines: list[str]) -> list[str]:
 
 
 def _opening(prose: str) -> str:
-    sentences = _SENTENCE_END.split(" ".join(prose.split()))
+    sentences = SENTENCE_END.split(" ".join(prose.split()))
     opening = " ".join(sentences[:OPENING_SENTENCES])
     if len(opening) > OPENING_CHARS:
         opening = opening[:OPENING_CHARS].rsplit(" ", 1)[0] + " …"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from wiki_assets.engine.markdown import HEADING_LINE
 from wiki_assets.engine.related.text import MAX_CHARS, normalize
 
 LINE_MAX = 160
@@ -11,7 +12,6 @@ LINE_MAX = 160
 LINE_MIN = 30
 """A first sentence shorter than this ("Q.", a greeting) is joined with the next one."""
 
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _LIST = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|>|\|)")
 _RULE = re.compile(r"^\s*(?:[-*_=]\s*){3,}$")
 _META = re.compile(r"^[\W_]*[^\W\d_][\w .()/'-]{0,28}?[\W_]*[:：]\s")
@@ -51,9 +51,9 @@ def summary_line(text: str, title: str = "") -> str:
         plain = _plain(raw)
         if not plain:
             continue
-        if not fallback and normalize(plain) != title_key and not _HEADING.match(raw):
+        if not fallback and normalize(plain) != title_key and not HEADING_LINE.match(raw):
             fallback = plain
-        if _HEADING.match(raw) or _LIST.match(raw) or _META.match(_MARKUP.sub("", raw)):
+        if HEADING_LINE.match(raw) or _LIST.match(raw) or _META.match(_MARKUP.sub("", raw)):
             continue
         if normalize(plain) == title_key or not _is_sentence_like(plain):
             continue
