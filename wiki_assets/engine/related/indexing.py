@@ -19,6 +19,7 @@ from itertools import repeat
 import numpy as np
 
 from wiki_assets.engine.related.features import ChunkFeatures, choose_chunk_features
+from wiki_assets.engine.related.query import idf
 from wiki_assets.engine.related.storage import add_meta, chunks, get_meta
 from wiki_assets.engine.related.summary import summary_line
 from wiki_assets.engine.related.text import grams, normalize
@@ -103,12 +104,12 @@ def _norms(chosen: ChunkFeatures, df: dict[str, int], n_docs: int) -> list[float
     earlier = np.empty(len(gram), np.int64)
     earlier[order] = np.arange(len(gram)) - np.repeat(starts, np.diff(np.append(starts, len(gram))))
     before = np.array([df.get(name, 0) for name in names], np.int64)
-    ratio = (n_docs + chosen.doc + 1) / (before[gram] + earlier + 1)
-    # The idf (:func:`~.query.idf`) and its square with libm's log and pow, as Python's
-    # ``math.log(...)`` and ``x ** 2`` take them: numpy's log and square differ from them in the
-    # last bit now and then, and these norms must be the ones earlier chunks were given (and
-    # the reference's).
-    gram_idf = np.fromiter(map(math.log, (1.0 + ratio).tolist()), np.float64, len(gram))
+    # The idf itself (:func:`~.query.idf`, libm's log) and the squares with libm's pow, as
+    # ``x ** 2`` takes them: numpy's log and square differ from them in the last bit now and
+    # then, and these norms must be the ones earlier chunks were given (and the reference's).
+    seen_then = (n_docs + chosen.doc + 1).tolist()
+    posting_then = (before[gram] + earlier + 1).tolist()
+    gram_idf = np.fromiter(map(idf, seen_then, posting_then), np.float64, len(gram))
     terms = (chosen.weights * gram_idf).tolist()
     squares = np.fromiter(map(math.pow, terms, repeat(2.0)), np.float64, len(terms))
     count = int(chosen.doc.max(initial=-1)) + 1
