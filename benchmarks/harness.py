@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import resource
 import shutil
 import sys
 import threading
@@ -39,6 +40,14 @@ def progress(message: str) -> None:
 
 # --------------------------------------------------------------------------------------------
 # Rows
+
+
+def cpu_seconds() -> float:
+    """This process's CPU time and that of its children that have ended: a run's link candidates
+    helper process (:mod:`wiki_assets.engine.related.service`) counts as the run's. A simulated
+    server in its own process is still running while it is measured, so it is not counted."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 @dataclass

@@ -31,6 +31,7 @@ from wiki_assets.engine.dispatch import Job
 from wiki_assets.engine.journal import SUMMARIZED, WRITTEN, Entry, Journal
 from wiki_assets.engine.prompts import PROMPT_VERSION
 from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.related.service import SERVICE_MIN
 from wiki_assets.engine.report import IngestReport
 from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, STATE_DIR, page_for
@@ -242,11 +243,16 @@ class RunPlan:
         self.pruned = related.prune(lambda path: path in present)
         # The whole tree comes in path order; the run takes its collections one after another.
         self.todo.sort(key=lambda planned: planned[0].collection)
-        # Link candidates of the documents to summarize, a lookahead per call, for the run to look
-        # up as a re-run does (cheaper than a thread beside the requests, contending for the GIL).
+        # Link candidates of the documents to summarize. When the index changed (every stored
+        # answer expired) and they are many, the run asks a helper process for them beside its
+        # requests (:mod:`~wiki_assets.engine.related.service`); else they are answered here, a
+        # lookahead per call, for the run to look up as a re-run does.
         asks = [doc.path for doc, what in self.todo if what != RECOVER]
-        for start in range(0, len(asks), LOOKAHEAD):
-            related.answer(asks[start : start + LOOKAHEAD], RELATED_CANDIDATES)
+        beside = bool(self.indexed or self.pruned) and len(asks) >= SERVICE_MIN
+        self.answers_beside = asks if beside else []  # for a helper process to answer
+        if not beside:
+            for start in range(0, len(asks), LOOKAHEAD):
+                related.answer(asks[start : start + LOOKAHEAD], RELATED_CANDIDATES)
 
     def _note(self, doc: SourceDocument, current: Currency, force: bool) -> None:
         self.seen.add(doc.path)
@@ -266,6 +272,9 @@ class RunPlan:
         (looked up :data:`LOOKAHEAD` documents at a time). Streamed as workers claim them: a
         recovered page goes to ``pages`` and a page name that cannot be written fails its document
         when the stream reaches it."""
+        if self.answers_beside:  # none is stored: the helper answers them as they are prepared
+            yield from self._jobs(pages, report, fail)
+            return
         ahead: list[Job] = []
         for job in self._jobs(pages, report, fail):
             ahead.append(job)

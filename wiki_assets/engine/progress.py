@@ -19,9 +19,12 @@ class Log(Protocol):
     def error(self, msg: str) -> Any: ...
 
 
-def log_related_index(log: Log, indexed: int, pruned: int) -> None:
+def log_related_index(log: Log, indexed: int, pruned: int, beside: int) -> None:
+    """``beside``: documents whose link candidates a helper process answers beside the run's
+    requests (:mod:`~wiki_assets.engine.related.service`)."""
     if indexed or pruned:
-        log.info(f"related index: {indexed} documents indexed · {pruned} removed")
+        helper = f" · candidates of {beside} answered by a helper process" if beside else ""
+        log.info(f"related index: {indexed} documents indexed · {pruned} removed{helper}")
 
 
 def log_start(

@@ -39,6 +39,7 @@ from wiki_assets.engine.plan import (
 )
 from wiki_assets.engine.progress import Log, log_done, log_related_index, log_start, progress_line
 from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.related.service import CandidatesService
 from wiki_assets.engine.report import IngestReport, ModelStats
 from wiki_assets.engine.signals import stop_on_signals
 from wiki_assets.engine.store import StateStore
@@ -105,6 +106,7 @@ class _Run:
     dispatcher: Dispatcher | None = None
     loop: asyncio.AbstractEventLoop | None = None
     stop_signal: str | None = None
+    candidates: CandidatesService | None = None  # a helper answering link candidates, if any
 
     def request_stop(self, signal_name: str) -> None:
         """A signal arrived (called from the signal handler, on the main thread)."""
@@ -136,10 +138,9 @@ class _Run:
         started = time.monotonic()
         self.loop = asyncio.get_running_loop()
         lanes = self._lanes()
-        with (
-            Journal(self.store) as journal,
-            RelatedIndex(self.wiki.state_dir / RELATED_FILE) as related,
-        ):
+        async with contextlib.AsyncExitStack() as cleanup:
+            journal = cleanup.enter_context(Journal(self.store))
+            related = cleanup.enter_context(RelatedIndex(self.wiki.state_dir / RELATED_FILE))
             self.journal, self.related = journal, related
             leases = (
                 SlotLeases(self.store) if any(e.max_in_flight for e in self.endpoints) else None
@@ -156,7 +157,12 @@ class _Run:
                 max_bytes=self.max_bytes,
             )
             self.report.skipped = plan.skipped
-            log_related_index(self.log, plan.indexed, plan.pruned)
+            log_related_index(self.log, plan.indexed, plan.pruned, len(plan.answers_beside))
+            if plan.answers_beside:
+                self.candidates = await CandidatesService.start(
+                    related.db_path, RELATED_CANDIDATES, plan.answers_beside
+                )
+                cleanup.push_async_callback(self._close_candidates, self.candidates)
             log_start(self.log, self.report, lanes, self.dials, plan.total, self.store.describe())
             pages = self.pages = Pages(
                 synced_root=self.synced_root,
@@ -215,6 +221,11 @@ class _Run:
         log_done(self.log, self.report, lanes)
         return self.report
 
+    async def _close_candidates(self, service: CandidatesService) -> None:
+        failure = await service.close()
+        if failure is not None:
+            self.log.warning(f"link candidates helper failed ({failure}); the run answered them")
+
     # ------------------------------------------------------------------ the dispatcher's Work
 
     async def prepare(self, job: Job) -> Prepared:
@@ -225,6 +236,8 @@ class _Run:
         except UnsafePath as error:
             raise DocumentError(str(error)) from error
         candidates = job.candidates
+        if candidates is None and self.candidates is not None:
+            candidates = await self.candidates.candidates(doc.path)
         if candidates is None:
             # The query runs in SQLite's C code, which releases the GIL: off the event loop.
             candidates = await asyncio.to_thread(
