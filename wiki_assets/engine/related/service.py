@@ -45,6 +45,9 @@ READY_MAX = 4096
 """Most answers the helper holds ahead of the asks (a few MB): past it, it waits for asks."""
 STOP_WAIT_S = 5.0
 """How long :meth:`CandidatesService.close` waits for the helper to end before it kills it."""
+HELPER_CACHE_MIB = 4
+"""SQLite's page cache for the helper's connections: it writes only answers, and the posting
+lists it reads are read whole, once per batch (the run keeps the default, 16)."""
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder holding wiki_assets/
 LINE_LIMIT = 1 << 24  # an answer line's bytes: eight candidates' paths, titles and lines
 
@@ -149,7 +152,10 @@ class _Ahead:
             at = self.place.get(path)
             if at is not None:
                 self.taken[at] = 1
-                self.after.append(at + 1)
+                # Only where the next one is not taken yet: a window that starts behind answers
+                # already held would be a batch of one or two, each costing nearly a full query.
+                if at + 1 < len(self.plan) and not self.taken[at + 1]:
+                    self.after.append(at + 1)
 
     def has_work(self) -> bool:
         if len(self.ready) >= READY_MAX:
@@ -186,7 +192,10 @@ def serve(db_path: Path, k: int, asks: int = 0, answers: int = 1) -> None:
     pending = b""
     ended = False
     ahead: _Ahead | None = None
-    with RelatedIndex(db_path) as index, os.fdopen(answers, "wb") as out:
+    with (
+        RelatedIndex(db_path, cache_mib=HELPER_CACHE_MIB) as index,
+        os.fdopen(answers, "wb") as out,
+    ):
         unsaved = 0
 
         def answer(paths: list[str]) -> dict[str, bytes]:
