@@ -106,7 +106,7 @@ class _Run:
     dispatcher: Dispatcher | None = None
     loop: asyncio.AbstractEventLoop | None = None
     stop_signal: str | None = None
-    candidates: CandidatesService | None = None  # a helper answering link candidates, if any
+    candidates_helper: CandidatesService | None = None  # answers link candidates, if any
 
     def request_stop(self, signal_name: str) -> None:
         """A signal arrived (called from the signal handler, on the main thread)."""
@@ -159,10 +159,11 @@ class _Run:
             self.report.skipped = plan.skipped
             log_related_index(self.log, plan.indexed, plan.pruned, len(plan.answers_beside))
             if plan.answers_beside:
-                self.candidates = await CandidatesService.start(
+                helper = await CandidatesService.start(
                     related.db_path, RELATED_CANDIDATES, plan.answers_beside
                 )
-                cleanup.push_async_callback(self._close_candidates, self.candidates)
+                self.candidates_helper = helper
+                cleanup.push_async_callback(self._close_candidates, helper)
             log_start(self.log, self.report, lanes, self.dials, plan.total, self.store.describe())
             pages = self.pages = Pages(
                 synced_root=self.synced_root,
@@ -236,8 +237,8 @@ class _Run:
         except UnsafePath as error:
             raise DocumentError(str(error)) from error
         candidates = job.candidates
-        if candidates is None and self.candidates is not None:
-            candidates = await self.candidates.candidates(doc.path)
+        if candidates is None and self.candidates_helper is not None:
+            candidates = await self.candidates_helper.candidates(doc.path)
         if candidates is None:
             # The query runs in SQLite's C code, which releases the GIL: off the event loop.
             candidates = await asyncio.to_thread(

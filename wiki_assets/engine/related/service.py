@@ -60,7 +60,6 @@ class CandidatesService:
         self.pid = process.pid
         self._waiting: dict[str, asyncio.Future[list[Candidate] | None]] = {}
         self._reader = asyncio.create_task(self._read_answers())
-        self.asked = 0  # documents asked for
         self.answered = 0  # answers that came back
 
     @classmethod
@@ -94,7 +93,6 @@ class CandidatesService:
                 return None
             waiting = self._waiting[path] = asyncio.get_running_loop().create_future()
             stdin.write(json.dumps(path).encode() + b"\n")
-            self.asked += 1
         return await asyncio.shield(waiting)
 
     async def _read_answers(self) -> None:
