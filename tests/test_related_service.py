@@ -14,9 +14,11 @@ from pathlib import Path
 
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.corpus import title_of
-from wiki_assets.engine.plan import RELATED_CANDIDATES, RELATED_FILE
+from wiki_assets.engine.journal import Journal
+from wiki_assets.engine.plan import RELATED_CANDIDATES, RELATED_FILE, RunPlan, fingerprints
 from wiki_assets.engine.related import Candidate, RelatedIndex
 from wiki_assets.engine.related.service import SERVICE_MIN, CandidatesService
+from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import STATE_DIR
 from wiki_assets.simulator import SimModel, SimServer
 
@@ -156,3 +158,62 @@ def test_the_helper_starts_without_the_engines_dispatch_and_openai() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert shown == ["[]", "True", "True"]
+
+
+def plan_run(synced: Path, wiki: Path) -> tuple[RunPlan, list[int]]:
+    """The plan of a run over the ``notes`` collection, and how many documents the index held
+    each time the plan asked for a helper."""
+    asked: list[int] = []
+    (wiki / STATE_DIR).mkdir(parents=True, exist_ok=True)
+    with (
+        Journal(StateStore(wiki / STATE_DIR)) as journal,
+        RelatedIndex(wiki / STATE_DIR / RELATED_FILE) as related,
+    ):
+        endpoint = Endpoint(name="sim", base_url="http://127.0.0.1:9/v1", model="m")
+        plan = RunPlan(
+            synced_root=synced,
+            depth=1,
+            collections=["notes"],
+            journal=journal,
+            related=related,
+            current=fingerprints([endpoint], Dials()),
+            force=False,
+            max_bytes=1 << 20,
+            helper_wanted=lambda: asked.append(related.stats.indexed),
+        )
+    return plan, asked
+
+
+def test_a_first_run_asks_for_its_helper_while_it_still_indexes(tmp_path: Path) -> None:
+    """The helper is asked for once, as soon as the plan knows it will answer the candidates (a
+    changed index, enough documents): mid-pass, so that it starts while the rest is indexed. A
+    small first run, or a re-run of an indexed corpus, never asks."""
+    synced, wiki = tmp_path / "synced", tmp_path / "wiki"
+    paths = write_notes(synced, SERVICE_MIN * 2)
+    plan, asked = plan_run(synced, wiki)
+    assert plan.answers_beside == paths
+    assert len(asked) == 1 and 0 < asked[0] < len(paths)
+    plan, asked = plan_run(synced, wiki)  # indexed and answered: nothing for a helper to do
+    assert plan.indexed == 0 and not plan.answers_beside and asked == []
+    small = tmp_path / "small"
+    write_notes(small, SERVICE_MIN - 1)
+    plan, asked = plan_run(small, tmp_path / "small-wiki")
+    assert plan.indexed == SERVICE_MIN - 1 and not plan.answers_beside and asked == []
+
+
+def test_a_helper_started_before_its_plan_answers_once_it_has_it(tmp_path: Path) -> None:
+    synced, db = tmp_path / "synced", tmp_path / "related.sqlite"
+    paths = write_notes(synced, 40)
+    build_index(db, synced, paths)
+
+    async def ask() -> tuple[list[Candidate] | None, str | None]:
+        service = await CandidatesService.start(db, RELATED_CANDIDATES)
+        await asyncio.sleep(0.3)  # the helper is up, waiting for the plan
+        service.send_plan(paths)
+        found = await service.candidates(paths[3])
+        return found, await service.close()
+
+    found, failure = asyncio.run(ask())
+    assert failure is None
+    with RelatedIndex(db) as index:
+        assert found == index.candidates(paths[3], RELATED_CANDIDATES) and found

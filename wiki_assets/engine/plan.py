@@ -216,7 +216,12 @@ class RunPlan:
         current: Currency,
         force: bool,
         max_bytes: int,
+        helper_wanted: Callable[[], None] | None = None,
     ) -> None:
+        """``helper_wanted`` is called (once, from the pass) as soon as the pass knows that a
+        helper process will answer the link candidates: documents are being indexed and at
+        least :data:`SERVICE_MIN` are to summarize. The caller can start the helper then, so that
+        it starts while the rest of the corpus is indexed."""
         self.journal = journal
         self.related = related
         self.todo: list[tuple[SourceDocument, str]] = []  # to summarize or recover, with standing
@@ -225,18 +230,24 @@ class RunPlan:
         self.total = 0  # documents this run expects to summarize, for done/total and time left
         present: set[str] = set()
         wanted = set(collections)
+        to_summarize = 0  # so far (a recovered page needs no candidates)
+        call_helper = helper_wanted  # called once, then None
 
         def stale_in_related_index() -> Iterator[tuple[str, str, str, str]]:
+            nonlocal to_summarize, call_helper
             for doc, data in scan_contents(synced_root, depth, keep_up_to=max_bytes):
                 present.add(doc.path)
                 if doc.collection in wanted:
-                    self._note(doc, current, force)
+                    to_summarize += self._note(doc, current, force)
                 if related.is_current(doc.path, doc.content_hash):
                     continue
                 try:
                     text = read_text(synced_root, doc, max_bytes, data)
                 except DocumentError:
                     continue
+                if call_helper is not None and to_summarize >= SERVICE_MIN:
+                    call_helper()  # this document is indexed: every stored answer expires
+                    call_helper = None
                 yield doc.path, title_of(text, doc.path), text, doc.content_hash
 
         self.indexed = related.update_many(stale_in_related_index())
@@ -254,7 +265,8 @@ class RunPlan:
             for start in range(0, len(asks), LOOKAHEAD):
                 related.answer(asks[start : start + LOOKAHEAD], RELATED_CANDIDATES)
 
-    def _note(self, doc: SourceDocument, current: Currency, force: bool) -> None:
+    def _note(self, doc: SourceDocument, current: Currency, force: bool) -> bool:
+        """Note what the run does with ``doc``; True when it is to be summarized."""
         self.seen.add(doc.path)
         entry = self.journal.get(doc.path)
         if force or not is_current(entry, doc, current):
@@ -264,6 +276,7 @@ class RunPlan:
             self.skipped += 1
         else:
             self.todo.append((doc, what))
+        return what not in (SKIP, RECOVER)
 
     def jobs(
         self, pages: Pages, report: IngestReport, fail: Callable[[SourceDocument, str], None]

@@ -146,24 +146,17 @@ class _Run:
                 SlotLeases(self.store) if any(e.max_in_flight for e in self.endpoints) else None
             )
             self.wiki.sweep_temporaries()
-            plan = RunPlan(
-                synced_root=self.synced_root,
-                depth=self.depth,
-                collections=self.report.collections,
-                journal=journal,
-                related=related,
-                current=fingerprints(self.endpoints, self.dials),
-                force=self.dials.force,
-                max_bytes=self.max_bytes,
-            )
+            plan, helper = await self._plan(journal, related)
+            if helper is not None:
+                cleanup.push_async_callback(self._close_candidates, helper)
             self.report.skipped = plan.skipped
             log_related_index(self.log, plan.indexed, plan.pruned, len(plan.answers_beside))
             if plan.answers_beside:
-                helper = await CandidatesService.start(
-                    related.db_path, RELATED_CANDIDATES, plan.answers_beside
-                )
+                if helper is None:
+                    helper = await CandidatesService.start(related.db_path, RELATED_CANDIDATES)
+                    cleanup.push_async_callback(self._close_candidates, helper)
+                helper.send_plan(plan.answers_beside)
                 self.candidates_helper = helper
-                cleanup.push_async_callback(self._close_candidates, helper)
             log_start(self.log, self.report, lanes, self.dials, plan.total, self.store.describe())
             pages = self.pages = Pages(
                 synced_root=self.synced_root,
@@ -221,6 +214,43 @@ class _Run:
         self.report.duration_s = time.monotonic() - started
         log_done(self.log, self.report, lanes)
         return self.report
+
+    async def _plan(
+        self, journal: Journal, related: RelatedIndex
+    ) -> tuple[RunPlan, CandidatesService | None]:
+        """The run's plan, and the link candidates helper if the plan started one. The plan
+        reads, hashes and indexes the corpus on a thread, so that the event loop can start the
+        helper meanwhile, as soon as the plan knows it will be wanted: its start-up then overlaps
+        the indexing of the rest of the corpus, instead of delaying the first request."""
+        loop = asyncio.get_running_loop()
+        started: list[asyncio.Task[CandidatesService]] = []
+
+        def start_helper() -> None:  # on the event loop
+            start = CandidatesService.start(related.db_path, RELATED_CANDIDATES)
+            started.append(asyncio.create_task(start))
+
+        def helper_wanted() -> None:  # on the plan's thread
+            loop.call_soon_threadsafe(start_helper)
+
+        try:
+            plan = await asyncio.to_thread(
+                RunPlan,
+                synced_root=self.synced_root,
+                depth=self.depth,
+                collections=self.report.collections,
+                journal=journal,
+                related=related,
+                current=fingerprints(self.endpoints, self.dials),
+                force=self.dials.force,
+                max_bytes=self.max_bytes,
+                helper_wanted=helper_wanted,
+            )
+        except BaseException:
+            for start in started:  # scheduled before the plan's end: never left running
+                await self._close_candidates(await start)
+            raise
+        # The plan's call to start_helper, if any, was queued before its result.
+        return plan, (await started[0] if started else None)
 
     async def _close_candidates(self, service: CandidatesService) -> None:
         failure = await service.close()

@@ -63,9 +63,13 @@ class CandidatesService:
         self.answered = 0  # answers that came back
 
     @classmethod
-    async def start(cls, db_path: Path, k: int, plan: Sequence[str]) -> CandidatesService:
-        """A helper for the index at ``db_path``, told the run's ``plan``: the documents it will
-        ask for, in the order the run takes them."""
+    async def start(
+        cls, db_path: Path, k: int, plan: Sequence[str] | None = None
+    ) -> CandidatesService:
+        """A helper for the index at ``db_path``, told the run's ``plan`` (the documents it will
+        ask for, in the order the run takes them) now or later by :meth:`send_plan`. Started
+        before the plan is known, it imports what it needs while the run indexes the corpus,
+        and waits for the plan to begin."""
         # Started in the folder that holds this package, which ``-m`` puts first on the
         # helper's path: it imports the package this process did, installed or not.
         process = await asyncio.create_subprocess_exec(
@@ -80,9 +84,15 @@ class CandidatesService:
             stderr=asyncio.subprocess.PIPE,
             limit=LINE_LIMIT,
         )
-        assert process.stdin is not None
-        process.stdin.write(json.dumps(list(plan)).encode() + b"\n")
-        return cls(process)
+        service = cls(process)
+        if plan is not None:
+            service.send_plan(plan)
+        return service
+
+    def send_plan(self, plan: Sequence[str]) -> None:
+        """Tell the helper the run's plan; it answers nothing before it has it."""
+        assert self._process.stdin is not None
+        self._process.stdin.write(json.dumps(list(plan)).encode() + b"\n")
 
     async def candidates(self, path: str) -> list[Candidate] | None:
         """``path``'s link candidates, or None when the helper is gone (compute them here)."""
