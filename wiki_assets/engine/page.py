@@ -136,7 +136,9 @@ MAX_RELATED = 5
 
 
 @lru_cache(maxsize=1)
-def _base_schema() -> str:
+def _base_schema() -> dict[str, Any]:
+    """The page schema without link targets. Shared by every request: never modified (each
+    request's schema copies what it changes, :func:`draft_schema`)."""
     schema = PageDraft.model_json_schema()
     for name, length in _LENGTHS.items():
         schema["properties"][name]["maxLength"] = length
@@ -151,17 +153,25 @@ def _base_schema() -> str:
     point["lines"]["items"]["minimum"] = 1
     schema["$defs"]["RelatedLink"]["properties"]["reason"]["maxLength"] = 160
     schema["required"] = list(schema["properties"])
-    return json.dumps(schema)
+    return schema
 
 
 def draft_schema(candidates: list[str]) -> dict[str, Any]:
-    """The JSON schema of a page, with link targets limited to ``candidates``."""
-    schema: dict[str, Any] = json.loads(_base_schema())  # a fresh copy; pydantic's is slow
+    """The JSON schema of a page, with link targets limited to ``candidates``: the shared base
+    schema with new dicts along the two paths that change (a request is built per document;
+    a deep copy of the whole schema cost more than the rest of the request's preparation)."""
+    base = _base_schema()
+    properties = dict(base["properties"])
+    related = properties["related"] = dict(properties["related"])
+    schema = {**base, "properties": properties}
     if candidates:
-        schema["$defs"]["RelatedLink"]["properties"]["path"]["enum"] = candidates
-        schema["properties"]["related"]["maxItems"] = min(MAX_RELATED, len(candidates))
+        link = base["$defs"]["RelatedLink"]
+        path = {**link["properties"]["path"], "enum": candidates}
+        link = {**link, "properties": {**link["properties"], "path": path}}
+        schema["$defs"] = {**base["$defs"], "RelatedLink": link}
+        related["maxItems"] = min(MAX_RELATED, len(candidates))
     else:
-        schema["properties"]["related"]["maxItems"] = 0
+        related["maxItems"] = 0
     return schema
 
 

@@ -51,6 +51,11 @@ def link_to(from_page: str, link: Link) -> str:
     return f"[{title}]({quote(target)})"
 
 
+_FRONT_VALUE = json.JSONEncoder(ensure_ascii=False).encode
+"""A front matter value as JSON: one encoder for every value (``json.dumps`` with an argument
+builds a new one per call, a page has twenty values)."""
+
+
 def render_page(page: Page) -> str:
     """Markdown with YAML front matter."""
     title = escape(page.title)
@@ -80,7 +85,7 @@ def render_page(page: Page) -> str:
         "related": [link.page for link in page.related],
     }
     lines = ["---"]
-    lines += [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in front.items()]
+    lines += [f"{key}: {_FRONT_VALUE(value)}" for key, value in front.items()]
     lines += ["---", "", f"# {title}", ""]
     if description:
         lines += [f"> {description}", ""]
