@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections import deque
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
@@ -30,6 +31,8 @@ PAGE_WRITERS = 1
 (create, write, rename) that release the GIL, so one writer overlaps them with rendering the next
 page. More writers contend for the folder they write into and for the GIL: on ext4, 2,000 pages
 overwritten by 4 threads cost 0.26 CPU ms each, by one 0.09."""
+WRITES_AHEAD = 64
+"""Rendered pages waiting for the writer at most: a flush of 2,000 pages holds 64 texts, not all."""
 
 
 def page_for(source_path: str) -> str:
@@ -112,20 +115,27 @@ class Wiki:
     def write_many(self, pages: Iterable[tuple[str, str]]) -> dict[str, OSError | UnsafePath]:
         """Write ``(page, text)`` pairs, :data:`PAGE_WRITERS` at a time; ``pages`` is consumed in
         the calling thread (it may render from a connection that thread owns) while earlier
-        pages are written. Returns the pages that could not be written, with their error."""
+        pages are written, at most :data:`WRITES_AHEAD` ahead of them. Returns the pages that
+        could not be written, with their error."""
         folders: dict[str, Path] = {}  # checked once per call, not once per page
         self._scratch.mkdir(parents=True, exist_ok=True)
-        writes: dict[str, Future[None]] = {}
-        with ThreadPoolExecutor(PAGE_WRITERS, thread_name_prefix="page-writer") as pool:
-            for page, text in pages:
-                writes[page] = pool.submit(self._write, page, text, folders)
         failed: dict[str, OSError | UnsafePath] = {}
-        for page, write in writes.items():
+        pending: deque[tuple[str, Future[None]]] = deque()
+
+        def settle(page: str, write: Future[None]) -> None:
             error = write.exception()
             if isinstance(error, OSError | UnsafePath):
                 failed[page] = error
             elif error is not None:
                 raise error
+
+        with ThreadPoolExecutor(PAGE_WRITERS, thread_name_prefix="page-writer") as pool:
+            for page, text in pages:
+                pending.append((page, pool.submit(self._write, page, text, folders)))
+                if len(pending) > WRITES_AHEAD:
+                    settle(*pending.popleft())
+            while pending:
+                settle(*pending.popleft())
         return failed
 
     def _write(self, page: str, text: str, folders: dict[str, Path]) -> None:
