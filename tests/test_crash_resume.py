@@ -114,3 +114,33 @@ def test_a_page_overtaken_by_a_newer_answer_stays_unwritten(
         assert journal.mark_written(["c/d.md"], results={"c/d.md": second}) == ["c/d.md"]
         entry = journal.get("c/d.md")
         assert entry is not None and entry.status == "written"
+
+
+def test_a_run_sweeps_only_what_no_other_run_is_writing(tmp_path: Path) -> None:
+    """A run's start removes the half-written pages a killed run left, never one that a run
+    still alive (on this host, or on another host sharing the wiki) is about to rename."""
+    import os
+
+    from wiki_assets.engine.wiki import files
+
+    wiki = files.Wiki(tmp_path / "wiki")
+    scratch = wiki.state_dir / "tmp"
+    scratch.mkdir(parents=True)
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    host, old = files._HOST, time.time() - 2 * files.STALE_TEMPORARY_S
+    names = {
+        f".tmp-{host}-{ended.stdout.strip()}-1.md": False,  # this host, its process is gone
+        f".tmp-{host}-{os.getpid()}-2.md": True,  # this host, its process is alive
+        ".tmp-elsewhere-12345-3.md": True,  # another host's, just created
+        ".tmp-elsewhere-12345-4.md": False,  # another host's, long abandoned
+    }
+    for name in names:
+        (scratch / name).write_text("half a page")
+    os.utime(scratch / ".tmp-elsewhere-12345-4.md", (old, old))
+    assert wiki.sweep_temporaries() == 2
+    assert {path.name for path in scratch.iterdir()} == {n for n, kept in names.items() if kept}
+    # The file a page is written to first is named so that a sweep can tell whose it is.
+    temporary, fd = wiki._create_temporary()
+    os.close(fd)
+    assert wiki.sweep_temporaries() == 0 and Path(temporary).exists()

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
+import socket
+import time
 from collections import deque
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -49,6 +52,10 @@ def page_for(source_path: str) -> str:
 
 _TEMPORARY_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 _temporaries = itertools.count()  # next() is atomic under the GIL: one name per write
+_HOST = re.sub(r"[^A-Za-z0-9.]", "_", socket.gethostname())[:64] or "host"
+STALE_TEMPORARY_S = 600
+"""Age past which a half-written page of another host's run is taken for a leftover (a page is
+renamed into place milliseconds after its file is created)."""
 
 
 class Wiki:
@@ -66,11 +73,17 @@ class Wiki:
         return self.state_dir / "tmp"
 
     def sweep_temporaries(self) -> int:
-        """Remove what a killed run left half-written; returns how many files."""
+        """Remove what a killed run left half-written; returns how many files. A file another
+        run may be writing is left alone (runs on other collections, on this host or on another
+        one sharing the wiki, write into the same folder): one whose process on this host is
+        alive, or another host's younger than :data:`STALE_TEMPORARY_S`."""
         leftovers = list(self._scratch.glob(".tmp-*")) if self._scratch.is_dir() else []
+        swept = 0
         for leftover in leftovers:
-            leftover.unlink(missing_ok=True)
-        return len(leftovers)
+            if not _in_use(leftover):
+                leftover.unlink(missing_ok=True)
+                swept += 1
+        return swept
 
     def resolve(self, page: str) -> Path:
         """The absolute path of ``page``, refusing anything that escapes the root."""
@@ -167,11 +180,12 @@ class Wiki:
     def _create_temporary(self) -> tuple[str, int]:
         """A new file in the scratch folder, opened for writing: its path and descriptor. Created
         with the mode ``open()`` gives a new file under the umask (0644 under 022), which the
-        rename keeps, so others can read the wiki. The name is this process's and this write's
-        (one ``open`` call, where ``tempfile.mkstemp`` adds a random name, an fchmod and a file
-        object); ``O_EXCL`` never reuses a file a dead process with the same pid left."""
+        rename keeps, so others can read the wiki. The name is this host's, this process's and
+        this write's (:meth:`sweep_temporaries` reads it; one ``open`` call, where
+        ``tempfile.mkstemp`` adds a random name, an fchmod and a file object); ``O_EXCL`` never
+        reuses a file a dead process with the same pid left."""
         while True:
-            temporary = f"{self._scratch}/.tmp-{os.getpid()}-{next(_temporaries)}.md"
+            temporary = f"{self._scratch}/.tmp-{_HOST}-{os.getpid()}-{next(_temporaries)}.md"
             try:
                 return temporary, os.open(temporary, _TEMPORARY_FLAGS, 0o666)
             except FileExistsError:
@@ -188,3 +202,22 @@ class Wiki:
             except OSError:
                 break
             folder = folder.parent
+
+
+def _in_use(temporary: Path) -> bool:
+    """Whether a run may still be writing ``temporary`` (as :meth:`Wiki._create_temporary` names
+    it: host, pid, count)."""
+    host_pid, _, _ = temporary.name.removeprefix(".tmp-").rpartition("-")
+    host, _, pid = host_pid.rpartition("-")
+    if host == _HOST and pid.isdigit():
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True  # alive, another user's
+        return True
+    try:
+        return time.time() - temporary.stat().st_mtime < STALE_TEMPORARY_S
+    except FileNotFoundError:
+        return True  # renamed into place meanwhile
