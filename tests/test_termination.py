@@ -85,7 +85,8 @@ def test_sigterm_mid_run_stops_within_seconds_and_the_next_run_resumes(tmp_path:
     # About 0.5 s a document, two at a time: the run would take about 10 s.
     slowish = SimModel(model="steady", per_request_tps=400, aggregate_tps=800, max_batch=2)
     with fleet(slowish) as (server,):
-        config = config_file(tmp_path, [server], workers_per_model=2, claim_size=4)
+        workers = 2
+        config = config_file(tmp_path, [server], workers_per_model=workers, claim_size=4)
         process = start_cli(tmp_path, synced.parent, config)
         wait_until(lambda: server.snapshot().answered >= 6)
         code, output, took = stop(process)
@@ -96,7 +97,9 @@ def test_sigterm_mid_run_stops_within_seconds_and_the_next_run_resumes(tmp_path:
         line = next(line for line in output.splitlines() if "stopped by SIGTERM" in line)
         done = int(line.split("stopped by SIGTERM: ")[1].split(" done")[0])
         left = int(line.split(", ")[-1].split(" left")[0])
-        assert 6 <= done < 40 and done + left == 40, line
+        # Answers the server had sent may still have been on their way to a worker, whose
+        # request the stop cancels: at most one per worker.
+        assert 6 - workers <= done < 40 and done + left == 40, line
         written = pages(tmp_path / "wiki")
         assert len(written) == done, "every answer that came back has its page"
 
