@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--overhead-rounds",
         type=int,
-        help="rounds of (a), (a2), (b) and (b0) in the overhead table; the best counts (default 3)",
+        help="rounds of (a), (a2), (b) and (b0) in the overhead table; the best counts, and each round pairs them (default 5)",
     )
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--quick", action="store_true", help="a small run for smoke testing")
@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     n = args.docs or (120 if args.quick else 400)
     overhead_n = args.overhead_docs or (600 if args.quick else 2000)
-    rounds = args.overhead_rounds or 3
+    rounds = args.overhead_rounds or 5
     if min(n, overhead_n, args.workers, rounds) < 1:
         parser.error("--docs, --overhead-docs, --overhead-rounds and --workers must be positive")
 

@@ -44,7 +44,7 @@ def progress(message: str) -> None:
 
 def cpu_seconds() -> float:
     """This process's CPU time and that of its children that have ended: a run's link candidates
-    helper process (:mod:`wiki_assets.engine.related.service`) counts as the run's. A simulated
+    helper process (:mod:`wiki_assets.engine.related.helper`) counts as the run's. A simulated
     server in its own process is still running while it is measured, so it is not counted."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime
@@ -63,6 +63,7 @@ class Row:
     unavailable: str | None = None
     trials: list[float] = field(default_factory=list)  # docs/s of each round (overhead table)
     cpu_ms: float | None = None  # this process's CPU time per document, best round
+    cpu_trials: list[float] = field(default_factory=list)  # CPU ms/doc of each round
 
     @property
     def rate(self) -> float | None:

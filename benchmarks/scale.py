@@ -135,7 +135,7 @@ def memory(count: int) -> None:
         _write_corpus(work / "synced", count, collections=1)
         print(f"wrote {count} documents in {time.monotonic() - started:.0f} s", file=sys.stderr)
         baseline = _peak_rss_mb()
-        helpers = _ChildPeaks("wiki_assets.engine.related.service")
+        helpers = _ChildPeaks("wiki_assets.engine.related.helper")
         helpers.start()
         cpu_started = cpu_seconds()
         report = ingest(

@@ -17,7 +17,7 @@ from wiki_assets.engine.corpus import title_of
 from wiki_assets.engine.journal import Journal
 from wiki_assets.engine.plan import RELATED_CANDIDATES, RELATED_FILE, RunPlan, fingerprints
 from wiki_assets.engine.related import Candidate, RelatedIndex
-from wiki_assets.engine.related.service import SERVICE_MIN, CandidatesService
+from wiki_assets.engine.related.service import HELPER_MODULE, SERVICE_MIN, CandidatesService
 from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import STATE_DIR
 from wiki_assets.simulator import SimModel, SimServer
@@ -146,10 +146,12 @@ def test_a_first_run_of_many_documents_links_them_through_the_helper(tmp_path: P
 
 def test_the_helper_starts_without_the_engines_dispatch_and_openai() -> None:
     """The engine's names are imported when first used, so the helper process imports the
-    related index alone; every name the engine exports still resolves."""
+    related index alone (not even asyncio, which only the run's side needs); every name the
+    engine exports still resolves."""
     code = (
-        "import sys, wiki_assets.engine.related.service\n"
-        "print(sorted(m for m in ('openai', 'wiki_assets.engine.run') if m in sys.modules))\n"
+        f"import sys, {HELPER_MODULE}\n"
+        "print(sorted(m for m in ('asyncio', 'openai', 'wiki_assets.engine.run')"
+        " if m in sys.modules))\n"
         "import wiki_assets.engine as engine\n"
         "print(all(getattr(engine, name) is not None for name in engine.__all__))\n"
         "print(sorted(engine.__all__) == sorted(engine._HOME))\n"

@@ -9,7 +9,7 @@ thin adapter over :func:`ingest`.
 
 The names are imported when first used (PEP 562): a process that needs one part of the engine, such
 as the helper process that answers link candidates ahead of a run
-(:mod:`~wiki_assets.engine.related.ahead`), does not import ``openai`` and the dispatch with it.
+(:mod:`~wiki_assets.engine.related.helper`), does not import ``openai`` and the dispatch with it.
 """
 
 from __future__ import annotations
