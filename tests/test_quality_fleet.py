@@ -18,11 +18,12 @@ from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.engine.wiki.audit import FLAGGED_SHARE, front_matter, pages_of
 from wiki_assets.simulator import SimModel, SimServer
 
-# Their pages are real text of about 300 tokens: room for a whole page.
+# Their pages are real text of 300 to 800 tokens: 1,024 leaves room for the longest whole page
+# (a page cut at the cap is flagged whichever model wrote it).
 # flagged_pages="keep": the fabricating model's pages stay its own (the default would ask the
 # faithful model again, see test_flagged_pages.py).
 DIALS = IngestConfig(
-    flush_seconds=0.2, workers_per_model=2, claim_size=2, max_tokens=768, flagged_pages="keep"
+    flush_seconds=0.2, workers_per_model=2, claim_size=2, max_tokens=1024, flagged_pages="keep"
 )
 
 
