@@ -77,7 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--overhead-rounds",
         type=int,
-        help="rounds of (a), (a2), (b) and (b0) in the overhead table; the best counts, and each round pairs them (default 5)",
+        help=(
+            "rounds of (a), (a2), (b) and (b0) in the overhead table; the best counts, and the"
+            " designs of each round are compared (default 5)"
+        ),
     )
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--quick", action="store_true", help="a small run for smoke testing")
