@@ -22,11 +22,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from wiki_assets.engine.environment import helper_environment
 from wiki_assets.engine.related.answers import Candidate
 
 SERVICE_MIN = 256
@@ -36,10 +36,6 @@ STOP_WAIT_S = 5.0
 """How long :meth:`CandidatesService.close` waits for the helper to end before it kills it."""
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder holding wiki_assets/
 HELPER_MODULE = "wiki_assets.engine.related.helper"
-HELPER_ENVIRONMENT = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-"""Set for the helper, whatever the run's environment says: numpy's OpenBLAS starts a thread per
-core when imported, which cost the helper 0.1 s of CPU (0.25 s with them, 0.15 s without), and
-the helper never calls BLAS."""
 LINE_LIMIT = 1 << 24  # an answer line's bytes: eight candidates' paths, titles and lines
 
 
@@ -70,7 +66,7 @@ class CandidatesService:
             str(db_path.resolve()),
             str(k),
             cwd=PACKAGE_ROOT,
-            env=os.environ | HELPER_ENVIRONMENT,
+            env=helper_environment(),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
