@@ -6,15 +6,13 @@ those queries hold the GIL that the requests need; run before the first request,
 requests back. So when a run has many to answer, :class:`CandidatesService` starts a helper process
 with its own connection to the index (SQLite's WAL lets it write beside the run's reads) and tells
 it the run's plan. A document's preparation asks the helper for that document's candidates and
-awaits them. The helper answers the asks waiting together, in one
-:meth:`~.index.RelatedIndex.candidates_many` (exactly the answers the run would compute itself);
-between asks it answers ahead the documents the workers will reach next (:class:`_Ahead`) and holds
-those answers until they are asked for. Every answer is stored for the next run.
+awaits them. The helper process (:mod:`~wiki_assets.engine.related.helper`, with its protocol)
+answers the asks waiting together, exactly the answers the run would compute itself; between asks
+it answers ahead the documents the workers will reach next. Every answer is stored for the next
+run.
 
 A helper that fails costs only time: :meth:`CandidatesService.candidates` then returns None and
 the run computes the answer itself, and :meth:`CandidatesService.close` says how the helper ended.
-
-The helper process itself, and its protocol, are :mod:`~wiki_assets.engine.related.helper`.
 """
 
 from __future__ import annotations
