@@ -141,6 +141,6 @@ def test_a_run_sweeps_only_what_no_other_run_is_writing(tmp_path: Path) -> None:
     assert wiki.sweep_temporaries() == 2
     assert {path.name for path in scratch.iterdir()} == {n for n, kept in names.items() if kept}
     # The file a page is written to first is named so that a sweep can tell whose it is.
-    temporary, fd = wiki._create_temporary()
+    temporary, fd = files._create_temporary(wiki.scratch)
     os.close(fd)
     assert wiki.sweep_temporaries() == 0 and Path(temporary).exists()

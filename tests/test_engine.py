@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import posixpath
 import random
 import re
+import signal
 import sys
 import time
 from pathlib import Path
@@ -24,6 +26,7 @@ from wiki_assets.engine.plan import fingerprint
 from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import UnsafePath, Wiki, page_for
 from wiki_assets.engine.wiki.render import relative_path
+from wiki_assets.engine.wiki.writer import PageWriter
 from wiki_assets.simulator import SimModel, SimServer, fleet
 
 flush_module = sys.modules["wiki_assets.engine.flush"]
@@ -268,11 +271,16 @@ def test_relative_links_match_posixpath_relpath() -> None:
         assert relative_path(page, folder) == posixpath.relpath(page, folder or ".")
 
 
-def test_many_pages_are_written_and_failures_reported_per_page(tmp_path: Path) -> None:
+@pytest.mark.parametrize("in_process", [True, False], ids=["in-process", "writer-process"])
+def test_many_pages_are_written_and_failures_reported_per_page(
+    tmp_path: Path, in_process: bool
+) -> None:
     wiki = Wiki(tmp_path / "wiki")
+    writer = None if in_process else PageWriter.start(wiki.scratch)
+    assert in_process or writer is not None
     (tmp_path / "wiki" / "blocked").write_text("a file where a folder is needed")
     failed = wiki.write_many(
-        [(f"c/{i}.md", f"page {i}") for i in range(50)] + [("blocked/x.md", "x")]
+        [(f"c/{i}.md", f"page {i}") for i in range(50)] + [("blocked/x.md", "x")], writer
     )
     assert set(failed) == {"blocked/x.md"} and isinstance(failed["blocked/x.md"], OSError)
     assert all((tmp_path / "wiki" / "c" / f"{i}.md").read_text() == f"page {i}" for i in range(50))
@@ -280,9 +288,39 @@ def test_many_pages_are_written_and_failures_reported_per_page(tmp_path: Path) -
     outside = tmp_path / "outside"
     outside.mkdir()
     (tmp_path / "wiki" / "escape").symlink_to(outside, target_is_directory=True)
-    failed = wiki.write_many([("escape/p.md", "x"), ("c/0.md", "again")])
+    failed = wiki.write_many([("escape/p.md", "x"), ("c/0.md", "again")], writer)
     assert set(failed) == {"escape/p.md"} and isinstance(failed["escape/p.md"], UnsafePath)
     assert not list(outside.iterdir()) and (tmp_path / "wiki" / "c" / "0.md").read_text() == "again"
+    # A page replaced in place (a folder where the page was) fails with the system's reason.
+    (tmp_path / "wiki" / "c" / "1.md").unlink()
+    (tmp_path / "wiki" / "c" / "1.md").mkdir()
+    failed = wiki.write_many([("c/1.md", "x"), ("c/2.md", "ok")], writer)
+    assert set(failed) == {"c/1.md"} and failed["c/1.md"].strerror == "Is a directory"
+    assert (tmp_path / "wiki" / "c" / "2.md").read_text() == "ok"
+    if writer is not None:
+        assert writer.close() is None and writer.broken is None
+    assert not list(wiki.scratch.iterdir())  # no temporary left behind
+    assert (tmp_path / "wiki" / "c" / "3.md").stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_pages_are_written_by_the_run_when_the_writer_process_dies(tmp_path: Path) -> None:
+    wiki = Wiki(tmp_path / "wiki")
+    writer = PageWriter.start(wiki.scratch)
+    assert writer is not None
+    assert not wiki.write_many([("a.md", "first")], writer)
+    os.kill(writer.pid, signal.SIGKILL)
+    # Killed between batches, or during one: every page still lands, written here instead.
+    pages = [(f"p/{i}.md", f"page {i} " * 2000) for i in range(40)]
+    assert not wiki.write_many(pages, writer)
+    assert all((tmp_path / "wiki" / page).read_text() == text for page, text in pages)
+    assert writer.broken is not None and "gone" in writer.broken
+    assert writer.close() == "exit status -9: no message"
 
 
 def test_a_slow_disk_holds_requests_back_instead_of_filling_memory(
@@ -294,11 +332,11 @@ def test_a_slow_disk_holds_requests_back_instead_of_filling_memory(
     batches: list[int] = []
     write_many = Wiki.write_many
 
-    def slow_write_many(self: Wiki, pages):  # type: ignore[no-untyped-def]
+    def slow_write_many(self: Wiki, pages, writer=None):  # type: ignore[no-untyped-def]
         pages = list(pages)
         batches.append(len(pages))
         time.sleep(0.3)  # a slow disk: the instant model could answer hundreds meanwhile
-        return write_many(self, pages)
+        return write_many(self, pages, writer)
 
     monkeypatch.setattr(Wiki, "write_many", slow_write_many)
     synced = corpus(tmp_path, 60)

@@ -34,6 +34,7 @@ from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import Wiki
 from wiki_assets.engine.wiki.links import neighbours, page_text, relink
 from wiki_assets.engine.wiki.record import now_iso
+from wiki_assets.engine.wiki.writer import PageWriter
 
 UNWRITTEN_LIMIT = 2_000
 """Results held for their pages at most: a flush starts as soon as this many wait, and workers
@@ -77,10 +78,13 @@ class Pages:
 
     def start(self) -> None:
         """The journal writer for answers, then the flush thread with its own journal connection
-        (:attr:`pages_journal`)."""
+        (:attr:`pages_journal`) and the page writer process (:mod:`~.wiki.writer`)."""
         self.writer = JournalWriter(self.store)
         self.flushes = ThreadPoolExecutor(1, thread_name_prefix="page-flush")
         self.pages_journal = Journal(self.store)
+        self.wiki.scratch.mkdir(parents=True, exist_ok=True)
+        # The flush thread renders pages and this process writes them, on another core.
+        self.page_writer = PageWriter.start(self.wiki.scratch)
 
     async def record(self, job: Job, lane: Lane, summary: Summary) -> bool:
         """Journal a model's answer (durable before its page is written); its page next. True:
@@ -201,9 +205,12 @@ class Pages:
         pages = [(job, entry) for job, entry in batch if entry.page and entry.result is not None]
         links = journal.links_of([entry.path for _, entry in pages])
         failures = self.wiki.write_many(
-            (page, page_text(journal, entry, landing, links))
-            for _, entry in pages
-            if (page := entry.page)
+            (
+                (page, page_text(journal, entry, landing, links))
+                for _, entry in pages
+                if (page := entry.page)
+            ),
+            writer=self.page_writer,
         )
         written = []
         for job, entry in pages:
@@ -248,6 +255,10 @@ class Pages:
         finally:
             self.flushes.shutdown()
             self.pages_journal.close()
+            if self.page_writer is not None:
+                problem = self.page_writer.close() or self.page_writer.broken
+                if problem:  # its pages were written by this process instead
+                    self.log.warning(f"page writer: {problem}")
         self.report_failures()
 
     def remove_vanished(self, seen: set[str]) -> None:

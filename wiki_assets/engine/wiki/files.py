@@ -12,12 +12,14 @@ import os
 import re
 import socket
 import time
-from collections import deque
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from wiki_assets.engine.errors import UnsafePath as UnsafePath
+
+if TYPE_CHECKING:
+    from wiki_assets.engine.wiki.writer import PageWriter
 
 STATE_DIR = ".wiki_assets"
 """Hidden folder in the wiki root for the journal; Obsidian and most readers skip dot-folders."""
@@ -28,14 +30,6 @@ INDEX_PAGE = "index.md"
 DIGEST_DIR = "digest"
 """The daily digests' folder (``digest/YYYY-MM-DD.md``), at the root; no document's page may be
 in it. Digests are dated records, not pages: the wiki's checks leave them out."""
-
-PAGE_WRITERS = 1
-"""Threads writing pages beside the flush thread that renders them. A write is file-system calls
-(create, write, rename) that release the GIL, so one writer overlaps them with rendering the next
-page. More writers contend for the folder they write into and for the GIL: on ext4, 2,000 pages
-overwritten by 4 threads cost 0.26 CPU ms each, by one 0.09."""
-WRITES_AHEAD = 64
-"""Rendered pages waiting for the writer at most: a flush of 2,000 pages holds 64 texts, not all."""
 
 
 def page_for(source_path: str) -> str:
@@ -68,7 +62,7 @@ class Wiki:
         return self.root / STATE_DIR
 
     @property
-    def _scratch(self) -> Path:
+    def scratch(self) -> Path:
         """Where a page is written before it is renamed into place."""
         return self.state_dir / "tmp"
 
@@ -77,7 +71,7 @@ class Wiki:
         run may be writing is left alone (runs on other collections, on this host or on another
         one sharing the wiki, write into the same folder): one whose process on this host is
         alive, or another host's younger than :data:`STALE_TEMPORARY_S`."""
-        leftovers = list(self._scratch.glob(".tmp-*")) if self._scratch.is_dir() else []
+        leftovers = list(self.scratch.glob(".tmp-*")) if self.scratch.is_dir() else []
         swept = 0
         for leftover in leftovers:
             if not _in_use(leftover):
@@ -109,8 +103,8 @@ class Wiki:
         return relative
 
     def write(self, page: str, text: str) -> None:
-        self._scratch.mkdir(parents=True, exist_ok=True)
-        self._write(page, text, {})
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        write_file(self.scratch, self._target(page, {}), text.encode("utf-8"))
 
     def write_if_changed(self, page: str, text: str) -> bool:
         """Write ``page`` unless it already reads ``text``; returns whether it was written. A
@@ -125,71 +119,58 @@ class Wiki:
         self.write(page, text)
         return True
 
-    def write_many(self, pages: Iterable[tuple[str, str]]) -> dict[str, OSError | UnsafePath]:
-        """Write ``(page, text)`` pairs, :data:`PAGE_WRITERS` at a time; ``pages`` is consumed in
-        the calling thread (it may render from a connection that thread owns) while earlier
-        pages are written, at most :data:`WRITES_AHEAD` ahead of them. Returns the pages that
-        could not be written, with their error."""
+    def write_many(
+        self, pages: Iterable[tuple[str, str]], writer: PageWriter | None = None
+    ) -> dict[str, OSError | UnsafePath]:
+        """Write ``(page, text)`` pairs; returns the pages that could not be written, with their
+        error. ``pages`` is consumed in the calling thread (it may render from a connection that
+        thread owns). Given a :class:`~.writer.PageWriter`, that process writes each page while
+        the next one renders here; if it is gone, this process writes them."""
         folders: dict[str, Path] = {}  # checked once per call, not once per page
-        self._scratch.mkdir(parents=True, exist_ok=True)
+        self.scratch.mkdir(parents=True, exist_ok=True)
         failed: dict[str, OSError | UnsafePath] = {}
-        pending: deque[tuple[str, Future[None]]] = deque()
-
-        def settle(page: str, write: Future[None]) -> None:
-            error = write.exception()
-            if isinstance(error, OSError | UnsafePath):
+        sent: list[tuple[str, Path, bytes]] = []  # to the writer, in order
+        for page, text in pages:
+            try:
+                target = self._target(page, folders)
+            except (OSError, UnsafePath) as error:
                 failed[page] = error
-            elif error is not None:
-                raise error
-
-        with ThreadPoolExecutor(PAGE_WRITERS, thread_name_prefix="page-writer") as pool:
-            for page, text in pages:
-                pending.append((page, pool.submit(self._write, page, text, folders)))
-                if len(pending) > WRITES_AHEAD:
-                    settle(*pending.popleft())
-            while pending:
-                settle(*pending.popleft())
+                continue
+            data = text.encode("utf-8")
+            if writer is not None and writer.send(target, data):
+                sent.append((page, target, data))
+                continue
+            try:
+                write_file(self.scratch, target, data)
+            except OSError as error:
+                failed[page] = error
+        if sent:
+            assert writer is not None
+            errors = writer.finish()
+            if errors is None:  # the writer is gone: whatever it was sent is written here
+                errors = {}
+                for at, (_, target, data) in enumerate(sent):
+                    try:
+                        write_file(self.scratch, target, data)
+                    except OSError as error:
+                        errors[at] = error
+            failed.update((sent[at][0], error) for at, error in errors.items())
         return failed
 
-    def _write(self, page: str, text: str, folders: dict[str, Path]) -> None:
+    def _target(self, page: str, folders: dict[str, Path]) -> Path:
+        """Where ``page`` is written: its folder resolved (symlinks followed), checked to be in
+        the root and outside the state folder, and created; ``folders`` caches that per folder."""
         relative = self._relative(page)
         key = str(relative.parent)
         folder = folders.get(key)
         if folder is None:
-            # The folder is resolved (symlinks followed) and must stay inside the root. A symlink
-            # at the page's own name is replaced by the rename below, never followed.
+            # A symlink at the page's own name is replaced by the rename, never followed.
             folder = (self.root / relative.parent).resolve()
             if not folder.is_relative_to(self.root) or folder.is_relative_to(self.state_dir):
                 raise UnsafePath(f"page path {page!r} resolves outside the wiki root")
             folder.mkdir(parents=True, exist_ok=True)
             folders[key] = folder
-        # Same file system as the target, so the rename below is atomic.
-        temporary, fd = self._create_temporary()
-        try:
-            try:
-                data = memoryview(text.encode("utf-8"))
-                while data:  # a regular file takes it in one call, short of a full disk
-                    data = data[os.write(fd, data) :]
-            finally:
-                os.close(fd)
-            os.replace(temporary, folder / relative.name)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
-
-    def _create_temporary(self) -> tuple[str, int]:
-        """A new file in the scratch folder, opened for writing: its path and descriptor. Created
-        with the mode ``open()`` gives a new file under the umask (0644 under 022), which the
-        rename keeps, so others can read the wiki. The name is this host's, this process's and
-        this write's (:meth:`sweep_temporaries` reads it; one ``open`` call, where
-        ``tempfile.mkstemp`` adds a random name, an fchmod and a file object); ``O_EXCL`` never
-        reuses a file a dead process with the same pid left."""
-        while True:
-            temporary = f"{self._scratch}/.tmp-{_HOST}-{os.getpid()}-{next(_temporaries)}.md"
-            try:
-                return temporary, os.open(temporary, _TEMPORARY_FLAGS, 0o666)
-            except FileExistsError:
-                continue
+        return folder / relative.name
 
     def remove(self, page: str) -> None:
         target = self.resolve(page)
@@ -204,8 +185,41 @@ class Wiki:
             folder = folder.parent
 
 
+def write_file(scratch: Path, target: Path, data: bytes) -> None:
+    """Write ``data`` at ``target`` atomically: into a new file in ``scratch`` (on the target's
+    file system), renamed over the target, so a reader never sees half a page. ``target``'s
+    folder is the caller's to check (:meth:`Wiki._target`)."""
+    temporary, fd = _create_temporary(scratch)
+    try:
+        try:
+            view = memoryview(data)
+            while view:  # a regular file takes it in one call, short of a full disk
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _create_temporary(scratch: Path) -> tuple[str, int]:
+    """A new file in ``scratch``, opened for writing: its path and descriptor. Created with the
+    mode ``open()`` gives a new file under the umask (0644 under 022), which the rename keeps, so
+    others can read the wiki. The name is this host's, this process's and this write's
+    (:func:`_in_use` reads it; one ``open`` call, where ``tempfile.mkstemp`` adds a random name,
+    an fchmod and a file object); ``O_EXCL`` never reuses a file a dead process with the same pid
+    left."""
+    while True:
+        temporary = f"{scratch}/.tmp-{_HOST}-{os.getpid()}-{next(_temporaries)}.md"
+        try:
+            return temporary, os.open(temporary, _TEMPORARY_FLAGS, 0o666)
+        except FileExistsError:
+            continue
+
+
 def _in_use(temporary: Path) -> bool:
-    """Whether a run may still be writing ``temporary`` (as :meth:`Wiki._create_temporary` names
+    """Whether a run may still be writing ``temporary`` (as :func:`_create_temporary` names
     it: host, pid, count)."""
     host_pid, _, _ = temporary.name.removeprefix(".tmp-").rpartition("-")
     host, _, pid = host_pid.rpartition("-")
