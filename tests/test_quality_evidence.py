@@ -11,7 +11,7 @@ import re
 from wiki_assets.engine.budget import split_to_budget
 from wiki_assets.engine.page import KeyPoint, draft_schema, key_point, parse_draft
 from wiki_assets.engine.quality import PointCheck, Status, number_lines, verify_points
-from wiki_assets.engine.quality.text import document_lines
+from wiki_assets.engine.quality.text import content_units, document_lines, normalize
 
 LEAVE = """# Leave Policy
 
@@ -44,6 +44,15 @@ def point(text: str, quote: str = "", lines: list[int] | None = None) -> KeyPoin
 
 def check(document: str, *points: KeyPoint) -> list[PointCheck]:
     return list(verify_points(points, document))
+
+
+def test_content_units_are_stems_numbers_and_hangul_bigrams() -> None:
+    units = content_units(normalize("Employees accrue 15 days of leave; COVID19 x2 휴가는 007"))
+    # Latin words of three letters or more, cut to five, stop words out; numbers whole, leading
+    # zeros dropped, also out of a word (covid19); Hangul as its bigrams.
+    latin = {"emplo", "accru", "days", "leave", "covid"}
+    assert units == latin | {"15", "19", "2", "7"} | {"휴가", "가는"}
+    assert content_units(normalize("the and of a")) == set()
 
 
 def test_an_exact_quote_is_verified_with_the_lines_it_stands_on() -> None:

@@ -105,9 +105,10 @@ class Source:
     """A document's text, normalised once to check any number of points against it."""
 
     def __init__(self, text: str) -> None:
-        kept = [(n, normalize(line)) for n, line in enumerate(document_lines(text), start=1)]
+        lines = document_lines(text)
+        kept = [(n, normalize(line)) for n, line in enumerate(lines, start=1)]
         kept = [(number, line) for number, line in kept if line]
-        self.line_count = len(document_lines(text))
+        self.line_count = len(lines)
         self._numbers = [number for number, _ in kept]
         self._by_number = dict(kept)
         # One string, lines joined by a space, so a quote may run across a line break; each

@@ -64,6 +64,11 @@ def content_units(normalized: str) -> set[str]:
 
 def _units(normalized: str) -> Iterator[str]:
     for token in normalized.split():
+        if token.isascii() and token.isalpha():
+            # Most tokens: a plain Latin word has no number and no Hangul to take out.
+            if len(token) >= 3 and token not in _STOPWORDS:
+                yield token[:_STEM]
+            continue
         yield from numbers(token)
         for hangul in _HANGUL.findall(token):
             bigrams = [hangul[i : i + 2] for i in range(len(hangul) - 1)]
