@@ -44,7 +44,8 @@ def progress(message: str) -> None:
 
 def cpu_seconds() -> float:
     """This process's CPU time and that of its children that have ended: a run's link candidates
-    helper process (:mod:`wiki_assets.engine.related.helper`) counts as the run's. A simulated
+    helper process (:mod:`wiki_assets.engine.related.helper`) and its page writer process
+    (:mod:`wiki_assets.engine.wiki.writer`) count as the run's. A simulated
     server in its own process is still running while it is measured, so it is not counted."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime

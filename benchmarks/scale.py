@@ -136,7 +136,9 @@ def memory(count: int) -> None:
         print(f"wrote {count} documents in {time.monotonic() - started:.0f} s", file=sys.stderr)
         baseline = _peak_rss_mb()
         helpers = _ChildPeaks("wiki_assets.engine.related.helper")
+        writers = _ChildPeaks("wiki_assets.engine.wiki.writer")
         helpers.start()
+        writers.start()
         cpu_started = cpu_seconds()
         report = ingest(
             synced_root=work / "synced",
@@ -145,21 +147,22 @@ def memory(count: int) -> None:
             endpoints=[Endpoint(name="instant", base_url=base_url, model="instant")],
             dials=Dials(workers_per_model=32, claim_size=32, flush_seconds=10, max_tokens=64),
         )
-        peak, helper_peak = _peak_rss_mb(), helpers.stop()
+        peak, helper_peak, writer_peak = _peak_rss_mb(), helpers.stop(), writers.stop()
         cpu_ms = (cpu_seconds() - cpu_started) * 1000 / max(report.count, 1)
     finally:
         server.terminate()
         shutil.rmtree(work, ignore_errors=True)
-    # CPU ms/doc: this process's CPU time and its link candidates helper's (the server runs in
-    # its own process). Peak RSS: the run's, and the helper's beside it.
+    # CPU ms/doc: this process's CPU time, its link candidates helper's and its page writer's
+    # (the server runs in its own process). Peak RSS: the run's, and each process's beside it.
     print(
         "| documents | summarized | seconds | docs/s | CPU ms/doc | RSS before run | peak RSS"
-        " | helper's peak RSS |"
+        " | helper's peak RSS | page writer's peak RSS |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print(
         f"| {count:,} | {report.count:,} | {report.duration_s:.0f} | {report.docs_per_sec:.0f} | "
-        f"{cpu_ms:.2f} | {baseline:.0f} MB | {peak:.0f} MB | {helper_peak:.0f} MB |"
+        f"{cpu_ms:.2f} | {baseline:.0f} MB | {peak:.0f} MB | {helper_peak:.0f} MB | "
+        f"{writer_peak:.0f} MB |"
     )
 
 

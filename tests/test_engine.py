@@ -323,6 +323,39 @@ def test_pages_are_written_by_the_run_when_the_writer_process_dies(tmp_path: Pat
     assert writer.close() == "exit status -9: no message"
 
 
+def test_a_run_writes_its_pages_itself_when_its_page_writer_dies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "wiki_assets")
+    start = PageWriter.start.__func__  # type: ignore[attr-defined]
+    pids: list[int] = []
+
+    def start_then_kill(cls: type[PageWriter], scratch: Path) -> PageWriter | None:
+        writer = start(cls, scratch)
+        assert writer is not None
+        pids.append(writer.pid)
+        os.kill(writer.pid, signal.SIGKILL)  # a writer killed (out of memory, by hand)
+        return writer
+
+    monkeypatch.setattr(PageWriter, "start", classmethod(start_then_kill))
+    synced = corpus(tmp_path, 30)
+    with SimServer(SimModel(model="instant", instant=True)) as server:
+        report = ingest(
+            synced_root=synced,
+            wiki_root=tmp_path / "wiki",
+            collections=["c"],
+            endpoints=[endpoint(server, workers=4)],
+            dials=Dials(claim_size=4, flush_seconds=30),
+        )
+    assert len(pids) == 1
+    assert report.count == 30 and not report.failed
+    assert len(list((tmp_path / "wiki" / "c").glob("*.md"))) == 30
+    warnings = [m for m in caplog.messages if m.startswith("page writer:")]
+    assert warnings == [
+        "page writer: exit status -9: no message; the run wrote the pages it could not"
+    ], caplog.messages
+
+
 def test_a_slow_disk_holds_requests_back_instead_of_filling_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

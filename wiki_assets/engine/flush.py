@@ -1,9 +1,10 @@
 """The answers waiting for their pages, and the flush that writes them.
 
 An answer is journaled the moment it comes back (durable), then waits here for its page. Pages are
-written off the event loop, one flush at a time in order, through the flush's own journal
-connection: a flush of hundreds of pages (file creates and renames) never stalls the requests, and
-the models keep working meanwhile. A flush runs every ``flush_seconds``, or as soon as
+rendered off the event loop, one flush at a time in order, through the flush's own journal
+connection, and written (file creates and renames) by the page writer process
+(:mod:`~wiki_assets.engine.wiki.writer`): a flush of hundreds of pages never stalls the requests,
+and the models keep working meanwhile. A flush runs every ``flush_seconds``, or as soon as
 :data:`UNWRITTEN_LIMIT` answers wait; while one is still writing, new requests are held back.
 """
 
@@ -257,8 +258,10 @@ class Pages:
             self.pages_journal.close()
             if self.page_writer is not None:
                 problem = self.page_writer.close() or self.page_writer.broken
-                if problem:  # its pages were written by this process instead
-                    self.log.warning(f"page writer: {problem}")
+                if problem:
+                    self.log.warning(
+                        f"page writer: {problem}; the run wrote the pages it could not"
+                    )
         self.report_failures()
 
     def remove_vanished(self, seen: set[str]) -> None:
