@@ -224,9 +224,9 @@ def overhead_section(bench: Bench, count: int, mode: str, rounds: int) -> str:
         f"Instant server ({mode}), {count} tiny documents, {OVERHEAD_IN_FLIGHT} requests in "
         f"flight; best of {rounds} round(s) for (a), (a2) and (b), of {rounds + 1} for (b0) "
         "(each on a fresh wiki), one run of (c). "
-        "CPU ms/doc: this process's CPU time per document, with its link candidates helper's "
-        "(the client's alone when the server runs in its own process), less sensitive to other "
-        "work than docs/s.",
+        "CPU ms/doc: this process's CPU time per document, with its link candidates helper's and "
+        "its page writer's (the client's alone when the server runs in its own process), less "
+        "sensitive to other work than docs/s.",
         "",
         "| design | docs | seconds | docs/s | all rounds docs/s | CPU ms/doc | notes |",
         "|---|---:|---:|---:|---|---:|---|",
