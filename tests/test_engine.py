@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
 from wiki_assets.engine.budget import cut_to_budget, estimate_tokens
 from wiki_assets.engine.corpus import DocumentError, SourceDocument, decode, scan
 from wiki_assets.engine.dispatch import Job, WorkQueue
@@ -323,6 +323,19 @@ def test_pages_are_written_by_the_run_when_the_writer_process_dies(tmp_path: Pat
     assert writer.close() == "exit status -9: no message"
 
 
+def _instant_run(tmp_path: Path, synced: Path) -> IngestReport:
+    """Collection ``c`` of ``synced`` into ``tmp_path / "wiki"``: 4 workers of an instant model,
+    claims of 4, no flush on the timer before the run ends."""
+    with SimServer(SimModel(model="instant", instant=True)) as server:
+        return ingest(
+            synced_root=synced,
+            wiki_root=tmp_path / "wiki",
+            collections=["c"],
+            endpoints=[endpoint(server, workers=4)],
+            dials=Dials(claim_size=4, flush_seconds=30),
+        )
+
+
 def test_a_run_writes_its_pages_itself_when_its_page_writer_dies(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -338,15 +351,7 @@ def test_a_run_writes_its_pages_itself_when_its_page_writer_dies(
         return writer
 
     monkeypatch.setattr(PageWriter, "start", classmethod(start_then_kill))
-    synced = corpus(tmp_path, 30)
-    with SimServer(SimModel(model="instant", instant=True)) as server:
-        report = ingest(
-            synced_root=synced,
-            wiki_root=tmp_path / "wiki",
-            collections=["c"],
-            endpoints=[endpoint(server, workers=4)],
-            dials=Dials(claim_size=4, flush_seconds=30),
-        )
+    report = _instant_run(tmp_path, corpus(tmp_path, 30))
     assert len(pids) == 1
     assert report.count == 30 and not report.failed
     assert len(list((tmp_path / "wiki" / "c").glob("*.md"))) == 30
@@ -372,15 +377,7 @@ def test_a_slow_disk_holds_requests_back_instead_of_filling_memory(
         return write_many(self, pages, writer)
 
     monkeypatch.setattr(Wiki, "write_many", slow_write_many)
-    synced = corpus(tmp_path, 60)
-    with SimServer(SimModel(model="instant", instant=True)) as server:
-        report = ingest(
-            synced_root=synced,
-            wiki_root=tmp_path / "wiki",
-            collections=["c"],
-            endpoints=[endpoint(server, workers=4)],
-            dials=Dials(claim_size=4, flush_seconds=30),
-        )
+    report = _instant_run(tmp_path, corpus(tmp_path, 60))
     assert report.count == 60 and not report.failed
     assert len(list((tmp_path / "wiki" / "c").glob("*.md"))) == 60
     assert len(batches) >= 60 // 12  # flushes started by a full buffer, not the 30 s timer

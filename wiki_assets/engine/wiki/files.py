@@ -129,31 +129,34 @@ class Wiki:
         folders: dict[str, Path] = {}  # checked once per call, not once per page
         self.scratch.mkdir(parents=True, exist_ok=True)
         failed: dict[str, OSError | UnsafePath] = {}
-        sent: list[tuple[str, Path, bytes]] = []  # to the writer, in order
+        # Kept until the writer confirms the batch, to be written here if it dies: a flush's
+        # pages (at most UNWRITTEN_LIMIT, a few KB each) in memory at once.
+        sent: list[tuple[str, Path, bytes]] = []
+
+        def write_here(target: Path, data: bytes) -> OSError | None:
+            try:
+                write_file(self.scratch, target, data)
+            except OSError as error:
+                return error
+            return None
+
         for page, text in pages:
             try:
                 target = self._target(page, folders)
-            except (OSError, UnsafePath) as error:
-                failed[page] = error
+            except (OSError, UnsafePath) as unsafe:
+                failed[page] = unsafe
                 continue
             data = text.encode("utf-8")
             if writer is not None and writer.send(target, data):
                 sent.append((page, target, data))
-                continue
-            try:
-                write_file(self.scratch, target, data)
-            except OSError as error:
+            elif (error := write_here(target, data)) is not None:
                 failed[page] = error
         if sent:
             assert writer is not None
             errors = writer.finish()
             if errors is None:  # the writer is gone: whatever it was sent is written here
-                errors = {}
-                for at, (_, target, data) in enumerate(sent):
-                    try:
-                        write_file(self.scratch, target, data)
-                    except OSError as error:
-                        errors[at] = error
+                written_here = (write_here(target, data) for _, target, data in sent)
+                errors = {at: error for at, error in enumerate(written_here) if error is not None}
             failed.update((sent[at][0], error) for at, error in errors.items())
         return failed
 
