@@ -109,6 +109,12 @@ def dagster_home(default: Path) -> Path:
     return Path(os.environ[DAGSTER_HOME])
 
 
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+"""The folder holding ``wiki_assets/``: the engine's child processes (the link candidates helper,
+the page writer) start there with ``python -m``, which puts it first on their path, so they import
+the package this process did, installed or not."""
+
+
 def helper_environment() -> dict[str, str]:
     """The environment of the link candidates helper process: this process's, with
     :data:`HELPER_THREADS`."""

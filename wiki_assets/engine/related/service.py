@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from wiki_assets.engine.environment import helper_environment
+from wiki_assets.engine.environment import PACKAGE_ROOT, helper_environment
 from wiki_assets.engine.related.answers import Candidate
 
 SERVICE_MIN = 256
@@ -32,7 +32,6 @@ SERVICE_MIN = 256
 to start, which a few hundred queries do not win back."""
 STOP_WAIT_S = 5.0
 """How long :meth:`CandidatesService.close` waits for the helper to end before it kills it."""
-PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder holding wiki_assets/
 HELPER_MODULE = "wiki_assets.engine.related.helper"
 LINE_LIMIT = 1 << 24  # an answer line's bytes: eight candidates' paths, titles and lines
 
@@ -55,8 +54,6 @@ class CandidatesService:
         ask for, in the order the run takes them) now or later by :meth:`send_plan`. Started
         before the plan is known, it imports what it needs while the run indexes the corpus,
         and waits for the plan to begin."""
-        # Started in the folder that holds this package, which ``-m`` puts first on the
-        # helper's path: it imports the package this process did, installed or not.
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
+from wiki_assets.engine.environment import PACKAGE_ROOT
 from wiki_assets.engine.wiki.files import write_file
 
 WRITER_MODULE = "wiki_assets.engine.wiki.writer"
-PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder holding wiki_assets/
 HEADER = struct.Struct(">II")
 STOP_WAIT_S = 10.0
 """How long :meth:`PageWriter.close` waits for the writer to finish before it kills it."""
@@ -49,8 +49,6 @@ class PageWriter:
         """A writer for pages whose temporaries go to ``scratch``; None if it cannot start (the
         run then writes its pages itself)."""
         try:
-            # Started in the folder that holds this package, which ``-m`` puts first on the
-            # writer's path: it imports the package this process did, installed or not.
             process = subprocess.Popen(
                 [sys.executable, "-m", WRITER_MODULE, str(scratch)],
                 cwd=PACKAGE_ROOT,
