@@ -18,6 +18,7 @@ import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from wiki_assets.engine.related import (
@@ -28,8 +29,8 @@ from wiki_assets.engine.related import (
     normalize,
     summary_line,
 )
-from wiki_assets.engine.related import packed as related_packed
 from wiki_assets.engine.related import query as related_query
+from wiki_assets.engine.related import segments as related_segments
 
 SAMPLE = Path(__file__).resolve().parents[1] / "synced"
 
@@ -61,15 +62,25 @@ def _paths(candidates: list[Candidate]) -> list[str]:
 
 
 def _consistent(db_path: Path) -> None:
-    """The df table counts exactly the postings, and every posting belongs to a live document."""
+    """The df table counts exactly the live documents' features, and the lists hold exactly the
+    live documents' features (beside documents gone since the last merge)."""
     with sqlite3.connect(db_path) as db:
-        postings = db.execute("SELECT count(*) FROM postings").fetchone()[0]
+        features = {
+            (gram, doc)
+            for doc, grams in db.execute("SELECT id, grams FROM docs")
+            for gram in (grams.split("\n") if grams else [])
+        }
         counted = db.execute("SELECT coalesce(sum(n), 0) FROM df").fetchone()[0]
         negative = db.execute("SELECT count(*) FROM df WHERE n < 0").fetchone()[0]
-        orphans = db.execute(
-            "SELECT count(*) FROM postings WHERE doc NOT IN (SELECT id FROM docs)"
-        ).fetchone()[0]
-    assert (postings, negative, orphans) == (counted, 0, 0)
+        live = {doc for (doc,) in db.execute("SELECT id FROM docs")}
+        listed = {
+            (gram, doc)
+            for gram, ids in db.execute("SELECT gram, ids FROM lists")
+            for doc in np.frombuffer(ids, "<i4").tolist()
+            if doc in live
+        }
+    assert (len(features), negative) == (counted, 0)
+    assert listed == features
 
 
 @pytest.fixture
@@ -430,41 +441,97 @@ def test_answers_are_reused_until_the_index_changes(tmp_path: Path) -> None:
         assert "topic-99/copy.md" not in _paths(reopened.candidates(path, k=5))
 
 
-def _packed_rows(db: Path) -> int:
+def _segments(db: Path) -> int:
     with sqlite3.connect(db) as conn:
-        return int(conn.execute("SELECT count(*) FROM packed").fetchone()[0])
+        return int(conn.execute("SELECT count(*) FROM segments").fetchone()[0])
 
 
-def test_packed_lists_answer_as_the_postings_do(
+def _keep_segments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From now on, segments are never merged."""
+    monkeypatch.setattr(related_segments, "MERGE_MIN", 10**9)
+    monkeypatch.setattr(related_segments, "MAX_SEGMENTS", 10**9)
+
+
+def test_segments_answer_as_one_merged_list_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Queries read the packed posting lists once enough documents are indexed, the postings
-    table before that: both give the same candidates, and neither returns a document removed or
-    changed after it was packed."""
+    """A first update's batches are merged into one segment at its end; an index whose batches
+    stay separate segments gives the same candidates, and neither returns a document removed or
+    changed after its segment was written."""
     items = list(synthetic(0, 400))
-    with RelatedIndex(tmp_path / "packed.db") as packed_index:
-        packed_index.update_many(items)
-        assert _packed_rows(packed_index.db_path) > 0
-        monkeypatch.setattr(related_packed, "REPACK_MIN", 10**9)
-        with RelatedIndex(tmp_path / "rows.db") as rows_index:
-            rows_index.update_many(items)
-            assert _packed_rows(rows_index.db_path) == 0
+    with RelatedIndex(tmp_path / "merged.db") as merged:
+        merged.update_many(items, batch=64)
+        assert _segments(merged.db_path) == 1
+        _keep_segments(monkeypatch)
+        with RelatedIndex(tmp_path / "apart.db") as apart:
+            apart.update_many(items, batch=64)
+            assert _segments(apart.db_path) == 7  # 400 documents, 64 at a time
+            _consistent(apart.db_path)
             for path, *_ in items[::7]:
-                assert packed_index.candidates(path, k=8) == rows_index.candidates(path, k=8)
+                assert merged.candidates(path, k=8) == apart.candidates(path, k=8)
         path = "topic-03/doc-00003.md"
-        gone = packed_index.candidates(path, k=1)[0].path
-        packed_index.remove(gone)
-        assert gone not in _paths(packed_index.candidates(path, k=400))
+        gone = merged.candidates(path, k=1)[0].path
+        merged.remove(gone)
+        assert gone not in _paths(merged.candidates(path, k=400))
         # The document now holds another topic's text: its old neighbours no longer find it
-        # through the grams it packed, and its new neighbours do.
+        # through the grams it posted, and its new neighbours do.
         body = next(text for p, _, text, _ in synthetic(4, 5))
-        packed_index.update(path, "Changed", body, "changed-1")
-        assert packed_index.candidates(path, k=1)[0].path == "topic-04/doc-00004.md"
+        merged.update(path, "Changed", body, "changed-1")
+        assert _segments(merged.db_path) == 2
+        assert merged.candidates(path, k=1)[0].path == "topic-04/doc-00004.md"
         for other in ("topic-03/doc-00053.md", "topic-03/doc-00103.md"):
-            found = packed_index.candidates(other, k=8)
+            found = merged.candidates(other, k=8)
             assert path not in _paths(found) and gone not in _paths(found)
-        assert path in _paths(packed_index.candidates("topic-04/doc-00004.md", k=8))
-        _consistent(packed_index.db_path)
+        assert path in _paths(merged.candidates("topic-04/doc-00004.md", k=8))
+        _consistent(merged.db_path)
+
+
+def test_segments_are_merged_when_enough_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Small updates add segments until there are too many (the later ones are merged into
+    one), and every segment is merged into one once enough lies outside the first; a merge
+    drops the documents gone. An index that never merges answers exactly the same."""
+    most = related_segments.MAX_SEGMENTS
+    removed = {f"topic-{i % TOPICS:02d}/doc-{i:05d}.md" for i in range(0, 300, 10)}
+    more_removed = {f"topic-{i % TOPICS:02d}/doc-{i:05d}.md" for i in range(1, 100, 10)}
+
+    def build(db: Path, segments_after: list[int]) -> RelatedIndex:
+        idx = RelatedIndex(db)
+        idx.update_many(synthetic(0, 300))
+        for i in range(300, 300 + most - 1):
+            idx.update_many(synthetic(i, i + 1))
+        segments_after.append(_segments(db))
+        idx.update_many(synthetic(400, 401))  # one too many: the later ones become one
+        segments_after.append(_segments(db))
+        # Documents gone count too: with the 8 outside the first segment, 40 reach MERGE_MIN.
+        assert idx.prune(lambda path: path not in removed) == 30
+        segments_after.append(_segments(db))
+        assert idx.prune(lambda path: path not in removed | more_removed) == 10
+        segments_after.append(_segments(db))
+        return idx
+
+    monkeypatch.setattr(related_segments, "MERGE_MIN", 40)
+    merging: list[int] = []
+    with build(tmp_path / "merges.db", merging) as merged:
+        assert merging == [most, 2, 2, 1]
+        _consistent(merged.db_path)
+        with sqlite3.connect(merged.db_path) as conn:
+            listed = {
+                doc
+                for (ids,) in conn.execute("SELECT ids FROM lists")
+                for doc in np.frombuffer(ids, "<i4").tolist()
+            }
+            live = {doc for (doc,) in conn.execute("SELECT id FROM docs")}
+            dead = conn.execute("SELECT value FROM meta WHERE key = 'dead'").fetchone()[0]
+        assert listed == live and dead == 0  # the merge dropped the documents gone
+        _keep_segments(monkeypatch)
+        apart: list[int] = []
+        with build(tmp_path / "apart.db", apart) as unmerged:
+            assert apart == [most, most + 1, most + 1, most + 1]
+            for path, *_ in synthetic(0, 401):
+                if path in merged:
+                    assert merged.candidates(path, k=8) == unmerged.candidates(path, k=8)
 
 
 def test_an_index_of_another_schema_is_rebuilt(tmp_path: Path) -> None:
@@ -484,29 +551,22 @@ def test_an_index_of_another_schema_is_rebuilt(tmp_path: Path) -> None:
         )
 
 
-def _packed_upto(db: Path) -> int:
-    with sqlite3.connect(db) as conn:
-        return int(conn.execute("SELECT value FROM meta WHERE key = 'packed_upto'").fetchone()[0])
-
-
 def test_candidates_of_many_documents_are_each_ones_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``candidates_many`` gives every path exactly what ``candidates`` gives it alone (paths,
-    titles, lines and scores), whatever else is in the batch: documents in the packed lists and
-    indexed after them, documents whose best neighbours were removed after packing (so their
-    answer looks further down), a stored answer beside computed ones, an unknown path; the
+    titles, lines and scores), whatever else is in the batch: documents in the first segment and
+    in a later one, documents whose best neighbours were removed after their segment was written
+    (so their answer looks further down), a stored answer beside computed ones, an unknown path; the
     batch's sums added up densely or keyed by sorting."""
     with RelatedIndex(tmp_path / "many.db") as idx:
         idx.update_many(synthetic(0, 400))
-        assert _packed_rows(idx.db_path) > 0
-        monkeypatch.setattr(related_packed, "REPACK_MIN", 10**9)  # the snapshot stays as it is
+        _keep_segments(monkeypatch)
         for i in range(400):  # three in four documents go: some answers look further down
             if i % 4:
                 idx.remove(f"topic-{i % TOPICS:02d}/doc-{i:05d}.md")
-        upto = _packed_upto(idx.db_path)
-        idx.update_many(synthetic(400, 460))  # read from the postings
-        assert _packed_upto(idx.db_path) == upto
+        idx.update_many(synthetic(400, 460))
+        assert _segments(idx.db_path) == 2
         paths = [path for path, *_ in synthetic(0, 460) if path in idx]
         paths += ["nowhere.md", paths[0]]
         stored = paths[1]

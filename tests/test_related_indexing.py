@@ -10,6 +10,7 @@ import hashlib
 import math
 import random
 import sqlite3
+from array import array
 from collections import Counter
 from pathlib import Path
 
@@ -66,9 +67,13 @@ def test_chunk_norms_are_the_one_at_a_time_norms(tmp_path: Path) -> None:
     df: Counter[str] = Counter()
     n_docs = 0
     checked = 0
-    for doc, norm in db.execute("SELECT id, norm FROM docs ORDER BY id").fetchall():
+    for norm, features, weights in db.execute(
+        "SELECT norm, grams, weights FROM docs ORDER BY id"
+    ).fetchall():
         n_docs += 1
-        postings = db.execute("SELECT gram, weight FROM postings WHERE doc = ?", (doc,)).fetchall()
+        postings = list(
+            zip(features.split("\n") if features else [], array("d", weights), strict=True)
+        )
         df.update(gram for gram, _ in postings)
         expected = math.sqrt(
             sum((weight * math.log(1.0 + n_docs / df[gram])) ** 2 for gram, weight in postings)

@@ -11,8 +11,8 @@ Python side holds nothing per document, and the index is updated a chunk of docu
 * :mod:`.text`: normalization, grams, scripts.
 * :mod:`.summary`: :func:`summary_line`, the one line shown for a candidate.
 * :mod:`.features`: which grams a document posts, chosen when it is indexed.
-* :mod:`.indexing`: writing a chunk of documents (postings, ``df`` counts, norms).
-* :mod:`.packed`: the posting lists as blobs, the snapshot a query reads.
+* :mod:`.indexing`: writing a chunk of documents (features, ``df`` counts, norms).
+* :mod:`.segments`: the posting lists as blobs, written a batch of documents at a time.
 * :mod:`.query`: scoring, the cosine of tf-idf vectors.
 * :mod:`.answers`: :class:`Candidate`, and the answers the index stores for a re-run.
 * :mod:`.index`: :class:`RelatedIndex`, which ties them together.

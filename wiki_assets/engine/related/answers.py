@@ -57,16 +57,13 @@ def find(
     every answer by id (the stored ones still valid, the others computed together), and the
     computed ones as answers to store."""
     ids = ids_of(db, paths)
-    meta = dict(
-        db.execute("SELECT key, value FROM meta WHERE key IN ('docs', 'generation', 'packed_upto')")
-    )
+    meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('docs', 'generation')"))
     generation = int(meta.get("generation", 0))
     found = answered(db, list(ids.values()), generation, k)
     missing = [doc for doc in ids.values() if doc not in found]
     if not missing:
         return ids, found, []
-    n_docs, upto = int(meta.get("docs", 0)), int(meta.get("packed_upto", 0))
-    computed = most_similar_many(db, missing, n_docs, upto, k)
+    computed = most_similar_many(db, missing, int(meta.get("docs", 0)), k)
     computed.update({doc: [] for doc in missing if doc not in computed})
     found.update(computed)
     return ids, found, [(doc, generation, k, encode(pairs)) for doc, pairs in computed.items()]

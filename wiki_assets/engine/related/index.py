@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from wiki_assets.engine.related import answers, packed
+from wiki_assets.engine.related import answers, segments
 from wiki_assets.engine.related.answers import Answer, Candidate
 from wiki_assets.engine.related.indexing import Item, forget, index_chunk
+from wiki_assets.engine.related.segments import Postings
 from wiki_assets.engine.related.storage import Transaction, create, get_meta
 from wiki_assets.engine.related.text import MAX_CHARS
 
@@ -128,8 +129,8 @@ class RelatedIndex:
             if self._unchanged(path, content_hash):
                 self.stats.skipped += 1
                 return
-            self._index([(path, title, text, content_hash)])
-            self._repack_if_stale()
+            segments.write(self._db, [self._index([(path, title, text, content_hash)])])
+            segments.merge_if_due(self._db)
 
     def update_many(self, items: Iterable[Item], *, batch: int = 500) -> int:
         """Index ``(path, title, text, content_hash)`` items, committing after every ``batch``
@@ -139,15 +140,17 @@ class RelatedIndex:
         :data:`CHUNK` at a time: a chunk's grams are counted into the corpus statistics with one
         write per distinct gram, then each document of the chunk chooses its features. This is
         much cheaper than one document at a time, and it means the first chunk of an empty index
-        is not indexed blind. At most one chunk of gram counts is held in memory. The packed
-        posting lists are rebuilt at the end if enough changed.
+        is not indexed blind. At most one chunk of gram counts is held in memory, and the
+        postings of one batch, written as a segment of the lists before each commit; the
+        segments are merged at the end if enough changed (:mod:`~.segments`).
         """
         batch = max(1, batch)
-        done = 0
+        indexed_before = self.stats.indexed
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 chunk: list[Item] = []
+                written: list[Postings] = []  # the postings of the batch, for its segment
                 since_commit = 0
                 for item in items:
                     if self._unchanged(item[0], item[3]):
@@ -155,21 +158,23 @@ class RelatedIndex:
                         continue
                     chunk.append(item)
                     if len(chunk) >= CHUNK:
-                        done += self._index(chunk)
+                        written.append(self._index(chunk))
                         since_commit += len(chunk)
                         chunk = []
                     if since_commit >= batch:
+                        segments.write(self._db, written)
                         self._db.execute("COMMIT")
                         self._db.execute("BEGIN IMMEDIATE")
-                        since_commit = 0
+                        written, since_commit = [], 0
                 if chunk:
-                    done += self._index(chunk)
-                self._repack_if_stale()
+                    written.append(self._index(chunk))
+                segments.write(self._db, written)
+                segments.merge_if_due(self._db)
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
-        return done
+        return self.stats.indexed - indexed_before
 
     def remove(self, path: str) -> None:
         """Forget ``path``; a no-op if it is not indexed."""
@@ -178,7 +183,7 @@ class RelatedIndex:
             if row is not None:
                 forget(self._db, row[0])
                 self.stats.removed += 1
-                self._repack_if_stale()
+                segments.merge_if_due(self._db)
 
     def prune(self, keep: Callable[[str], bool]) -> int:
         """Remove every document whose path fails ``keep``; returns how many were removed.
@@ -204,7 +209,7 @@ class RelatedIndex:
             self.stats.removed += removed
             if removed:
                 with Transaction(self._db):
-                    self._repack_if_stale()
+                    segments.merge_if_due(self._db)
         return removed
 
     def is_current(self, path: str, content_hash: str) -> bool:
@@ -216,14 +221,10 @@ class RelatedIndex:
         row = self._db.execute("SELECT content_hash FROM docs WHERE path = ?", (path,)).fetchone()
         return row is not None and row[0] == content_hash
 
-    def _index(self, items: list[Item]) -> int:
-        done = index_chunk(self._db, items, self.features_per_doc, self.max_chars)
+    def _index(self, items: list[Item]) -> Postings:
+        done, postings = index_chunk(self._db, items, self.features_per_doc, self.max_chars)
         self.stats.indexed += done
-        return done
-
-    def _repack_if_stale(self) -> None:
-        if packed.stale(self._db):
-            packed.repack(self._db)
+        return postings
 
     # -- reads --
 

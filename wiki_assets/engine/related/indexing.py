@@ -4,8 +4,9 @@ A chunk's new documents are counted into ``seen`` (one statement for all their g
 of them chooses its features (so the first documents of an empty index are not indexed blind); the
 documents choose them together, in numpy (:func:`~.features.choose_chunk_features`). Their norms
 are computed before they are written: each is the one it would have had indexed alone, after the
-chunk's documents before it (see :func:`_norms`). Then the chunk's documents (with their norms),
-postings and ``df`` counts are written with one statement each.
+chunk's documents before it (see :func:`_norms`). Then the chunk's documents (each with its norm
+and its features, in one row) and ``df`` counts are written with one statement each; the chunk's
+postings go back to the caller, for the segment of the batch (:mod:`~.segments`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 from wiki_assets.engine.related.features import ChunkFeatures, choose_chunk_features
 from wiki_assets.engine.related.query import idf
+from wiki_assets.engine.related.segments import WEIGHTS, Postings, forgotten
 from wiki_assets.engine.related.storage import add_meta, chunks, get_meta
 from wiki_assets.engine.related.summary import summary_line
 from wiki_assets.engine.related.text import grams, normalize
@@ -27,10 +29,15 @@ from wiki_assets.engine.related.text import grams, normalize
 Item = tuple[str, str, str, str]  # (path, title, text, content hash)
 
 
+FEATURE_WEIGHTS = np.dtype("<f8")
+"""``docs.weights``: a feature's tf weight as the query reads it back (exactly)."""
+
+
 def index_chunk(
     db: sqlite3.Connection, items: list[Item], features_per_doc: int, max_chars: int
-) -> int:
-    """Index new or changed documents (a path given twice: the last one wins); returns how many."""
+) -> tuple[int, Postings]:
+    """Index new or changed documents (a path given twice: the last one wins); returns how many,
+    and their postings for the caller's segment."""
     prepared: dict[str, tuple[str, str, str, Counter[str]]] = {}
     for path, title, text, content_hash in items:
         text = text[:max_chars]
@@ -61,43 +68,62 @@ def index_chunk(
         [counts for _, _, _, counts in prepared.values()], seen, seen_docs, features_per_doc
     )
     n_docs = get_meta(db, "docs")
-    norms = _norms(chosen, df, n_docs)
+    names = sorted(set(chosen.grams))  # a gram's place ranks it as str (and SQLite) does
+    place = {name: at for at, name in enumerate(names)}
+    gram = np.fromiter(map(place.__getitem__, chosen.grams), np.int64, len(chosen.grams))
+    norms = _norms(chosen, names, gram, df, n_docs)
     (last,) = db.execute(
         "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'docs'"
     ).fetchone()
     ids = range(last + 1, last + 1 + len(prepared))  # what AUTOINCREMENT gives them, in order
+    features = _features_by_document(chosen, names, gram, len(prepared))
     db.executemany(
-        "INSERT INTO docs (id, path, title, line, content_hash, norm) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO docs (id, path, title, line, content_hash, norm, grams, weights)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (doc, path, title, line, content_hash, norm)
-            for doc, (path, (title, line, content_hash, _)), norm in zip(
-                ids, prepared.items(), norms, strict=True
+            (doc, path, title, line, content_hash, norm, *feature_row)
+            for doc, (path, (title, line, content_hash, _)), norm, feature_row in zip(
+                ids, prepared.items(), norms, features, strict=True
             )
         ],
     )
     add_meta(db, "docs", len(prepared))
-    posting_doc = (chosen.doc + last + 1).tolist()
-    db.executemany(
-        "INSERT INTO postings (gram, doc, weight) VALUES (?, ?, ?)",
-        zip(chosen.grams, posting_doc, chosen.weights.tolist(), strict=True),
-    )
     db.execute(
         "INSERT INTO df (gram, n) SELECT key, value FROM json_each(?) WHERE true"
         " ON CONFLICT(gram) DO UPDATE SET n = n + excluded.n",
         (_as_json(Counter(chosen.grams)),),
     )
-    return len(prepared)
+    # A list keeps ``weight / max(norm, 1e-9)`` as float32, as the lists always have.
+    scaled = chosen.weights / np.maximum(np.array(norms, np.float64), 1e-9)[chosen.doc]
+    postings = Postings(chosen.doc + last + 1, chosen.grams, scaled.astype(WEIGHTS))
+    return len(prepared), postings
 
 
-def _norms(chosen: ChunkFeatures, df: dict[str, int], n_docs: int) -> list[float]:
+def _features_by_document(
+    chosen: ChunkFeatures, names: list[str], gram: np.ndarray, count: int
+) -> list[tuple[str, bytes]]:
+    """Each document's ``docs.grams`` and ``docs.weights``: its features sorted by gram (the
+    order a query adds them up in), newline-joined, and their tf weights in that order. ``gram``:
+    each posting's gram as its place in the sorted ``names``."""
+    order = np.lexsort((gram, chosen.doc))
+    doc, gram = chosen.doc[order], gram[order]
+    weights = chosen.weights[order].astype(FEATURE_WEIGHTS).tobytes()
+    starts = np.searchsorted(doc, np.arange(count + 1))
+    width = FEATURE_WEIGHTS.itemsize
+    return [
+        ("\n".join([names[g] for g in gram[a:b].tolist()]), weights[a * width : b * width])
+        for a, b in zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True)
+    ]
+
+
+def _norms(
+    chosen: ChunkFeatures, names: list[str], gram: np.ndarray, df: dict[str, int], n_docs: int
+) -> list[float]:
     """The norms of the chunk's documents, each with the idf of the moment it joined the index,
     as if they had been added one by one: ``df`` (the counts before the chunk) plus the
     documents of the chunk up to and including it that post the gram, and the ``n_docs``
     documents before the chunk plus those (what one-at-a-time indexing gave, so a chunk ranks as
-    before)."""
-    names = sorted(set(chosen.grams))
-    place = {name: at for at, name in enumerate(names)}
-    gram = np.fromiter(map(place.__getitem__, chosen.grams), np.int64, len(chosen.grams))
+    before). ``gram``: each posting's gram as its place in the sorted ``names``."""
     # The postings of a gram, in document order: the k-th of them sees k earlier ones.
     order = np.argsort(gram, kind="stable")
     starts = np.flatnonzero(np.diff(gram[order], prepend=-1))
@@ -119,17 +145,21 @@ def _norms(chosen: ChunkFeatures, df: dict[str, int], n_docs: int) -> list[float
 
 
 def forget(db: sqlite3.Connection, doc: int) -> None:
-    """Remove a document, its postings and its stored answer (inside a write transaction)."""
+    """Remove a document, its ``df`` counts and its stored answer (inside a write transaction);
+    its id stays in the lists until they are merged."""
     add_meta(db, "generation", 1)  # stored answers expire
     db.execute("DELETE FROM answers WHERE doc = ?", (doc,))
+    row = db.execute("SELECT grams FROM docs WHERE id = ?", (doc,)).fetchone()
+    if row is None:
+        return
+    grams = row[0].split("\n") if row[0] else []
     db.execute(
-        "UPDATE df SET n = n - 1 WHERE gram IN (SELECT gram FROM postings WHERE doc = ?)", (doc,)
+        "UPDATE df SET n = n - 1 WHERE gram IN (SELECT value FROM json_each(?))",
+        (json.dumps(grams, ensure_ascii=False),),
     )
-    db.execute("DELETE FROM postings WHERE doc = ?", (doc,))
     db.execute("DELETE FROM docs WHERE id = ?", (doc,))
     add_meta(db, "docs", -1)
-    if doc <= get_meta(db, "packed_upto"):
-        add_meta(db, "packed_dead", 1)
+    forgotten(db)
 
 
 def _ids(db: sqlite3.Connection, paths: list[str]) -> dict[str, int]:

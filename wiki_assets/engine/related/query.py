@@ -5,8 +5,8 @@ with ``idf = ln(1 + N / n)`` read from ``df`` when the query runs; ``|c|`` is th
 when the candidate was indexed (with the idf of that moment), ``|q|`` is the query's with the
 current idf. Grams posted by more than 20% of the corpus (once it has at least 50 documents) are
 ignored, which keeps every posting list short, and past :data:`QUERY_POSTINGS` postings only the
-rarest grams are matched. The weights are summed with numpy over the packed posting lists (see
-:mod:`~wiki_assets.engine.related.packed`).
+rarest grams are matched. The weights are summed with numpy over the posting lists (see
+:mod:`~wiki_assets.engine.related.segments`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from wiki_assets.engine.related import packed
+from wiki_assets.engine.related import segments
 from wiki_assets.engine.related.storage import chunks
 
 COMMON_FRACTION = 0.2
@@ -60,22 +60,22 @@ def _within_budget(
 
 
 def most_similar_many(
-    db: sqlite3.Connection, docs: Sequence[int], n_docs: int, upto: int, k: int
+    db: sqlite3.Connection, docs: Sequence[int], n_docs: int, k: int
 ) -> dict[int, Found]:
     """``(document id, cosine)`` of the ``k`` live documents most like each of ``docs`` (indexed
     documents), best first (ties in id order); only documents sharing a queried gram (score > 0),
-    never the document itself; a document with nothing to match is left out. ``upto``: the last
-    document id in the packed lists.
+    never the document itself; a document with nothing to match is left out.
 
-    The documents are read together (one query for their grams, one per 500 distinct grams for
-    the posting lists, which the documents of a batch mostly share, one for which of the best are
-    alive) and scored together in numpy, keyed by (document, candidate). Each sum still adds a
-    document's own contributions in its own order (its grams in order, each gram's list in id
-    order), so a document's answer is exactly its answer alone, whatever else is in the batch."""
+    The documents are read together (one query for their features, one per 500 distinct grams
+    for their ``df`` counts and for the posting lists, which the documents of a batch mostly
+    share, one for which of the best are alive) and scored together in numpy, keyed by
+    (document, candidate). Each sum still adds a document's own contributions in its own order
+    (its grams in order, each gram's list in id order), so a document's answer is exactly its
+    answer alone, whatever else is in the batch."""
     max_df = n_docs * COMMON_FRACTION if n_docs >= COMMON_MIN_DOCS else n_docs
     owner, grams, query_weight, norms = _queries(db, docs, n_docs, max_df)
     names = sorted(set(grams))
-    lengths, list_ids, list_weights = packed.posting_lists(db, names, upto)
+    lengths, list_ids, list_weights = segments.posting_lists(db, names)
     if not lengths.sum():
         return {}
     position = {name: at for at, name in enumerate(names)}
@@ -115,29 +115,37 @@ def _queries(
     gram, its query weight ``weight * idf^2``; and each document's norm. A query holds the
     document's grams posted by at most ``max_df`` documents and by some other document (a gram
     only this document posts matches nothing), within :data:`QUERY_POSTINGS`."""
-    rows: list[tuple[int, str, float, int]] = []
+    rows: list[tuple[int, str, float, int]] = []  # (document, gram, tf weight, df)
+    features: list[tuple[int, str, bytes]] = []
     for chunk in chunks(sorted(set(docs))):
         marks = ",".join("?" * len(chunk))
-        rows += db.execute(
-            "SELECT p.doc, p.gram, p.weight, d.n FROM postings p JOIN df d ON d.gram = p.gram"
-            f" WHERE p.doc IN ({marks}) AND d.n <= ? ORDER BY p.doc, p.gram",
-            [*chunk, max_df],
+        features += db.execute(
+            f"SELECT id, grams, weights FROM docs WHERE id IN ({marks}) ORDER BY id", chunk
         ).fetchall()
+    features.sort()  # documents in id order, each one's grams in gram order (as stored)
+    doc_grams = [grams.split("\n") if grams else [] for _, grams, _ in features]
+    df = _document_counts(db, sorted({gram for names in doc_grams for gram in names}))
+    for (doc, _, weights), names in zip(features, doc_grams, strict=True):
+        rows += [
+            (doc, gram, weight, n)
+            for gram, weight in zip(names, np.frombuffer(weights, "<f8").tolist(), strict=True)
+            if (n := df.get(gram)) is not None and n <= max_df
+        ]
     if not rows:
         return np.zeros(0, np.int64), [], np.zeros(0), {}
     doc_column, gram_column, weight_column, df_column = zip(*rows, strict=True)
     owner = np.array(doc_column, np.int64)
     weight = np.array(weight_column, np.float64)
-    df = np.array(df_column, np.float64)
-    gram_idf = np.log(1.0 + n_docs / df)
+    posted = np.array(df_column, np.float64)
+    gram_idf = np.log(1.0 + n_docs / posted)
     query_docs, place = np.unique(owner, return_inverse=True)
     norm_sq = np.bincount(place, weights=(weight * gram_idf) ** 2)
-    keep = (df > 1) & (norm_sq[place] > 0.0)
-    postings = np.bincount(place, weights=np.where(keep, df, 0.0), minlength=len(query_docs))
+    keep = (posted > 1) & (norm_sq[place] > 0.0)
+    postings = np.bincount(place, weights=np.where(keep, posted, 0.0), minlength=len(query_docs))
     for over in np.flatnonzero(postings > QUERY_POSTINGS):  # only the rarest grams
         mine = np.flatnonzero(keep & (place == over))
         kept = _within_budget(
-            [(int(df[r]), gram_column[r], float(r)) for r in mine], QUERY_POSTINGS
+            [(int(posted[r]), gram_column[r], float(r)) for r in mine], QUERY_POSTINGS
         )
         keep[mine] = False
         keep[[int(r) for _, _, r in kept]] = True
@@ -149,6 +157,15 @@ def _queries(
         (weight * gram_idf * gram_idf)[chosen],
         norms,
     )
+
+
+def _document_counts(db: sqlite3.Connection, grams: Sequence[str]) -> dict[str, int]:
+    """``df.n`` of each of ``grams``."""
+    counts: dict[str, int] = {}
+    for chunk in chunks(grams):
+        marks = ",".join("?" * len(chunk))
+        counts.update(db.execute(f"SELECT gram, n FROM df WHERE gram IN ({marks})", chunk))
+    return counts
 
 
 def _best(others: np.ndarray, scores: np.ndarray, take: int) -> tuple[list[int], np.ndarray, bool]:
@@ -193,14 +210,14 @@ def _best_alive_many(
         live = _live(ids, scores, alive)
         if len(live) >= k or everything:
             found[doc] = live[:k]
-        else:  # many of its best were removed since the lists were packed: look further
+        else:  # many of its best were removed since their lists were merged: look further
             found[doc] = _best_alive(db, *scored[doc], k)
     return found
 
 
 def _best_alive(db: sqlite3.Connection, others: np.ndarray, scores: np.ndarray, k: int) -> Found:
     """The ``k`` best positive scores among live documents, ties in id (indexing) order. The
-    packed lists still hold documents removed or changed since they were packed: their ids are
+    lists still hold documents removed or changed since they were last merged: their ids are
     gone from ``docs``, so a few more than ``k`` are taken, and more while that is not enough."""
     take = k + 8
     while True:

@@ -2,32 +2,36 @@
 
 Tables:
 
-``docs(id, path UNIQUE, title, line, content_hash, norm)``
-    One row per indexed document; ``id`` is a compact integer key so postings do not repeat paths.
-    Ids are never reused (``AUTOINCREMENT``), and a changed document gets a new one: the packed
-    lists then never credit an old text's grams to a live id.
-``postings(gram, doc, weight)``
-    The inverted index, clustered on ``(gram, doc)``, with a covering index on ``doc``. A document
-    posts only its ``features_per_doc`` most salient grams; ``weight`` is BM25's saturating term
-    frequency ``tf * (k1 + 1) / (tf + k1)`` with ``k1 = 1.2``.
-``packed(gram, ids, weights)``
-    The posting lists of every document with an id up to ``meta.packed_upto``, one row per gram:
-    the document ids (int32) and their weights divided by the document's norm (float32), as
-    blobs a query reads whole. Rebuilt by :func:`~wiki_assets.engine.related.packed.repack`.
+``docs(id, path UNIQUE, title, line, content_hash, norm, grams, weights)``
+    One row per indexed document; ``id`` is a compact integer key so posting lists do not repeat
+    paths. Ids are never reused (``AUTOINCREMENT``), and a changed document gets a new one: a
+    posting list then never credits an old text's grams to a live id. ``grams`` are the
+    document's features (its ``features_per_doc`` most salient grams), sorted and joined by
+    newlines (a normalized gram holds letters, digits and spaces only); ``weights`` their BM25
+    saturating term frequencies ``tf * (k1 + 1) / (tf + k1)`` (``k1 = 1.2``), float64, in the
+    same order. A query reads its document's features from here, in one row.
+``lists(gram, segment, ids, weights)``
+    The inverted index, gram-major: per gram and segment, the ids (int32) of the segment's
+    documents posting the gram, ascending, and their weights divided by the document's norm
+    (float32), as blobs a query reads whole. See :mod:`~wiki_assets.engine.related.segments`.
+``segments(first, docs)``
+    One row per segment of ``lists``: the first document id it holds (segments hold disjoint,
+    ascending ranges of ids, so their order is the ids' order) and how many documents it held
+    when it was written.
 ``df(gram, n, seen)``
-    ``n``: exactly how many documents post ``gram`` (maintained on update and remove); it gives the
-    query-time idf and decides which grams are too common to query. ``seen``: how many documents
-    ever indexed contained ``gram`` at all (not only as a feature); it only steers which grams a
-    document keeps.
+    ``n``: exactly how many live documents post ``gram`` (maintained on update and remove); it
+    gives the query-time idf and decides which grams are too common to query. ``seen``: how many
+    documents ever indexed contained ``gram`` at all (not only as a feature); it only steers which
+    grams a document keeps.
 ``answers(doc, generation, k, found)``
     The last candidates answer for each document (``id:score`` pairs), valid while the index's
     ``generation`` is unchanged: re-summarizing an unchanged corpus (a tuning run, a new prompt)
     asks again for the same candidates, and a lookup costs far less than the query.
 ``meta(key, value)``
     Counters: indexed documents (``docs``), documents counted in ``seen`` (``seen_docs``), the
-    schema version, the ``generation`` (bumped by every change to the indexed documents), and the
-    packed lists' ``packed_upto``, ``packed_docs`` and ``packed_dead`` (documents removed or
-    changed since they were packed).
+    schema version, the ``generation`` (bumped by every change to the indexed documents), and
+    ``dead``: documents removed or changed since the segments were last merged into one, whose
+    ids the lists still hold.
 """
 
 from __future__ import annotations
@@ -37,10 +41,11 @@ from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SQL_CHUNK = 500  # bound parameters per statement, well under SQLite's limit
 
-TABLES = ("meta", "docs", "postings", "packed", "answers", "df")
+# Every table an index of any schema version had: another version's are all dropped.
+TABLES = ("meta", "docs", "postings", "packed", "lists", "segments", "answers", "df")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
@@ -52,20 +57,21 @@ CREATE TABLE IF NOT EXISTS docs (
     title TEXT NOT NULL,
     line TEXT NOT NULL,
     content_hash TEXT NOT NULL,
-    norm REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS postings (
-    gram TEXT NOT NULL,
-    doc INTEGER NOT NULL,
-    weight REAL NOT NULL,
-    PRIMARY KEY (gram, doc)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS postings_by_doc ON postings (doc, weight);
-CREATE TABLE IF NOT EXISTS packed (
-    gram TEXT PRIMARY KEY,
-    ids BLOB NOT NULL,
+    norm REAL NOT NULL,
+    grams TEXT NOT NULL,
     weights BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lists (
+    gram TEXT NOT NULL,
+    segment INTEGER NOT NULL,
+    ids BLOB NOT NULL,
+    weights BLOB NOT NULL,
+    PRIMARY KEY (gram, segment)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS segments (
+    first INTEGER PRIMARY KEY,
+    docs INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS answers (
     doc INTEGER PRIMARY KEY,
     generation INTEGER NOT NULL,
