@@ -101,3 +101,27 @@ def test_grams_are_those_of_each_padded_token_in_order(extra: str) -> None:
         got = grams(text)
         assert got == expected
         assert list(got) == list(expected)  # first appearance order: ties of main script use it
+
+
+def test_a_batch_counts_each_gram_once_per_document(tmp_path: Path) -> None:
+    """``seen`` counts the documents that ever contained a gram (a changed document once, as it
+    was first indexed) and ``n`` the live documents posting it, across chunks and commits of one
+    update, and with a document changed in the middle of a batch."""
+    texts = _texts()
+    items = [(f"doc{i}.md", f"Doc {i}", text, f"h{i}") for i, text in enumerate(texts)]
+    changed = ("doc3.md", "Doc 3", "alpha beta 휴가 신청 changed", "h3-changed")
+    with RelatedIndex(tmp_path / "related.sqlite") as index:
+        # The change comes in the second chunk of the first batch (of two chunks).
+        index.update_many([*items[:100], changed, *items[100:]], batch=128)
+    db = sqlite3.connect(tmp_path / "related.sqlite")
+    expected_seen: Counter[str] = Counter()
+    for _, title, text, _ in items:
+        expected_seen.update(grams(normalize(f"{title}\n{text}")).keys())
+    expected_n: Counter[str] = Counter()
+    for (features,) in db.execute("SELECT grams FROM docs"):
+        expected_n.update(features.split("\n") if features else [])
+    rows = db.execute("SELECT gram, seen, n FROM df").fetchall()
+    assert {gram: seen for gram, seen, _ in rows if seen} == dict(expected_seen)
+    assert {gram: n for gram, _, n in rows if n} == dict(expected_n)
+    hashes = db.execute("SELECT content_hash FROM docs WHERE path = 'doc3.md'").fetchall()
+    assert hashes == [("h3-changed",)]

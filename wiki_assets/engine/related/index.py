@@ -11,7 +11,7 @@ from types import TracebackType
 
 from wiki_assets.engine.related import answers, segments
 from wiki_assets.engine.related.answers import Answer, Candidate
-from wiki_assets.engine.related.indexing import Item, forget, index_chunk
+from wiki_assets.engine.related.indexing import GramCounts, Item, forget, index_chunk
 from wiki_assets.engine.related.segments import Postings
 from wiki_assets.engine.related.storage import Transaction, create, get_meta
 from wiki_assets.engine.related.text import MAX_CHARS
@@ -129,7 +129,10 @@ class RelatedIndex:
             if self._unchanged(path, content_hash):
                 self.stats.skipped += 1
                 return
-            segments.write(self._db, [self._index([(path, title, text, content_hash)])])
+            counts = GramCounts()
+            postings = self._index([(path, title, text, content_hash)], counts)
+            counts.save(self._db)
+            segments.write(self._db, [postings])
             segments.merge_if_due(self._db)
 
     def update_many(self, items: Iterable[Item], *, batch: int = 500) -> int:
@@ -150,6 +153,7 @@ class RelatedIndex:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 chunk: list[Item] = []
+                counts = GramCounts()  # the batch's
                 written: list[Postings] = []  # the postings of the batch, for its segment
                 since_commit = 0
                 for item in items:
@@ -158,16 +162,18 @@ class RelatedIndex:
                         continue
                     chunk.append(item)
                     if len(chunk) >= CHUNK:
-                        written.append(self._index(chunk))
+                        written.append(self._index(chunk, counts))
                         since_commit += len(chunk)
                         chunk = []
                     if since_commit >= batch:
+                        counts.save(self._db)
                         segments.write(self._db, written)
                         self._db.execute("COMMIT")
                         self._db.execute("BEGIN IMMEDIATE")
                         written, since_commit = [], 0
                 if chunk:
-                    written.append(self._index(chunk))
+                    written.append(self._index(chunk, counts))
+                counts.save(self._db)
                 segments.write(self._db, written)
                 segments.merge_if_due(self._db)
                 self._db.execute("COMMIT")
@@ -221,8 +227,8 @@ class RelatedIndex:
         row = self._db.execute("SELECT content_hash FROM docs WHERE path = ?", (path,)).fetchone()
         return row is not None and row[0] == content_hash
 
-    def _index(self, items: list[Item]) -> Postings:
-        done, postings = index_chunk(self._db, items, self.features_per_doc, self.max_chars)
+    def _index(self, items: list[Item], counts: GramCounts) -> Postings:
+        done, postings = index_chunk(self._db, items, counts, self.features_per_doc, self.max_chars)
         self.stats.indexed += done
         return postings
 

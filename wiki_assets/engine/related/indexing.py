@@ -1,12 +1,14 @@
 """Writing documents into the index, a chunk at a time.
 
-A chunk's new documents are counted into ``seen`` (one statement for all their grams) before any
-of them chooses its features (so the first documents of an empty index are not indexed blind); the
-documents choose them together, in numpy (:func:`~.features.choose_chunk_features`). Their norms
-are computed before they are written: each is the one it would have had indexed alone, after the
-chunk's documents before it (see :func:`_norms`). Then the chunk's documents (each with its norm
-and its features, in one row) and ``df`` counts are written with one statement each; the chunk's
-postings go back to the caller, for the segment of the batch (:mod:`~.segments`).
+A chunk's new documents are counted into ``seen`` before any of them chooses its features (so the
+first documents of an empty index are not indexed blind); the counts of a batch of chunks are held
+in :class:`GramCounts`, read from ``df`` once per gram and written back once, before the batch
+commits. The documents choose their features together, in numpy
+(:func:`~.features.choose_chunk_features`). Their norms are computed before they are written: each
+is the one it would have had indexed alone, after the chunk's documents before it (see
+:func:`_norms`). Then the chunk's documents (each with its norm and its features, in one row) are
+written with one statement; the chunk's postings go back to the caller, for the segment of the
+batch (:mod:`~.segments`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import json
 import math
 import sqlite3
 from collections import Counter
-from itertools import repeat
+from collections.abc import Iterable, Mapping
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -33,45 +36,100 @@ FEATURE_WEIGHTS = np.dtype("<f8")
 """``docs.weights``: a feature's tf weight as the query reads it back (exactly)."""
 
 
+class GramCounts:
+    """The ``df`` table's ``seen`` and ``n`` of the grams a batch of chunks touched, as they
+    stand after the chunks indexed so far: each gram is read from ``df`` the first time a chunk
+    has it, and every count is written back by :meth:`save` (one statement), which the batch's
+    writer calls before it commits. A chunk's grams are a few thousand, mostly the batch's
+    earlier chunks' too: one read and one write per gram and batch instead of an upsert per gram
+    and chunk."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}  # grams in df (or counted in this batch)
+        self.posted: dict[str, int] = {}  # their n
+        self._read: set[str] = set()  # grams read from df (found or not)
+
+    def read(self, db: sqlite3.Connection, grams: Iterable[str]) -> None:
+        """Read from ``df`` the counts of ``grams`` not read yet in this batch."""
+        unread = [gram for gram in grams if gram not in self._read]
+        self._read.update(unread)
+        for chunk in chunks(unread):
+            marks = ",".join("?" * len(chunk))
+            for gram, seen, n in db.execute(
+                f"SELECT gram, seen, n FROM df WHERE gram IN ({marks})", chunk
+            ):
+                self.seen[gram], self.posted[gram] = seen, n
+
+    def count_seen(self, fresh: Counter[str]) -> None:
+        seen = self.seen
+        for gram, count in fresh.items():
+            seen[gram] = seen.get(gram, 0) + count
+
+    def count_posted(self, grams: Iterable[str]) -> None:
+        posted = self.posted
+        for gram in grams:
+            posted[gram] = posted.get(gram, 0) + 1
+
+    def save(self, db: sqlite3.Connection) -> None:
+        """Write every count back to ``df`` (inside the batch's write transaction), and forget
+        them: ``df`` is the truth again."""
+        seen, posted = self.seen, self.posted
+        if seen or posted:
+            both = {gram: (count, posted.get(gram, 0)) for gram, count in seen.items()}
+            # A changed document may post a gram no document was counted with in ``seen``.
+            both.update((gram, (0, n)) for gram, n in posted.items() if gram not in seen)
+            db.execute(
+                "INSERT INTO df (gram, seen, n) SELECT key, value ->> 0, value ->> 1"
+                " FROM json_each(?) WHERE true"
+                " ON CONFLICT(gram) DO UPDATE SET seen = excluded.seen, n = excluded.n",
+                (_as_json(both),),
+            )
+        self.seen, self.posted, self._read = {}, {}, set()
+
+
 def index_chunk(
-    db: sqlite3.Connection, items: list[Item], features_per_doc: int, max_chars: int
+    db: sqlite3.Connection,
+    items: list[Item],
+    counts: GramCounts,
+    features_per_doc: int,
+    max_chars: int,
 ) -> tuple[int, Postings]:
     """Index new or changed documents (a path given twice: the last one wins); returns how many,
-    and their postings for the caller's segment."""
+    and their postings for the caller's segment. ``counts``: the batch's, saved by the caller
+    before it commits."""
     prepared: dict[str, tuple[str, str, str, Counter[str]]] = {}
     for path, title, text, content_hash in items:
         text = text[:max_chars]
-        counts = grams(normalize(f"{title}\n{text}"))
-        prepared[path] = (title, summary_line(text, title), content_hash, counts)
+        document = grams(normalize(f"{title}\n{text}"))
+        prepared[path] = (title, summary_line(text, title), content_hash, document)
     old_ids = _ids(db, list(prepared))
     add_meta(db, "generation", 1)  # stored answers expire
+    if old_ids:
+        counts.save(db)  # forgetting updates df itself: the batch's counts are read again
     for old in old_ids.values():  # first: the df counts read below are then those without them
         forget(db, old)
     fresh: Counter[str] = Counter()  # in how many new documents of the chunk each gram is
-    needed: set[str] = set()
-    for path, (_, _, _, counts) in prepared.items():
+    changed: set[str] = set()
+    for path, (_, _, _, document) in prepared.items():
         if path in old_ids:  # changed: counted in seen when first indexed, not again
-            needed.update(counts.keys())
+            changed.update(document.keys())
         else:
-            fresh.update(counts.keys())
-    seen, df = _count_seen(db, fresh)
-    needed.difference_update(seen)
-    for chunk in chunks(list(needed)):
-        marks = ",".join("?" * len(chunk))
-        for gram, gram_seen, n in db.execute(
-            f"SELECT gram, seen, n FROM df WHERE gram IN ({marks})", chunk
-        ):
-            seen[gram], df[gram] = gram_seen, n
+            fresh.update(document.keys())
+    counts.read(db, chain(fresh, changed))
+    counts.count_seen(fresh)
     add_meta(db, "seen_docs", sum(path not in old_ids for path in prepared))
     seen_docs = get_meta(db, "seen_docs")
     chosen = choose_chunk_features(
-        [counts for _, _, _, counts in prepared.values()], seen, seen_docs, features_per_doc
+        [document for _, _, _, document in prepared.values()],
+        counts.seen,
+        seen_docs,
+        features_per_doc,
     )
     n_docs = get_meta(db, "docs")
     names = sorted(set(chosen.grams))  # a gram's place ranks it as str (and SQLite) does
     place = {name: at for at, name in enumerate(names)}
     gram = np.fromiter(map(place.__getitem__, chosen.grams), np.int64, len(chosen.grams))
-    norms = _norms(chosen, names, gram, df, n_docs)
+    norms = _norms(chosen, names, gram, counts.posted, n_docs)  # before the chunk's own
     (last,) = db.execute(
         "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'docs'"
     ).fetchone()
@@ -88,11 +146,7 @@ def index_chunk(
         ],
     )
     add_meta(db, "docs", len(prepared))
-    db.execute(
-        "INSERT INTO df (gram, n) SELECT key, value FROM json_each(?) WHERE true"
-        " ON CONFLICT(gram) DO UPDATE SET n = n + excluded.n",
-        (_as_json(Counter(chosen.grams)),),
-    )
+    counts.count_posted(chosen.grams)
     # A list keeps ``weight / max(norm, 1e-9)`` as float32, as the lists always have.
     scaled = chosen.weights / np.maximum(np.array(norms, np.float64), 1e-9)[chosen.doc]
     postings = Postings(chosen.doc + last + 1, chosen.grams, scaled.astype(WEIGHTS))
@@ -117,7 +171,7 @@ def _features_by_document(
 
 
 def _norms(
-    chosen: ChunkFeatures, names: list[str], gram: np.ndarray, df: dict[str, int], n_docs: int
+    chosen: ChunkFeatures, names: list[str], gram: np.ndarray, df: Mapping[str, int], n_docs: int
 ) -> list[float]:
     """The norms of the chunk's documents, each with the idf of the moment it joined the index,
     as if they had been added one by one: ``df`` (the counts before the chunk) plus the
@@ -170,23 +224,7 @@ def _ids(db: sqlite3.Connection, paths: list[str]) -> dict[str, int]:
     return found
 
 
-def _count_seen(
-    db: sqlite3.Connection, fresh: Counter[str]
-) -> tuple[dict[str, int], dict[str, int]]:
-    """Add the chunk's new documents to ``seen``, in one statement; returns every such gram's
-    ``seen`` after it and its ``df`` count."""
-    if not fresh:
-        return {}, {}
-    rows = db.execute(
-        "INSERT INTO df (gram, seen) SELECT key, value FROM json_each(?) WHERE true"
-        " ON CONFLICT(gram) DO UPDATE SET seen = seen + excluded.seen RETURNING gram, seen, n",
-        (_as_json(fresh),),
-    ).fetchall()
-    grams, seen, df = zip(*rows, strict=True)
-    return dict(zip(grams, seen, strict=True)), dict(zip(grams, df, strict=True))
-
-
-def _as_json(counts: Counter[str]) -> str:
+def _as_json(counts: Mapping[str, object]) -> str:
     """``counts`` as one JSON object, which SQLite's ``json_each`` reads back as rows: one
     parameter for thousands of grams (binding two per gram costs more than the upsert)."""
     return json.dumps(counts, ensure_ascii=False, check_circular=False)
