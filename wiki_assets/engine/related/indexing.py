@@ -24,16 +24,12 @@ import numpy as np
 
 from wiki_assets.engine.related.features import ChunkFeatures, choose_chunk_features
 from wiki_assets.engine.related.query import idf
-from wiki_assets.engine.related.segments import WEIGHTS, Postings, forgotten
+from wiki_assets.engine.related.segments import FEATURE_WEIGHTS, WEIGHTS, Postings, forgotten
 from wiki_assets.engine.related.storage import add_meta, chunks, get_meta
 from wiki_assets.engine.related.summary import summary_line
 from wiki_assets.engine.related.text import grams, normalize
 
 Item = tuple[str, str, str, str]  # (path, title, text, content hash)
-
-
-FEATURE_WEIGHTS = np.dtype("<f8")
-"""``docs.weights``: a feature's tf weight as the query reads it back (exactly)."""
 
 
 class GramCounts:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Sequence
+from itertools import chain, compress, repeat
 
 import numpy as np
 
 from wiki_assets.engine.related import segments
+from wiki_assets.engine.related.segments import FEATURE_WEIGHTS
 from wiki_assets.engine.related.storage import chunks
 
 COMMON_FRACTION = 0.2
@@ -115,7 +117,6 @@ def _queries(
     gram, its query weight ``weight * idf^2``; and each document's norm. A query holds the
     document's grams posted by at most ``max_df`` documents and by some other document (a gram
     only this document posts matches nothing), within :data:`QUERY_POSTINGS`."""
-    rows: list[tuple[int, str, float, int]] = []  # (document, gram, tf weight, df)
     features: list[tuple[int, str, bytes]] = []
     for chunk in chunks(sorted(set(docs))):
         marks = ",".join("?" * len(chunk))
@@ -124,19 +125,18 @@ def _queries(
         ).fetchall()
     features.sort()  # documents in id order, each one's grams in gram order (as stored)
     doc_grams = [grams.split("\n") if grams else [] for _, grams, _ in features]
-    df = _document_counts(db, sorted({gram for names in doc_grams for gram in names}))
-    for (doc, _, weights), names in zip(features, doc_grams, strict=True):
-        rows += [
-            (doc, gram, weight, n)
-            for gram, weight in zip(names, np.frombuffer(weights, "<f8").tolist(), strict=True)
-            if (n := df.get(gram)) is not None and n <= max_df
-        ]
-    if not rows:
+    every = list(chain.from_iterable(doc_grams))  # (document, gram) order
+    df = _document_counts(db, sorted(set(every)))
+    counts = np.fromiter(map(df.get, every, repeat(-1)), np.int64, len(every))
+    rows = (counts >= 0) & (counts <= max_df)  # -1: not in df (no document posts it)
+    if not rows.any():
         return np.zeros(0, np.int64), [], np.zeros(0), {}
-    doc_column, gram_column, weight_column, df_column = zip(*rows, strict=True)
-    owner = np.array(doc_column, np.int64)
-    weight = np.array(weight_column, np.float64)
-    posted = np.array(df_column, np.float64)
+    lengths = [len(names) for names in doc_grams]
+    owner = np.repeat(np.array([doc for doc, _, _ in features], np.int64), lengths)[rows]
+    weights = b"".join([weights for _, _, weights in features])
+    weight = np.frombuffer(weights, FEATURE_WEIGHTS)[rows]
+    gram_column = list(compress(every, rows.tolist()))
+    posted = counts[rows].astype(np.float64)
     gram_idf = np.log(1.0 + n_docs / posted)
     query_docs, place = np.unique(owner, return_inverse=True)
     norm_sq = np.bincount(place, weights=(weight * gram_idf) ** 2)

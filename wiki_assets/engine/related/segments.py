@@ -36,6 +36,9 @@ MAX_SEGMENTS = 8
 
 IDS = np.dtype("<i4")
 WEIGHTS = np.dtype("<f4")
+"""A list's weights: a posting's weight divided by its document's norm, as float32."""
+FEATURE_WEIGHTS = np.dtype("<f8")
+"""``docs.weights``: a document's features' tf weights, kept exactly for its queries."""
 _INSERT = "INSERT INTO lists (gram, segment, ids, weights) VALUES (?, ?, ?, ?)"
 
 
@@ -91,31 +94,31 @@ def _insert_lists(
 def posting_lists(
     db: sqlite3.Connection, grams: Sequence[str]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every posting of ``grams``, gram after gram: how many each gram has, then all their
-    document ids and weights (``weight / norm``, as float64) end to end, each gram's in id
+    """Every posting of ``grams`` (sorted), gram after gram: how many each gram has, then all
+    their document ids and weights (``weight / norm``, as float64) end to end, each gram's in id
     order (its segments' lists in order)."""
-    ids: dict[str, list[bytes]] = {}
-    weights: dict[str, list[bytes]] = {}
+    rows: list[tuple[str, bytes, bytes]] = []
     for chunk in chunks(list(grams)):
         marks = ",".join("?" * len(chunk))
-        for gram, gram_ids, gram_weights in db.execute(
+        rows += db.execute(
             f"SELECT gram, ids, weights FROM lists WHERE gram IN ({marks}) ORDER BY gram, segment",
             chunk,
-        ):
-            ids.setdefault(gram, []).append(gram_ids)
-            weights.setdefault(gram, []).append(gram_weights)
-    # One blob of all the lists and one conversion, not one per gram: a batch of documents asks
-    # for a few thousand grams.
-    none: list[bytes] = []
-    all_ids = b"".join([part for gram in grams for part in ids.get(gram, none)])
-    all_weights = b"".join([part for gram in grams for part in weights.get(gram, none)])
-    lengths = np.array(
-        [sum(map(len, ids.get(gram, none))) // IDS.itemsize for gram in grams], np.int64
-    )
+        ).fetchall()
+    if not rows:
+        return np.zeros(len(grams), np.int64), np.zeros(0, IDS), np.zeros(0)
+    # The rows come in the order of the sorted grams asked for: one blob of all the lists and
+    # one conversion, not one per gram (a batch of documents asks for a few thousand grams).
+    row_grams, row_ids, row_weights = zip(*rows, strict=True)
+    place = {gram: at for at, gram in enumerate(grams)}
+    lengths = np.bincount(
+        np.fromiter(map(place.__getitem__, row_grams), np.int64, len(rows)),
+        weights=np.fromiter(map(len, row_ids), np.int64, len(rows)) // IDS.itemsize,
+        minlength=len(grams),
+    ).astype(np.int64)
     return (
         lengths,
-        np.frombuffer(all_ids, IDS),
-        np.frombuffer(all_weights, WEIGHTS).astype(np.float64),
+        np.frombuffer(b"".join(row_ids), IDS),
+        np.frombuffer(b"".join(row_weights), WEIGHTS).astype(np.float64),
     )
 
 
