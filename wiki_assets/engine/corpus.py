@@ -53,8 +53,9 @@ def title_of(text: str, path: str) -> str:
     return title_hint(path)
 
 
-def collection_of(relative: PurePosixPath, depth: int) -> str:
-    folders = relative.parts[:-1]
+def collection_of(relative: PurePosixPath | str, depth: int) -> str:
+    """The collection of a document, from its path relative to the synced root."""
+    folders = (relative.parts if isinstance(relative, PurePosixPath) else relative.split("/"))[:-1]
     return "/".join(folders[:depth]) if folders else ROOT_COLLECTION
 
 
@@ -63,7 +64,10 @@ def _hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-def _walk(root: Path, start: Path, recurse: bool) -> Iterator[Path]:
+def _walk(start: str, prefix: str, recurse: bool) -> Iterator[tuple[str, str]]:
+    """The files under the folder ``start`` in name order: each one's path, and its path
+    relative to the synced root (``prefix``: the folder's, ending in "/"). Plain strings: a scan
+    touches every file of the corpus, and path objects cost more than reading a small file."""
     try:
         entries = sorted(os.scandir(start), key=lambda e: e.name)
     except OSError:
@@ -76,15 +80,15 @@ def _walk(root: Path, start: Path, recurse: bool) -> Iterator[Path]:
             continue
         if entry.is_dir(follow_symlinks=False):
             if recurse:
-                yield from _walk(root, Path(entry.path), recurse)
+                yield from _walk(entry.path, f"{prefix}{entry.name}/", recurse)
         elif entry.is_file(follow_symlinks=False):
-            yield Path(entry.path)
+            yield entry.path, f"{prefix}{entry.name}"
 
 
-def _read_file(path: Path, keep_up_to: int) -> tuple[int, str, bytes | None]:
+def _read_file(path: str, keep_up_to: int) -> tuple[int, str, bytes | None]:
     """A file's size and sha256, and its bytes when it has at most ``keep_up_to`` of them: one read
     serves both the hash and the text. Larger files are hashed in a stream, never held."""
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise OSError("not a regular file")
@@ -130,8 +134,8 @@ def scan_contents(
     for start, recurse in starts:
         if start != root and not (start.is_dir() and not start.is_symlink()):
             continue
-        for file in _walk(root, start, recurse):
-            relative = PurePosixPath(file.relative_to(root).as_posix())
+        prefix = "" if start == root else f"{start.relative_to(root).as_posix()}/"
+        for file, relative in _walk(str(start), prefix, recurse):
             collection = collection_of(relative, depth)
             if wanted is not None and collection not in wanted:
                 continue
@@ -139,7 +143,7 @@ def scan_contents(
                 size, digest, data = _read_file(file, keep_up_to)
             except OSError:
                 size, digest, data = 0, "", None
-            yield SourceDocument(str(relative), collection, size, digest), data
+            yield SourceDocument(relative, collection, size, digest), data
 
 
 def collection_version(documents: Iterable[SourceDocument]) -> str:

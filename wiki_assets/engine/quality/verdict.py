@@ -58,8 +58,7 @@ class Verdict:
     @classmethod
     def of(cls, reasons: Iterable[str]) -> Verdict:
         given = list(dict.fromkeys(str(reason) for reason in reasons))
-        order = {reason.value: index for index, reason in enumerate(Reason)}
-        return cls(tuple(sorted(given, key=lambda name: order.get(name, len(order)))))
+        return cls(tuple(sorted(given, key=lambda name: _ORDER.get(name, len(_ORDER)))))
 
     @property
     def ok(self) -> bool:
@@ -74,3 +73,7 @@ class Verdict:
         """What the reader is told for each reason (a name this version does not know as is)."""
         known = Reason._value2member_map_
         return [Reason(name).explanation if name in known else name for name in self.reasons]
+
+
+_ORDER = {reason.value: index for index, reason in enumerate(Reason)}
+"""Each reason's place: a verdict lists its reasons in :class:`Reason`'s order."""

@@ -17,8 +17,8 @@ import json
 import math
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from itertools import chain, repeat
+from collections.abc import Mapping
+from itertools import repeat
 
 import numpy as np
 
@@ -41,30 +41,21 @@ class GramCounts:
     and chunk."""
 
     def __init__(self) -> None:
-        self.seen: dict[str, int] = {}  # grams in df (or counted in this batch)
-        self.posted: dict[str, int] = {}  # their n
+        # Counters: ``update`` with an iterable counts in C, a document's grams at a time.
+        self.seen: Counter[str] = Counter()  # grams in df (or counted in this batch)
+        self.posted: Counter[str] = Counter()  # their n
         self._read: set[str] = set()  # grams read from df (found or not)
 
-    def read(self, db: sqlite3.Connection, grams: Iterable[str]) -> None:
+    def read(self, db: sqlite3.Connection, grams: set[str]) -> None:
         """Read from ``df`` the counts of ``grams`` not read yet in this batch."""
-        unread = [gram for gram in grams if gram not in self._read]
-        self._read.update(unread)
-        for chunk in chunks(unread):
+        unread = grams - self._read
+        self._read |= unread
+        for chunk in chunks(list(unread)):
             marks = ",".join("?" * len(chunk))
             for gram, seen, n in db.execute(
                 f"SELECT gram, seen, n FROM df WHERE gram IN ({marks})", chunk
             ):
                 self.seen[gram], self.posted[gram] = seen, n
-
-    def count_seen(self, fresh: Counter[str]) -> None:
-        seen = self.seen
-        for gram, count in fresh.items():
-            seen[gram] = seen.get(gram, 0) + count
-
-    def count_posted(self, grams: Iterable[str]) -> None:
-        posted = self.posted
-        for gram in grams:
-            posted[gram] = posted.get(gram, 0) + 1
 
     def save(self, db: sqlite3.Connection) -> None:
         """Write every count back to ``df`` (inside the batch's write transaction), and forget
@@ -80,7 +71,7 @@ class GramCounts:
                 " ON CONFLICT(gram) DO UPDATE SET seen = excluded.seen, n = excluded.n",
                 (_as_json(both),),
             )
-        self.seen, self.posted, self._read = {}, {}, set()
+        self.seen, self.posted, self._read = Counter(), Counter(), set()
 
 
 def index_chunk(
@@ -104,23 +95,14 @@ def index_chunk(
         counts.save(db)  # forgetting updates df itself: the batch's counts are read again
     for old in old_ids.values():  # first: the df counts read below are then those without them
         forget(db, old)
-    fresh: Counter[str] = Counter()  # in how many new documents of the chunk each gram is
-    changed: set[str] = set()
+    documents = [document for _, _, _, document in prepared.values()]
+    counts.read(db, set().union(*documents))
     for path, (_, _, _, document) in prepared.items():
-        if path in old_ids:  # changed: counted in seen when first indexed, not again
-            changed.update(document.keys())
-        else:
-            fresh.update(document.keys())
-    counts.read(db, chain(fresh, changed))
-    counts.count_seen(fresh)
+        if path not in old_ids:  # a changed document was counted in seen when first indexed
+            counts.seen.update(document.keys())
     add_meta(db, "seen_docs", sum(path not in old_ids for path in prepared))
     seen_docs = get_meta(db, "seen_docs")
-    chosen = choose_chunk_features(
-        [document for _, _, _, document in prepared.values()],
-        counts.seen,
-        seen_docs,
-        features_per_doc,
-    )
+    chosen = choose_chunk_features(documents, counts.seen, seen_docs, features_per_doc)
     n_docs = get_meta(db, "docs")
     names = sorted(set(chosen.grams))  # a gram's place ranks it as str (and SQLite) does
     place = {name: at for at, name in enumerate(names)}
@@ -142,7 +124,7 @@ def index_chunk(
         ],
     )
     add_meta(db, "docs", len(prepared))
-    counts.count_posted(chosen.grams)
+    counts.posted.update(chosen.grams)
     # A list keeps ``weight / max(norm, 1e-9)`` as float32, as the lists always have.
     scaled = chosen.weights / np.maximum(np.array(norms, np.float64), 1e-9)[chosen.doc]
     postings = Postings(chosen.doc + last + 1, chosen.grams, scaled.astype(WEIGHTS))
@@ -183,11 +165,18 @@ def _norms(
     # The idf itself (:func:`~.query.idf`, libm's log) and the squares with libm's pow, as
     # ``x ** 2`` takes them: numpy's log and square differ from them in the last bit now and
     # then, and these norms must be the ones earlier chunks were given (and the reference's).
-    seen_then = (n_docs + chosen.doc + 1).tolist()
-    posting_then = (before[gram] + earlier + 1).tolist()
-    gram_idf = np.fromiter(map(idf, seen_then, posting_then), np.float64, len(gram))
-    terms = (chosen.weights * gram_idf).tolist()
-    squares = np.fromiter(map(math.pow, terms, repeat(2.0)), np.float64, len(terms))
+    # Both are taken once per distinct value (a chunk's postings share most of them).
+    seen_then = n_docs + chosen.doc + 1
+    posting_then = before[gram] + earlier + 1
+    span = int(posting_then.max(initial=0)) + 1
+    pairs, pair_of = np.unique(seen_then * span + posting_then, return_inverse=True)
+    pair_seen, pair_posting = np.divmod(pairs, span)
+    pair_idf = np.fromiter(
+        map(idf, pair_seen.tolist(), pair_posting.tolist()), np.float64, len(pairs)
+    )
+    terms, term_of = np.unique(chosen.weights * pair_idf[pair_of], return_inverse=True)
+    squares = np.fromiter(map(math.pow, terms.tolist(), repeat(2.0)), np.float64, len(terms))
+    squares = squares[term_of]
     count = int(chosen.doc.max(initial=-1)) + 1
     norm_sq = np.bincount(chosen.doc, weights=squares, minlength=count)  # in order, as sum()
     norms: list[float] = np.sqrt(norm_sq).tolist()

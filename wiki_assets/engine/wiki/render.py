@@ -8,10 +8,11 @@ matter.
 
 from __future__ import annotations
 
+import functools
 import json
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from urllib.parse import quote
 
 from wiki_assets.engine.quality.evidence import PointCheck
@@ -45,15 +46,31 @@ def relative_path(page: str, folder: str) -> str:
 def link_to(from_page: str, link: Link) -> str:
     """A relative markdown link, which Obsidian resolves like a wikilink and any viewer follows.
     Backslashes and brackets in the title are escaped so that they cannot end the link text."""
-    target = relative_path(link.page, posixpath.dirname(from_page))
     # Backslashes first: a title ending in one would otherwise escape the closing bracket.
     title = escape(link.title.replace("\\", "\\\\")).replace("[", "\\[").replace("]", "\\]")
-    return f"[{title}]({quote(target)})"
+    return f"[{title}]({_href(link.page, posixpath.dirname(from_page))})"
+
+
+@functools.lru_cache(maxsize=4096)
+def _href(page: str, folder: str) -> str:
+    """The quoted relative path to ``page`` from ``folder``: pages of a folder link to the same
+    pages again and again (related links one way, backlinks the other)."""
+    return quote(relative_path(page, folder))
 
 
 _FRONT_VALUE = json.JSONEncoder(ensure_ascii=False).encode
 """A front matter value as JSON: one encoder for every value (``json.dumps`` with an argument
 builds a new one per call, a page has twenty values)."""
+_FRONT_STRING: Callable[[str], str] = json.encoder.encode_basestring
+"""A string as that encoder writes it, without the encoder's dispatch (most values are strings)."""
+
+
+def _front_value(value: object) -> str:
+    if isinstance(value, str):
+        return _FRONT_STRING(value)
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return f"[{', '.join(map(_FRONT_STRING, value))}]"
+    return _FRONT_VALUE(value)
 
 
 def render_page(page: Page) -> str:
@@ -85,7 +102,7 @@ def render_page(page: Page) -> str:
         "related": [link.page for link in page.related],
     }
     lines = ["---"]
-    lines += [f"{key}: {_FRONT_VALUE(value)}" for key, value in front.items()]
+    lines += [f"{key}: {_front_value(value)}" for key, value in front.items()]
     lines += ["---", "", f"# {title}", ""]
     if description:
         lines += [f"> {description}", ""]
