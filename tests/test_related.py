@@ -81,6 +81,13 @@ def _consistent(db_path: Path) -> None:
         }
     assert (len(features), negative) == (counted, 0)
     assert listed == features
+    with sqlite3.connect(db_path) as db:
+        segments = db.execute("SELECT first, grams FROM segments ORDER BY first").fetchall()
+        for first, grams in segments[1:]:  # the first one's are not kept
+            listed_grams = db.execute(
+                "SELECT gram FROM lists WHERE segment = ? ORDER BY gram", (first,)
+            ).fetchall()
+            assert grams.split("\n") == [gram for (gram,) in listed_grams]
 
 
 @pytest.fixture
@@ -512,6 +519,7 @@ def test_segments_are_merged_when_enough_changed(
         return idx
 
     monkeypatch.setattr(related_segments, "MERGE_MIN", 40)
+    monkeypatch.setattr(related_segments, "MERGE_BYTES", 64)  # a merge reads a gram or two a time
     merging: list[int] = []
     with build(tmp_path / "merges.db", merging) as merged:
         assert merging == [most, 2, 2, 1]

@@ -20,7 +20,7 @@ number of times however the corpus grows; else the later ones into one, once the
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,7 +66,10 @@ def write(db: sqlite3.Connection, batch: Sequence[Postings]) -> None:
     order = np.lexsort((docs, gram))
     first = int(docs.min())
     _insert_lists(db, names, gram[order], docs[order], weights[order], first)
-    db.execute("INSERT INTO segments (first, docs) VALUES (?, ?)", (first, len(np.unique(docs))))
+    db.execute(
+        "INSERT INTO segments (first, docs, grams) VALUES (?, ?, ?)",
+        (first, len(np.unique(docs)), "\n".join(names)),
+    )
 
 
 def _insert_lists(
@@ -78,6 +81,8 @@ def _insert_lists(
     segment: int,
 ) -> None:
     """One row per gram of postings sorted by (gram, document): ``gram`` indexes ``names``."""
+    if not len(gram):
+        return
     starts = np.flatnonzero(np.diff(gram, prepend=-1))
     ends = np.append(starts[1:], len(gram))
     ids = docs.astype(IDS).tobytes()
@@ -147,35 +152,25 @@ def merge(db: sqlite3.Connection, start: int) -> None:
     documents that are gone (inside the caller's write transaction). From the first segment on,
     that is every document, and none of those gone is left in the lists.
 
-    The grams are taken :data:`SQL_CHUNK` at a time from a temporary table of the segments'
-    grams (in gram order), so memory holds one chunk of lists however large the index is."""
+    Grams are merged in gram order, a page of at most :data:`MERGE_BYTES` of lists at a time (a
+    common gram's list holds a good share of the corpus), so memory does not grow with the index.
+    Merging every segment walks the lists in order; merging the later ones takes their grams
+    from ``segments.grams``, so it costs what they hold, not what the first one does."""
     (first,) = db.execute("SELECT min(first) FROM segments").fetchone()
     whole = first is None or start <= first
     (last,) = db.execute(
         "SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'docs'"
     ).fetchone()
-    alive = np.zeros(max(0, int(last) - start + 1), bool)  # by id - start
     live = np.fromiter(
         (doc for (doc,) in db.execute("SELECT id FROM docs WHERE id >= ?", (start,))), np.int64
     )
-    alive[live - start] = True
-    db.execute("DROP TABLE IF EXISTS temp.merging")
-    db.execute("CREATE TEMP TABLE merging (gram TEXT PRIMARY KEY) WITHOUT ROWID")
-    db.execute(
-        "INSERT INTO temp.merging SELECT DISTINCT gram FROM lists WHERE segment >= ?", (start,)
-    )
-    after = ""  # every gram is longer
-    while True:
-        names = [
-            gram
-            for (gram,) in db.execute(
-                "SELECT gram FROM temp.merging WHERE gram > ? ORDER BY gram LIMIT ?",
-                (after, SQL_CHUNK),
-            )
-        ]
-        if not names:
-            break
-        after = names[-1]
+    alive: np.ndarray | None = None  # by id - start; None: every id from start on is alive
+    if len(live) < int(last) - start + 1:
+        alive = np.zeros(int(last) - start + 1, bool)
+        alive[live - start] = True
+    merged: list[str] = []  # the new segment's grams
+    sized = _whole_sizes(db) if whole else _later_sizes(db, start)
+    for names in _pages(sized):
         marks = ",".join("?" * len(names))
         rows = db.execute(
             f"SELECT gram, ids, weights FROM lists WHERE gram IN ({marks}) AND segment >= ?"
@@ -183,18 +178,96 @@ def merge(db: sqlite3.Connection, start: int) -> None:
             [*names, start],
         ).fetchall()
         db.execute(f"DELETE FROM lists WHERE gram IN ({marks}) AND segment >= ?", [*names, start])
-        place = {name: at for at, name in enumerate(names)}
-        row_gram = np.fromiter((place[row[0]] for row in rows), np.int64, len(rows))
-        row_ids = [row[1] for row in rows]
-        docs = np.frombuffer(b"".join(row_ids), IDS).astype(np.int64)
-        weights = np.frombuffer(b"".join([row[2] for row in rows]), WEIGHTS)
-        gram = np.repeat(row_gram, [len(blob) // IDS.itemsize for blob in row_ids])
-        keep = alive[docs - start] if len(docs) else np.zeros(0, bool)
-        if len(docs[keep]):
-            _insert_lists(db, names, gram[keep], docs[keep], weights[keep], start)
-    db.execute("DROP TABLE temp.merging")
+        merged += _insert_merged(db, names, rows, start, alive)
     db.execute("DELETE FROM segments WHERE first >= ?", (start,))
     if len(live):
-        db.execute("INSERT INTO segments (first, docs) VALUES (?, ?)", (start, len(live)))
+        # The first segment's grams are never read: only later segments merge among themselves.
+        grams = "" if whole else "\n".join(merged)
+        db.execute(
+            "INSERT INTO segments (first, docs, grams) VALUES (?, ?, ?)", (start, len(live), grams)
+        )
     if whole:
         set_meta(db, "dead", 0)
+
+
+MERGE_BYTES = 1 << 21
+"""Bytes of document ids (four per posting) a merge reads at a time, beside their weights."""
+
+
+def _whole_sizes(db: sqlite3.Connection) -> Iterator[tuple[str, int]]:
+    """Every gram of the lists, in order, with its lists' bytes of ids (SQLite reads a blob's
+    length from its row header, not the blob)."""
+    after = ""  # every gram is longer
+    while True:
+        rows = db.execute(
+            "SELECT gram, sum(length(ids)) FROM lists WHERE gram > ? GROUP BY gram"
+            " ORDER BY gram LIMIT ?",
+            (after, SQL_CHUNK),
+        ).fetchall()
+        if not rows:
+            return
+        yield from rows
+        after = rows[-1][0]
+
+
+def _later_sizes(db: sqlite3.Connection, start: int) -> Iterator[tuple[str, int]]:
+    """The grams of the segments from ``start`` on, in order, with those segments' bytes of ids."""
+    names: set[str] = set()
+    for (grams,) in db.execute("SELECT grams FROM segments WHERE first >= ?", (start,)):
+        names.update(grams.split("\n") if grams else ())
+    for chunk in chunks(sorted(names)):
+        marks = ",".join("?" * len(chunk))
+        yield from db.execute(
+            f"SELECT gram, sum(length(ids)) FROM lists WHERE gram IN ({marks}) AND segment >= ?"
+            " GROUP BY gram ORDER BY gram",
+            [*chunk, start],
+        ).fetchall()
+
+
+def _pages(sized: Iterator[tuple[str, int]]) -> Iterator[list[str]]:
+    """``sized`` grams in pages of at most :data:`MERGE_BYTES` (a larger gram alone) and
+    :data:`SQL_CHUNK` grams. Each page is taken whole before its grams are merged."""
+    page: list[str] = []
+    size = 0
+    for gram, gram_size in sized:
+        if page and (size + gram_size > MERGE_BYTES or len(page) >= SQL_CHUNK):
+            yield page
+            page, size = [], 0
+        page.append(gram)
+        size += gram_size
+    if page:
+        yield page
+
+
+def _insert_merged(
+    db: sqlite3.Connection,
+    names: list[str],
+    rows: list[tuple[str, bytes, bytes]],
+    start: int,
+    alive: np.ndarray | None,
+) -> list[str]:
+    """The merged rows of ``names``: each gram's ``rows`` (in segment order) end to end, without
+    the documents ``alive`` says are gone. Returns the grams written (some may have none left)."""
+    if alive is None:  # nothing to drop: each gram's blobs end to end
+        merged: dict[str, tuple[list[bytes], list[bytes]]] = {}
+        for name, list_ids, list_weights in rows:
+            parts = merged.setdefault(name, ([], []))
+            parts[0].append(list_ids)
+            parts[1].append(list_weights)
+        db.executemany(
+            _INSERT,
+            [
+                (name, start, b"".join(parts[0]), b"".join(parts[1]))
+                for name, parts in merged.items()
+            ],
+        )
+        return list(merged)
+    place = {name: at for at, name in enumerate(names)}
+    row_gram = np.fromiter((place[row[0]] for row in rows), np.int64, len(rows))
+    row_ids = [row[1] for row in rows]
+    docs = np.frombuffer(b"".join(row_ids), IDS)
+    weights = np.frombuffer(b"".join([row[2] for row in rows]), WEIGHTS)
+    gram = np.repeat(row_gram, [len(blob) // IDS.itemsize for blob in row_ids])
+    keep = alive[docs - start]
+    _insert_lists(db, names, gram[keep], docs[keep], weights[keep], start)
+    return [names[at] for at in np.unique(gram[keep]).tolist()]

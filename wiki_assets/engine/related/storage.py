@@ -14,10 +14,11 @@ Tables:
     The inverted index, gram-major: per gram and segment, the ids (int32) of the segment's
     documents posting the gram, ascending, and their weights divided by the document's norm
     (float32), as blobs a query reads whole. See :mod:`~wiki_assets.engine.related.segments`.
-``segments(first, docs)``
+``segments(first, docs, grams)``
     One row per segment of ``lists``: the first document id it holds (segments hold disjoint,
-    ascending ranges of ids, so their order is the ids' order) and how many documents it held
-    when it was written.
+    ascending ranges of ids, so their order is the ids' order), how many documents it held when
+    it was written, and its grams, sorted and newline-joined (what merging it reads; not kept
+    for the first segment, which is only ever merged with all the others).
 ``df(gram, n, seen)``
     ``n``: exactly how many live documents post ``gram`` (maintained on update and remove); it
     gives the query-time idf and decides which grams are too common to query. ``seen``: how many
@@ -70,7 +71,8 @@ CREATE TABLE IF NOT EXISTS lists (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS segments (
     first INTEGER PRIMARY KEY,
-    docs INTEGER NOT NULL
+    docs INTEGER NOT NULL,
+    grams TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS answers (
     doc INTEGER PRIMARY KEY,
