@@ -103,6 +103,18 @@ class Journal:
         ).fetchone()
         return _entry(row) if row else None
 
+    def get_many(self, paths: Sequence[str]) -> dict[str, Entry]:
+        """:meth:`get` of each of ``paths`` that has an entry, in a few queries."""
+        found: dict[str, Entry] = {}
+        for start in range(0, len(paths), _IN_CHUNK):
+            chunk = list(paths[start : start + _IN_CHUNK])
+            marks = ",".join("?" * len(chunk))
+            for row in self._db.execute(
+                f"SELECT {_COLUMNS} FROM documents WHERE path IN ({marks})", chunk
+            ):
+                found[row[0]] = _entry(row)
+        return found
+
     def page_owner(self, page: str) -> str | None:
         row = self._db.execute("SELECT path FROM documents WHERE page = ?", (page,)).fetchone()
         return row[0] if row else None

@@ -12,7 +12,7 @@ candidates; :meth:`RunPlan.jobs` streams them.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 RELATED_FILE = "related.sqlite"
 RELATED_CANDIDATES = 8  # documents offered to the model as link targets
 LOOKAHEAD = 64  # planned documents whose link candidates are computed or looked up together
+GROUP_BYTES = 8 << 20  # scanned documents' bytes the planning pass holds while it looks them up
 
 
 def fingerprint(max_tokens: int, language: str = "auto", form: str = "full") -> str:
@@ -235,20 +236,24 @@ class RunPlan:
 
         def stale_in_related_index() -> Iterator[tuple[str, str, str, str]]:
             nonlocal to_summarize, call_helper
-            for doc, data in scan_contents(synced_root, depth, keep_up_to=max_bytes):
-                present.add(doc.path)
-                if doc.collection in wanted:
-                    to_summarize += self._note(doc, current, force)
-                if related.is_current(doc.path, doc.content_hash):
-                    continue
-                try:
-                    text = read_text(synced_root, doc, max_bytes, data)
-                except DocumentError:
-                    continue
-                if call_helper is not None and to_summarize >= SERVICE_MIN:
-                    call_helper()  # this document is indexed: every stored answer expires
-                    call_helper = None
-                yield doc.path, title_of(text, doc.path), text, doc.content_hash
+            for group in _groups(scan_contents(synced_root, depth, keep_up_to=max_bytes)):
+                # The journal and the index are asked about a group of documents at once.
+                entries = journal.get_many([d.path for d, _ in group if d.collection in wanted])
+                indexed = related.current_among({d.path: d.content_hash for d, _ in group})
+                for doc, data in group:
+                    present.add(doc.path)
+                    if doc.collection in wanted:
+                        to_summarize += self._note(doc, entries.get(doc.path), current, force)
+                    if doc.path in indexed:
+                        continue
+                    try:
+                        text = read_text(synced_root, doc, max_bytes, data)
+                    except DocumentError:
+                        continue
+                    if call_helper is not None and to_summarize >= SERVICE_MIN:
+                        call_helper()  # this document is indexed: every stored answer expires
+                        call_helper = None
+                    yield doc.path, title_of(text, doc.path), text, doc.content_hash
 
         self.indexed = related.update_many(stale_in_related_index())
         self.pruned = related.prune(lambda path: path in present)
@@ -265,10 +270,12 @@ class RunPlan:
             for start in range(0, len(asks), LOOKAHEAD):
                 related.answer(asks[start : start + LOOKAHEAD], RELATED_CANDIDATES)
 
-    def _note(self, doc: SourceDocument, current: Currency, force: bool) -> bool:
-        """Note what the run does with ``doc``; True when it is to be summarized."""
+    def _note(
+        self, doc: SourceDocument, entry: Entry | None, current: Currency, force: bool
+    ) -> bool:
+        """Note what the run does with ``doc`` (``entry``: its journal entry); True when it is to
+        be summarized."""
         self.seen.add(doc.path)
-        entry = self.journal.get(doc.path)
         if force or not is_current(entry, doc, current):
             self.total += 1
         what = standing(entry, doc, current, force)
@@ -325,3 +332,20 @@ class RunPlan:
                 fail(doc, f"page name {page!r} is already the page of {owner!r}")
                 continue
             yield Job(doc, page)
+
+
+def _groups(
+    scanned: Iterable[tuple[SourceDocument, bytes | None]],
+) -> Iterator[list[tuple[SourceDocument, bytes | None]]]:
+    """The scanned documents, :data:`LOOKAHEAD` at a time (fewer when their bytes pass
+    :data:`GROUP_BYTES`)."""
+    group: list[tuple[SourceDocument, bytes | None]] = []
+    held = 0
+    for doc, data in scanned:
+        group.append((doc, data))
+        held += len(data or b"")
+        if len(group) >= LOOKAHEAD or held >= GROUP_BYTES:
+            yield group
+            group, held = [], 0
+    if group:
+        yield group

@@ -51,15 +51,19 @@ def answered(
 
 
 def find(
-    db: sqlite3.Connection, paths: Sequence[str], k: int
+    db: sqlite3.Connection, paths: Sequence[str], k: int, *, stored: bool = True
 ) -> tuple[dict[str, int], dict[int, Found], list[Answer]]:
     """The answers of the indexed ``paths`` (in one read transaction of the caller): their ids,
     every answer by id (the stored ones still valid, the others computed together), and the
-    computed ones as answers to store."""
+    computed ones as answers to store. ``stored=False``: the stored answers are not read back
+    (only which documents have one), for a caller that wants only the missing ones computed."""
     ids = ids_of(db, paths)
     meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('docs', 'generation')"))
     generation = int(meta.get("generation", 0))
-    found = answered(db, list(ids.values()), generation, k)
+    if stored:
+        found = answered(db, list(ids.values()), generation, k)
+    else:
+        found = dict.fromkeys(_have_answers(db, list(ids.values()), generation, k), [])
     missing = [doc for doc in ids.values() if doc not in found]
     if not missing:
         return ids, found, []
@@ -67,6 +71,21 @@ def find(
     computed.update({doc: [] for doc in missing if doc not in computed})
     found.update(computed)
     return ids, found, [(doc, generation, k, encode(pairs)) for doc, pairs in computed.items()]
+
+
+def _have_answers(db: sqlite3.Connection, docs: Sequence[int], generation: int, k: int) -> set[int]:
+    """Which of ``docs`` have a stored answer still valid and at least ``k`` long."""
+    have: set[int] = set()
+    for chunk in chunks(list(docs)):
+        marks = ",".join("?" * len(chunk))
+        have.update(
+            doc
+            for (doc,) in db.execute(
+                f"SELECT doc FROM answers WHERE doc IN ({marks}) AND generation = ? AND k >= ?",
+                [*chunk, generation, k],
+            )
+        )
+    return have
 
 
 def describe(db: sqlite3.Connection, found: dict[int, Found]) -> dict[int, list[Candidate]]:

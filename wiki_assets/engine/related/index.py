@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -13,7 +13,7 @@ from wiki_assets.engine.related import answers, segments
 from wiki_assets.engine.related.answers import Answer, Candidate
 from wiki_assets.engine.related.indexing import GramCounts, Item, forget, index_chunk
 from wiki_assets.engine.related.segments import Postings
-from wiki_assets.engine.related.storage import Transaction, create, get_meta
+from wiki_assets.engine.related.storage import Transaction, chunks, create, get_meta
 from wiki_assets.engine.related.text import MAX_CHARS
 
 CHUNK = 64
@@ -223,6 +223,22 @@ class RelatedIndex:
         with self._lock:
             return self._unchanged(path, content_hash)
 
+    def current_among(self, hashes: Mapping[str, str]) -> set[str]:
+        """Which of the paths of ``hashes`` (path -> content hash) are indexed with that content,
+        in a few queries: :meth:`is_current` of a stream of documents, a group at a time."""
+        current: set[str] = set()
+        with self._lock:
+            for chunk in chunks(list(hashes)):
+                marks = ",".join("?" * len(chunk))
+                current.update(
+                    path
+                    for path, content_hash in self._db.execute(
+                        f"SELECT path, content_hash FROM docs WHERE path IN ({marks})", chunk
+                    )
+                    if hashes[path] == content_hash
+                )
+        return current
+
     def _unchanged(self, path: str, content_hash: str) -> bool:
         row = self._db.execute("SELECT content_hash FROM docs WHERE path = ?", (path,)).fetchone()
         return row is not None and row[0] == content_hash
@@ -267,7 +283,7 @@ class RelatedIndex:
         db = self._reader()
         db.execute("BEGIN")
         try:
-            _, _, new = answers.find(db, paths, k)
+            _, _, new = answers.find(db, paths, k, stored=False)
         finally:
             db.execute("COMMIT")
         with self._lock:
