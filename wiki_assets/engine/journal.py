@@ -261,7 +261,8 @@ class Journal:
                 "UPDATE documents SET status = ?, updated = ? WHERE path = ?",
                 [(WRITTEN, now, path) for path in paths],
             )
-            self.history.record_written(paths, now)
+            # The results kept are the journaled ones: the history need not read them back.
+            self.history.record_written(paths, now, results=results)
         return paths
 
     def _still_recorded(

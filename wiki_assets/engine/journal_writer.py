@@ -66,17 +66,23 @@ class JournalWriter:
 
 
 def _settle(batch: list[tuple[Entry, asyncio.Future[None]]], error: Exception | None) -> None:
+    """Resolve the batch's futures on their loop, in one call: each call from another thread
+    wakes the loop through its self-pipe, and a group commit holds many results."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
     for _, done in batch:
+        by_loop.setdefault(done.get_loop(), []).append(done)
 
-        def resolve(done: asyncio.Future[None] = done) -> None:
+    def resolve(futures: list[asyncio.Future[None]]) -> None:
+        for done in futures:
             if done.cancelled():
-                return  # the worker was cancelled; its result is committed all the same
+                continue  # the worker was cancelled; its result is committed all the same
             if error is None:
                 done.set_result(None)
             else:
                 done.set_exception(error)
 
+    for loop, futures in by_loop.items():
         try:
-            done.get_loop().call_soon_threadsafe(resolve)
+            loop.call_soon_threadsafe(resolve, futures)
         except RuntimeError:
             pass  # the loop is gone: nobody waits any more

@@ -14,7 +14,7 @@ description too.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -110,12 +110,19 @@ class PageHistory:
     def __init__(self, db: Db) -> None:
         self._db = db
 
-    def record_written(self, paths: Sequence[str], at: float) -> list[PageEvent]:
+    def record_written(
+        self,
+        paths: Sequence[str],
+        at: float,
+        *,
+        results: Mapping[str, dict[str, Any] | None] | None = None,
+    ) -> list[PageEvent]:
         """Events for the pages of ``paths`` just written: ``added`` for a page that had none (or
-        was removed), ``changed`` where it says something else than at its last event."""
+        was removed), ``changed`` where it says something else than at its last event.
+        ``results``: each path's journaled result, where the caller has it."""
         last = self.last_events(paths)
         events: list[PageEvent] = []
-        for path, collection, page, content_hash, result in self._documents(paths):
+        for path, collection, page, content_hash, result in self._documents(paths, results):
             before = last.get(path)
             kind: EventKind = "changed" if before is not None and before.live else "added"
             event = page_event(
@@ -197,7 +204,14 @@ class PageHistory:
             found.update((event.path, event) for event in map(_event, rows))
         return found
 
-    def _documents(self, paths: Sequence[str]) -> Iterator[tuple[str, str, str, str, Any]]:
+    def _documents(
+        self,
+        paths: Sequence[str],
+        results: Mapping[str, dict[str, Any] | None] | None = None,
+    ) -> Iterator[tuple[str, str, str, str, Any]]:
+        """The written pages of ``paths``, with their results (from ``results`` where it has
+        them, else parsed from the journal)."""
+        known = results or {}
         for chunk in _chunks(paths):
             marks = ",".join("?" * len(chunk))
             rows = self._db.execute(
@@ -207,7 +221,8 @@ class PageHistory:
                 chunk,
             ).fetchall()
             for path, collection, page, content_hash, result in rows:
-                yield path, collection, page, content_hash, json.loads(result)
+                given = known.get(path)
+                yield path, collection, page, content_hash, given or json.loads(result)
 
     def _insert(self, events: Iterable[PageEvent]) -> None:
         self._db.executemany(
