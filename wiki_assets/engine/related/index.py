@@ -19,6 +19,10 @@ from wiki_assets.engine.related.text import MAX_CHARS
 CHUNK = 64
 """Documents whose grams :meth:`RelatedIndex.update_many` counts together before they choose
 their features."""
+BATCH = 2048
+"""Documents :meth:`RelatedIndex.update_many` indexes in one transaction, written as one segment
+of the lists: fewer segments are less to merge. A batch holds the index's write lock for under a
+second of short notes, a few seconds of pages of a few hundred words."""
 
 
 @dataclass(slots=True)
@@ -135,7 +139,7 @@ class RelatedIndex:
             segments.write(self._db, [postings])
             segments.merge_if_due(self._db)
 
-    def update_many(self, items: Iterable[Item], *, batch: int = 500) -> int:
+    def update_many(self, items: Iterable[Item], *, batch: int = BATCH) -> int:
         """Index ``(path, title, text, content_hash)`` items, committing after every ``batch``
         documents (rounded up to whole chunks).
 
