@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -135,3 +136,37 @@ def test_sigterm_while_workers_wait_at_the_end_of_a_run(tmp_path: Path) -> None:
     assert_clean(output)
     assert "stopped by SIGTERM: 5 done, 1 left for the next run" in output, output
     assert len(pages(tmp_path / "wiki")) == 5
+
+
+def test_sigterm_while_a_first_run_indexes_its_corpus(tmp_path: Path) -> None:
+    """A first run indexes the whole corpus before its first request; a signal then ends the
+    planning pass at its next group of documents. What was indexed is kept (and nothing is
+    pruned: the pass did not see the whole tree), no model is asked, and the run exits 143."""
+    synced = tmp_path / "synced" / "c"
+    synced.mkdir(parents=True)
+    notes = 12_000  # several seconds of indexing, in batches of 2,048
+    for i in range(notes):
+        (synced / f"n{i:05}.md").write_text(f"# Note {i}\n\nTopic {i % 97} and item {i}.\n")
+    related = tmp_path / "wiki" / ".wiki_assets" / "related.sqlite"
+
+    def indexed() -> int:
+        if not related.exists():
+            return 0
+        with sqlite3.connect(f"file:{related}?mode=ro", uri=True) as db:
+            try:
+                return int(db.execute("SELECT count(*) FROM docs").fetchone()[0])
+            except sqlite3.OperationalError:  # the tables are not there yet
+                return 0
+
+    with fleet(SimModel(model="instant", instant=True)) as (server,):
+        config = config_file(tmp_path, [server])
+        process = start_cli(tmp_path, synced.parent, config)
+        wait_until(lambda: indexed() > 0)  # the first batch is committed
+        code, output, took = stop(process)
+        asked = server.snapshot().requests
+    assert code == 143, output
+    assert took < STOP_WITHIN_S, output
+    assert_clean(output)
+    assert "stopped by SIGTERM: 0 done" in output, output
+    assert 0 < indexed() < notes, "the pass stopped before the end of the tree"
+    assert asked == 0 and not pages(tmp_path / "wiki")

@@ -218,17 +218,22 @@ class RunPlan:
         force: bool,
         max_bytes: int,
         helper_wanted: Callable[[], None] | None = None,
+        stopped: Callable[[], bool] = lambda: False,
     ) -> None:
         """``helper_wanted`` is called (once, from the pass) as soon as the pass knows that a
         helper process will answer the link candidates: documents are being indexed and at
         least :data:`SERVICE_MIN` are to summarize. The caller can start the helper then, so that
-        it starts while the rest of the corpus is indexed."""
+        it starts while the rest of the corpus is indexed. Once ``stopped()`` says so (a signal
+        came), the pass ends at its next group of documents: what it indexed is kept, nothing is
+        pruned (it has not seen the whole tree) and no candidates are answered
+        (:attr:`interrupted`)."""
         self.journal = journal
         self.related = related
         self.todo: list[tuple[SourceDocument, str]] = []  # to summarize or recover, with standing
         self.seen: set[str] = set()  # the run's documents that exist: the others' pages go
         self.skipped = 0  # documents whose page is current
         self.total = 0  # documents this run expects to summarize, for done/total and time left
+        self.interrupted = False  # stopped before it saw the whole tree
         present: set[str] = set()
         wanted = set(collections)
         to_summarize = 0  # so far (a recovered page needs no candidates)
@@ -237,6 +242,9 @@ class RunPlan:
         def stale_in_related_index() -> Iterator[tuple[str, str, str, str]]:
             nonlocal to_summarize, call_helper
             for group in _groups(scan_contents(synced_root, depth, keep_up_to=max_bytes)):
+                if stopped():
+                    self.interrupted = True
+                    return
                 # The journal and the index are asked about a group of documents at once.
                 entries = journal.get_many([d.path for d, _ in group if d.collection in wanted])
                 indexed = related.current_among({d.path: d.content_hash for d, _ in group})
@@ -256,14 +264,14 @@ class RunPlan:
                     yield doc.path, title_of(text, doc.path), text, doc.content_hash
 
         self.indexed = related.update_many(stale_in_related_index())
-        self.pruned = related.prune(lambda path: path in present)
+        self.pruned = 0 if self.interrupted else related.prune(lambda path: path in present)
         # The whole tree comes in path order; the run takes its collections one after another.
         self.todo.sort(key=lambda planned: planned[0].collection)
         # Link candidates of the documents to summarize. When the index changed (every stored
         # answer expired) and they are many, the run asks a helper process for them beside its
         # requests (:mod:`~wiki_assets.engine.related.service`); else they are answered here, a
         # lookahead per call, for the run to look up as a re-run does.
-        asks = [doc.path for doc, what in self.todo if what != RECOVER]
+        asks = [] if self.interrupted else [doc.path for doc, what in self.todo if what != RECOVER]
         beside = bool(self.indexed or self.pruned) and len(asks) >= SERVICE_MIN
         self.answers_beside = asks if beside else []  # for a helper process to answer
         if not beside:

@@ -244,6 +244,7 @@ class _Run:
                 force=self.dials.force,
                 max_bytes=self.max_bytes,
                 helper_wanted=helper_wanted,
+                stopped=lambda: self.stop_signal is not None,  # the pass ends at a signal
             )
         except BaseException:
             for start in started:  # scheduled before the plan's end: never left running
