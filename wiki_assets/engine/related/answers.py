@@ -8,8 +8,9 @@ corpus looks its candidates up instead of querying again.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from wiki_assets.engine.related.query import Found, most_similar_many
 from wiki_assets.engine.related.storage import chunks, get_meta
@@ -39,15 +40,23 @@ def answered(
     db: sqlite3.Connection, docs: Sequence[int], generation: int, k: int
 ) -> dict[int, Found]:
     """The stored answers among ``docs`` still valid for this index and at least ``k`` long."""
-    found: dict[int, Found] = {}
+    return {
+        doc: decode(answer)[:k]
+        for doc, answer in _valid_answers(db, "doc, found", docs, generation, k)
+    }
+
+
+def _valid_answers(
+    db: sqlite3.Connection, columns: str, docs: Sequence[int], generation: int, k: int
+) -> Iterator[tuple[Any, ...]]:
+    """``columns`` of the stored answers among ``docs`` still valid for this index (its
+    ``generation``) and at least ``k`` long."""
     for chunk in chunks(list(docs)):
         marks = ",".join("?" * len(chunk))
-        for doc, answer in db.execute(
-            f"SELECT doc, found FROM answers WHERE doc IN ({marks}) AND generation = ? AND k >= ?",
+        yield from db.execute(
+            f"SELECT {columns} FROM answers WHERE doc IN ({marks}) AND generation = ? AND k >= ?",
             [*chunk, generation, k],
-        ):
-            found[doc] = decode(answer)[:k]
-    return found
+        )
 
 
 def find(
@@ -63,7 +72,8 @@ def find(
     if stored:
         found = answered(db, list(ids.values()), generation, k)
     else:
-        found = dict.fromkeys(_have_answers(db, list(ids.values()), generation, k), [])
+        have = _valid_answers(db, "doc", list(ids.values()), generation, k)
+        found = {doc: [] for (doc,) in have}
     missing = [doc for doc in ids.values() if doc not in found]
     if not missing:
         return ids, found, []
@@ -71,21 +81,6 @@ def find(
     computed.update({doc: [] for doc in missing if doc not in computed})
     found.update(computed)
     return ids, found, [(doc, generation, k, encode(pairs)) for doc, pairs in computed.items()]
-
-
-def _have_answers(db: sqlite3.Connection, docs: Sequence[int], generation: int, k: int) -> set[int]:
-    """Which of ``docs`` have a stored answer still valid and at least ``k`` long."""
-    have: set[int] = set()
-    for chunk in chunks(list(docs)):
-        marks = ",".join("?" * len(chunk))
-        have.update(
-            doc
-            for (doc,) in db.execute(
-                f"SELECT doc FROM answers WHERE doc IN ({marks}) AND generation = ? AND k >= ?",
-                [*chunk, generation, k],
-            )
-        )
-    return have
 
 
 def describe(db: sqlite3.Connection, found: dict[int, Found]) -> dict[int, list[Candidate]]:

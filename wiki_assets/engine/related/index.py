@@ -222,14 +222,9 @@ class RelatedIndex:
                     segments.merge_if_due(self._db)
         return removed
 
-    def is_current(self, path: str, content_hash: str) -> bool:
-        """Whether ``path`` is indexed with this content: callers skip reading its text."""
-        with self._lock:
-            return self._unchanged(path, content_hash)
-
     def current_among(self, hashes: Mapping[str, str]) -> set[str]:
         """Which of the paths of ``hashes`` (path -> content hash) are indexed with that content,
-        in a few queries: :meth:`is_current` of a stream of documents, a group at a time."""
+        in a few queries: callers skip reading their text."""
         current: set[str] = set()
         with self._lock:
             for chunk in chunks(list(hashes)):
