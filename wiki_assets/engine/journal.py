@@ -158,19 +158,26 @@ class Journal:
 
     def record_summaries(self, entries: Sequence[Entry]) -> None:
         """Several results and their links in one transaction (one commit for all)."""
+        assert all(entry.result is not None for entry in entries)
+        now = time.time()
+        # Encoded before the transaction: the write lock is held for the statements alone.
+        rows = [
+            _row(
+                entry.path,
+                entry.collection,
+                entry.content_hash,
+                entry.fingerprint,
+                SUMMARIZED,
+                entry.page,
+                entry.model,
+                entry.result,
+                None,
+                now,
+            )
+            for entry in entries
+        ]
         with self._db.transaction():
-            for entry in entries:
-                assert entry.result is not None
-                self._upsert(
-                    entry.path,
-                    entry.collection,
-                    entry.content_hash,
-                    entry.fingerprint,
-                    SUMMARIZED,
-                    entry.page,
-                    entry.model,
-                    entry.result,
-                )
+            self._db.executemany(_UPSERT, rows)
             paths = [(entry.path,) for entry in entries]
             self._db.executemany("DELETE FROM links WHERE source = ?", paths)
             self._db.executemany(
@@ -235,9 +242,10 @@ class Journal:
         self, *, path: str, collection: str, content_hash: str, fingerprint: str, reason: str
     ) -> None:
         with self._db.transaction():
-            self._upsert(
+            row = _row(
                 path, collection, content_hash, fingerprint, FAILED, None, None, None, reason
             )
+            self._db.execute(_UPSERT, row)
             self._db.execute("DELETE FROM links WHERE source = ?", (path,))
 
     def mark_written(
@@ -292,39 +300,35 @@ class Journal:
             self._db.executemany("DELETE FROM documents WHERE path = ?", rows)
             self._db.executemany("DELETE FROM links WHERE source = ?", rows)
 
-    def _upsert(
-        self,
-        path: str,
-        collection: str,
-        content_hash: str,
-        fingerprint: str,
-        status: str,
-        page: str | None,
-        model: str | None,
-        result: dict[str, Any] | None,
-        reason: str | None = None,
-    ) -> None:
-        self._db.execute(
-            "INSERT INTO documents"
-            " (path, collection, content_hash, fingerprint, status, page, model, result, reason,"
-            "  updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (path) DO UPDATE SET collection = excluded.collection,"
-            " content_hash = excluded.content_hash, fingerprint = excluded.fingerprint,"
-            " status = excluded.status, page = excluded.page, model = excluded.model,"
-            " result = excluded.result, reason = excluded.reason, updated = excluded.updated",
-            (
-                path,
-                collection,
-                content_hash,
-                fingerprint,
-                status,
-                page,
-                model,
-                None if result is None else json.dumps(result, ensure_ascii=False),
-                reason,
-                time.time(),
-            ),
-        )
+
+_UPSERT = (
+    "INSERT INTO documents"
+    " (path, collection, content_hash, fingerprint, status, page, model, result, reason,"
+    "  updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (path) DO UPDATE SET collection = excluded.collection,"
+    " content_hash = excluded.content_hash, fingerprint = excluded.fingerprint,"
+    " status = excluded.status, page = excluded.page, model = excluded.model,"
+    " result = excluded.result, reason = excluded.reason, updated = excluded.updated"
+)
+"""A document's row, new or replacing the one it had: the parameters of :func:`_row`."""
+
+
+def _row(
+    path: str,
+    collection: str,
+    content_hash: str,
+    fingerprint: str,
+    status: str,
+    page: str | None,
+    model: str | None,
+    result: dict[str, Any] | None,
+    reason: str | None,
+    updated: float | None = None,
+) -> tuple[Any, ...]:
+    """The parameters of :data:`_UPSERT`; ``updated`` defaults to now."""
+    text = None if result is None else json.dumps(result, ensure_ascii=False)
+    when = time.time() if updated is None else updated
+    return (path, collection, content_hash, fingerprint, status, page, model, text, reason, when)
 
 
 def _entry(row: tuple[Any, ...]) -> Entry:

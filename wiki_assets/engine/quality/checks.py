@@ -92,6 +92,8 @@ def wrong_language(page: Written) -> bool:
     if expected is None:
         return False
     for text in page.sentences():
+        if expected == "en" and text.isascii():
+            continue  # Latin letters only and no Hangul: English, as far as this check can tell
         letters = [char for char in text if char.isalpha()]
         if len(letters) < _MIN_LETTERS:
             continue
