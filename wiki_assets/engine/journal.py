@@ -243,8 +243,9 @@ class Journal:
     ) -> None:
         with self._db.transaction():
             row = _row(
-                path, collection, content_hash, fingerprint, FAILED, None, None, None, reason
-            )
+                path, collection, content_hash, fingerprint, FAILED, None, None, None, reason,
+                time.time(),
+            )  # fmt: skip
             self._db.execute(_UPSERT, row)
             self._db.execute("DELETE FROM links WHERE source = ?", (path,))
 
@@ -323,12 +324,11 @@ def _row(
     model: str | None,
     result: dict[str, Any] | None,
     reason: str | None,
-    updated: float | None = None,
+    updated: float,
 ) -> tuple[Any, ...]:
-    """The parameters of :data:`_UPSERT`; ``updated`` defaults to now."""
+    """The parameters of :data:`_UPSERT` (``updated``: epoch seconds)."""
     text = None if result is None else json.dumps(result, ensure_ascii=False)
-    when = time.time() if updated is None else updated
-    return (path, collection, content_hash, fingerprint, status, page, model, text, reason, when)
+    return (path, collection, content_hash, fingerprint, status, page, model, text, reason, updated)
 
 
 def _entry(row: tuple[Any, ...]) -> Entry:
