@@ -237,7 +237,7 @@ class Pages:
         # and the pages linking to them (a link that can now be shown) are rendered again where
         # that changed something. A page that failed to land is left out of the others' links.
         failed = landing.keys() - set(written)
-        stale = neighbours(journal, written) - (landing.keys() - failed)
+        stale = neighbours(journal, written, links) - (landing.keys() - failed)
         relink(journal, self.wiki, [*stale, *neighbours(journal, failed)])
 
     def report_failures(self) -> None:

@@ -66,12 +66,17 @@ def page_text(
     return render_page(page_of(journal, entry, landing, links))
 
 
-def neighbours(journal: Journal, paths: Iterable[str]) -> set[str]:
-    """Documents whose pages show a link to or from ``paths``."""
+def neighbours(journal: Journal, paths: Iterable[str], links: Links | None = None) -> set[str]:
+    """Documents whose pages show a link to or from ``paths``. ``links``: what
+    :meth:`Journal.links_of` returned for a batch that includes every path (then no query)."""
     found: set[str] = set()
     for path in paths:
-        found.update(target for target, _ in journal.links_from(path))
-        found.update(journal.links_to(path))
+        if links is None:
+            found.update(target for target, _ in journal.links_from(path))
+            found.update(journal.links_to(path))
+        else:
+            found.update(target for target, _ in links[0].get(path, ()))
+            found.update(links[1].get(path, ()))
     return found
 
 
