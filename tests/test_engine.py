@@ -4,6 +4,8 @@ and the journal that lets a run resume without asking a model twice."""
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
 import logging
 import os
@@ -16,11 +18,15 @@ import time
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
 from wiki_assets.engine.budget import cut_to_budget, estimate_tokens
+from wiki_assets.engine.client import PLATFORM_HEADERS, ModelClient
+from wiki_assets.engine.collector import YOUNG_THRESHOLD, fewer_collections
 from wiki_assets.engine.corpus import DocumentError, SourceDocument, decode, scan
 from wiki_assets.engine.dispatch import Job, WorkQueue
+from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.journal import Journal
 from wiki_assets.engine.plan import fingerprint
 from wiki_assets.engine.store import StateStore
@@ -382,3 +388,53 @@ def test_a_slow_disk_holds_requests_back_instead_of_filling_memory(
     assert len(list((tmp_path / "wiki" / "c").glob("*.md"))) == 60
     assert len(batches) >= 60 // 12  # flushes started by a full buffer, not the 30 s timer
     assert max(batches) <= 8 + 4, batches  # the limit plus the requests that were in flight
+
+
+def test_requests_carry_the_key_but_not_openais_platform_headers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("WIKI_TEST_KEY", "sk-test")
+    received: list[dict[str, str]] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        received.append(dict(request.headers))
+        return web.json_response({"error": {"message": "no"}}, status=400)
+
+    async def ask() -> None:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", chat)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        endpoint = Endpoint(
+            name="m", base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=0,
+            api_key_env="WIKI_TEST_KEY",
+        )  # fmt: skip
+        client = ModelClient(endpoint, 100)
+        try:
+            with pytest.raises(ModelError):
+                await client.summarize("c/doc.md", "Doc", "Some text of a document.")
+        finally:
+            await client.close()
+            await runner.cleanup()
+
+    asyncio.run(ask())
+    assert received
+    for headers in received:
+        assert headers["Authorization"] == "Bearer sk-test"
+        assert headers["Content-Type"] == "application/json"
+        sent = {name.lower() for name in headers}
+        assert not sent & {name.lower() for name in PLATFORM_HEADERS}, sorted(sent)
+
+
+def test_a_run_collects_less_often_and_restores_the_collector() -> None:
+    before = gc.get_threshold()
+    with fewer_collections():
+        assert gc.get_threshold()[0] == max(before[0], YOUNG_THRESHOLD)
+        assert gc.get_freeze_count() > 0  # what existed before the run is left out of passes
+        with fewer_collections():  # a second run of the process, overlapping
+            pass
+        assert gc.get_threshold()[0] == max(before[0], YOUNG_THRESHOLD)  # the first still runs
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

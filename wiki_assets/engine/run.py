@@ -18,6 +18,7 @@ from pathlib import Path
 
 from wiki_assets.engine.budget import estimate_tokens
 from wiki_assets.engine.client import PROMPT_OVERHEAD_TOKENS, ModelClient, Summary
+from wiki_assets.engine.collector import fewer_collections
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.corpus import (
     DEFAULT_MAX_BYTES,
@@ -83,7 +84,11 @@ def ingest(
         report=IngestReport(collections=list(collections), dials=dials, models=[]),
         clock=clock,
     )
-    with stop_on_signals(run.request_stop), store.collection_locks(collections):
+    with (
+        stop_on_signals(run.request_stop),
+        store.collection_locks(collections),
+        fewer_collections(),
+    ):
         return asyncio.run(run.execute())
 
 
