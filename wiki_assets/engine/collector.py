@@ -3,10 +3,8 @@
 A run allocates hundreds of thousands of short-lived containers: each request's options, headers
 and decoded answer, each answer's checks, each page's record. By default the collector runs a
 young pass every 700 net allocations, and every 10th and 100th time a pass over the older
-generations, which walks every object the process holds: its modules, Dagster's, the plan. On a
-forced re-run of 2,000 tiny documents against an instant server that was 0.7 to 0.8 s of a 7 s
-run, and about 1 s of a first run (two cores; the README's *Link candidates* section has the
-figures).
+generations, which walks every object the process holds: its modules, Dagster's, the plan. What
+those passes cost a run, with and without these settings, is measured in docs/benchmarks.md.
 
 During a run the objects alive before it are frozen out of the collector's passes
 (:func:`gc.freeze`), and the young generation is collected every :data:`YOUNG_THRESHOLD`

@@ -27,8 +27,8 @@ DAGSTER_HOME = "DAGSTER_HOME"
 DEFAULT_CRON = "0 6 * * *"
 HELPER_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 """Set for the link candidates helper process whatever the run's environment says: numpy's
-OpenBLAS starts a thread per core when imported, which cost the helper 0.1 s of CPU (0.25 s to
-start with them, 0.15 s without), and the helper never calls BLAS."""
+OpenBLAS starts a thread per core when imported, which lengthens the helper's start (measured in
+docs/benchmarks.md), and the helper never calls BLAS."""
 
 
 def variable_name(value: str) -> str:
