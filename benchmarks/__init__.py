@@ -1,4 +1,4 @@
 """Throughput benchmarks of the wiki_assets dispatch engine against simpler designs.
 
-``python -m benchmarks.dispatch`` is the entry point; see ``benchmarks/README.md``.
+``python -m benchmarks.dispatch`` is the entry point; see ``docs/benchmarks.md``.
 """
