@@ -19,7 +19,7 @@ import pytest
 import yaml
 from conftest import PROJECT, Workspace, write_project
 
-from wiki_assets.defs.metadata import models_of
+from wiki_assets.defs.metadata import models_of, plain
 from wiki_assets.defs.settings import ConfigError, load_settings
 from wiki_assets.defs.sync import PARTITION_RANGE_END, PARTITION_RANGE_START
 from wiki_assets.simulator import SimServer
@@ -89,10 +89,7 @@ def test_schedule_after_a_cli_run_uses_the_project_files_fleet_and_dials(
         run_config=request.run_config, tags=request.tags, instance=instance
     )
     assert result.success
-    figures = {
-        key: value.value
-        for key, value in result.asset_observations_for_node("wiki_pages")[0].metadata.items()
-    }
+    figures = plain(result.asset_observations_for_node("wiki_pages")[0].metadata)
     assert sim.snapshot().answered == answered + 1, "the run asked the configured server"
     assert set(models_of(figures)) == {"sim"}, "and no other model (never the embedded one)"
     assert figures["count"] == 1 and figures["claim_size"] == 8

@@ -13,13 +13,13 @@ import dagster as dg
 import polars as pl
 from pydantic import Field
 
+from wiki_assets.defs.metadata import CHECK, build
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.engine.wiki.audit import (
     FLAGGED_SHARE,
     MAX_FLAGGED_SHARE,
     NO_FAILED_DOCUMENTS,
-    SHOWN_FINDINGS,
     WIKI_CHECKS,
     Audit,
     Outcome,
@@ -36,22 +36,11 @@ _SEVERITY = {Severity.ERROR: dg.AssetCheckSeverity.ERROR, Severity.WARN: dg.Asse
 
 
 def _result(outcome: Outcome) -> dg.AssetCheckResult:
-    shown = "\n".join(f"- {finding}" for finding in outcome.findings[:SHOWN_FINDINGS])
-    more = len(outcome.findings) - SHOWN_FINDINGS
-    if more > 0:
-        shown += f"\n- … and {more} more (`wiki-assets check` lists all)"
-    metadata: dict[str, dg.MetadataValue] = {
-        "checked": dg.MetadataValue.int(outcome.checked),
-        "problems": dg.MetadataValue.int(len(outcome.findings)),
-        "found": dg.MetadataValue.md(shown or "nothing"),
-    }
-    if outcome.share is not None:
-        metadata["share"] = dg.MetadataValue.float(outcome.share)
     return dg.AssetCheckResult(
         check_name=outcome.check.name,
         passed=outcome.passed,
         severity=_SEVERITY[outcome.check.severity],
-        metadata=metadata,
+        metadata=build(CHECK, outcome),
     )
 
 

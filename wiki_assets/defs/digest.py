@@ -15,6 +15,7 @@ import dagster as dg  # no `from __future__ import annotations`: Dagster reads t
 from pydantic import Field, field_validator
 
 from wiki_assets.defs.assets import wiki_index
+from wiki_assets.defs.metadata import DELIVERY, DIGEST, Delivered, DigestRun, build
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.engine import environment
 from wiki_assets.engine.digest import write_digest
@@ -121,12 +122,7 @@ def build_wiki_digest(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefi
         day = date.fromisoformat(context.partition_key)
         files = write_digest(corpus.wiki_path, day, timezone, corpus.state_store())
         counts = files.digest.counts()
-        metadata: dict[str, dg.RawMetadataValue] = {
-            **counts,
-            "path": dg.MetadataValue.path(files.markdown),
-            "json_path": dg.MetadataValue.path(files.json),
-            "timezone": timezone,
-        }
+        metadata = build(DIGEST, DigestRun(files, timezone))
         context.log.info(
             f"digest {day} ({timezone}): "
             + " · ".join(f"{count} {kind}" for kind, count in counts.items())
@@ -134,7 +130,7 @@ def build_wiki_digest(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefi
         )
         variable = digest.webhook_url_env
         if not (config.deliver and variable):
-            return dg.MaterializeResult(metadata={**metadata, "delivered": False})
+            return dg.MaterializeResult(metadata={**metadata, **build(DELIVERY, Delivered(False))})
         url = environment.webhook_url(variable)
         if url is None:
             raise dg.Failure(
@@ -151,9 +147,8 @@ def build_wiki_digest(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefi
                 metadata=metadata,
             ) from None
         context.log.info(f"digest posted to webhook {variable} ({delivery.attempts} attempts)")
-        return dg.MaterializeResult(
-            metadata={**metadata, "delivered": True, "delivery_attempts": delivery.attempts}
-        )
+        delivered = Delivered(True, delivery.attempts, context.run_id)
+        return dg.MaterializeResult(metadata={**metadata, **build(DELIVERY, delivered)})
 
     return wiki_digest
 
