@@ -118,6 +118,47 @@ def test_force_redoes_every_document_of_the_partition(
     assert sim.snapshot().answered == before + people
 
 
+def test_a_run_launched_as_the_asset_job_carries_a_tag_per_dial(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    """A materialization from the asset's page runs as Dagster's __ASSET_JOB with only Dagster's
+    tags; the run tags itself with where it came from and a tag per dial, with the dials it ran
+    with (the project file's defaults under the launchpad's changes)."""
+    from wiki_assets.defs.sync import sync
+
+    summarizer = summarizer_for(sim)
+    sync(instance, workspace.corpus, summarizer)  # registers the collections
+    defs = build_defs(workspace.corpus, summarizer, IngestConfig(claim_size=8))
+    job = defs.resolve_implicit_global_asset_job_def()
+    changed = {"flush_seconds": 0.2, "redo_models": ["sim0"]}
+    result = job.execute_in_process(
+        instance=instance,
+        asset_selection=[dg.AssetKey("wiki_pages")],
+        partition_key="people",
+        run_config={"ops": {"wiki_pages": {"config": changed}}},
+    )
+    assert result.success
+    run = instance.get_run_by_id(result.run_id)
+    assert run is not None and run.job_name == "__ASSET_JOB"
+    dials = {name: value for name, value in run.tags.items() if name.startswith("wiki_assets/")}
+    assert dials == {
+        "wiki_assets/source": "ui",
+        "wiki_assets/workers_per_model": "4",
+        "wiki_assets/max_workers": "64",
+        "wiki_assets/claim_size": "8",  # the project file's
+        "wiki_assets/flush_seconds": "0.2",  # the launchpad's
+        "wiki_assets/max_tokens": "200",
+        "wiki_assets/force": "false",
+        "wiki_assets/language": "auto",
+        "wiki_assets/redo_models": "sim0",
+        "wiki_assets/flagged_pages": "retry",
+    }
+    assert {f"wiki_assets/{name}" for name in IngestConfig.model_fields} <= set(dials)
+    # Runs filter on a dial as the Runs list does.
+    tagged = instance.get_runs(dg.RunsFilter(tags={"wiki_assets/claim_size": "8"}))
+    assert [r.run_id for r in tagged] == [result.run_id]
+
+
 def test_new_collection_is_picked_up_by_sync(
     workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
 ) -> None:

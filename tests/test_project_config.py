@@ -234,7 +234,7 @@ def test_a_cli_run_is_a_run_of_the_code_locations_job(
     assert run.remote_job_origin.location_name == "wiki_assets.definitions:defs"
     assert run.tags["wiki_assets/source"] == "cli"
     assert run.tags["wiki_assets/config"] == str(project)
-    assert "claim_size=8" in run.tags["wiki_assets/dials"]
+    assert run.tags["wiki_assets/claim_size"] == "8"  # a tag per dial
     # A re-execution gets the same fleet and dials: they are in the run's own config.
     models = run.run_config["resources"]["summarizer"]["config"]["models"]
     assert [model["base_url"] for model in models] == [sim.base_url]
