@@ -61,13 +61,14 @@ def dials_with_defaults(dials: IngestConfig) -> type[IngestConfig]:
     return create_model("IngestConfig", __base__=IngestConfig, **fields)
 
 
+# The aligned console logger, in a run's config (Dagster only uses a job's loggers when the run
+# config names them).
+LOGGERS: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+
+
 def run_config(dials: IngestConfig) -> dict[str, Any]:
-    """Run config for the ingest job: the dials, and the aligned console logger (Dagster only uses
-    a job's loggers when the run config names them)."""
-    return {
-        "ops": {"wiki_pages": {"config": dials.model_dump()}},
-        "loggers": {"console": {"config": {"log_level": "INFO"}}},
-    }
+    """Run config for the ingest job: the dials, and the aligned console logger."""
+    return {"ops": {"wiki_pages": {"config": dials.model_dump()}}, **LOGGERS}
 
 
 TAG_PREFIX = "wiki_assets/"

@@ -11,6 +11,7 @@ the plan's estimate) reads with them, so a key is spelled in one place.
   (from its :class:`ModelStats`), not a plotted key per model and figure;
 - :data:`PARTITION`: each ``wiki_pages`` partition's own counts, on its materialization;
 - :data:`INDEX`: ``wiki_index``'s figures; :data:`SYNCED`: ``synced_documents``' per collection;
+  :data:`SYNC`: a ``sync_job`` run's plan;
 - :data:`CHECK`: an asset check's result; :data:`DIGEST` and :data:`DELIVERY`: ``wiki_digest``'s.
 
 Readers take recorded metadata through :func:`plain`, which reads a table's cells as keys of their
@@ -446,6 +447,28 @@ INDEX = (
 
 # Each collection's documents, on every observation (and materialization) of synced_documents.
 SYNCED = (Key[CollectionState]("documents", int, lambda state: state.documents),)
+
+
+class SyncRun(NamedTuple):
+    """A sync_job run's plan (from its :class:`~wiki_assets.defs.sync.SyncPlan`)."""
+
+    collections: int
+    documents: int
+    added: int  # collections registered by this sync
+    to_summarize: int
+    pending: list[str]  # the collections whose pages need work, in partition order
+
+
+# A sync_job run's plan, on its op's output: what the sensor ingest_after_sync requests runs for.
+COLLECTIONS = Key[SyncRun]("collections", int, lambda run: run.collections)
+PENDING = Key[SyncRun]("pending", list, lambda run: run.pending)
+SYNC = (
+    COLLECTIONS,
+    Key[SyncRun]("documents", int, lambda run: run.documents),
+    Key[SyncRun]("added", int, lambda run: run.added),
+    Key[SyncRun]("to_summarize", int, lambda run: run.to_summarize),
+    PENDING,
+)
 
 
 # --------------------------------------------------------------------------------------------------
