@@ -3,13 +3,13 @@ code server) starts on a loopback port with a temporary DAGSTER_HOME holding the
 dagster.yaml and WIKI_ASSETS_CONFIG naming a project file with a simulated fleet; a backfill of
 several `wiki_pages` partitions launched through GraphQL with no resources in its run config runs
 through the queued run coordinator as one run on that fleet (counted at the server), records each
-partition's own counts and the run's figures once, and the automation sensor rebuilds `wiki_index`
-after it; the daemon ticks the `daily_sync_then_ingest` schedule, which starts a `sync_job` run, and
-once a document changed the sensor after that run starts one run with the file's dials on the
-file's fleet; a CLI run re-executes through GraphQL as a run of the loaded job, on the CLI run's
-own fleet; the runs' console lines in the server output use the aligned format and no run line
-uses Dagster's own; and SIGTERM to the server's process group shuts everything down, leaving no
-process of this test."""
+partition's own counts and the run's figures once, the automation sensor rebuilds `wiki_index`
+and the digest sensor builds the day's digest after it; the daemon ticks the
+`daily_sync_then_ingest` schedule, which starts a `sync_job` run, and once a document changed the
+sensor after that run starts one run with the file's dials on the file's fleet; a CLI run
+re-executes through GraphQL as a run of the loaded job, on the CLI run's own fleet; the runs'
+console lines in the server output use the aligned format and no run line uses Dagster's own; and
+SIGTERM to the server's process group shuts everything down, leaving no process of this test."""
 
 from __future__ import annotations
 
@@ -397,6 +397,19 @@ def check_server(
         lambda: materializations(dev.home, "wiki_index") > indexed_before or None,
         dev,
     )
+    # The backfill ran as Dagster's __ASSET_JOB; the digest sensor follows it all the same.
+    with dg.DagsterInstance.from_config(str(dev.home)) as instance:
+        backfill_run = instance.get_run_by_id(run_id)
+    assert backfill_run is not None and backfill_run.job_name == "__ASSET_JOB"
+
+    def digest_after_backfill() -> dg.DagsterRun | None:
+        with dg.DagsterInstance.from_config(str(dev.home)) as instance:
+            runs = instance.get_runs(dg.RunsFilter(job_name="wiki_digest_job"))
+        after = [r for r in runs if r.tags.get("dagster/run_key", "").endswith(f"after {run_id}")]
+        return after[0] if after and after[0].is_finished else None
+
+    digest_run = wait_for("the digest after the backfill", TICK_S, digest_after_backfill, dev)
+    assert digest_run.status == dg.DagsterRunStatus.SUCCESS
 
     # The daemon ticks the schedule every minute: a sync_job run each time. With one document
     # changed, the sensor after that sync requests one run for its collection with the file's
