@@ -1,7 +1,7 @@
 """Scale: memory stays flat with corpus size, and Dagster's bookkeeping is a small share of a run.
 
-Run ``python -m benchmarks.scale memory [--docs 100000]`` and ``python -m benchmarks.scale dagster
-[--docs 3000]``.
+Run ``python -m benchmarks.scale memory [--docs 100000]``, ``python -m benchmarks.scale dagster
+[--docs 3000]`` and ``python -m benchmarks.scale tick [--docs 10000]``.
 
 * ``memory``: N small documents (one collection) summarized by the engine against an instantly
   answering simulated server that runs in a child process (so its memory is not counted). Reports
@@ -16,6 +16,11 @@ Run ``python -m benchmarks.scale memory [--docs 100000]`` and ``python -m benchm
   ``--postgres URL`` runs the same on the deployment layout instead: Dagster's storage and the
   per-document state in that PostgreSQL database (deploy/postgres/dagster.yaml; the state in a
   fresh schema). ``--collections N`` sets the partitions (default 10).
+* ``tick``: the daily chain's evaluations over N documents (default 10,000 in ``--collections``
+  folders): the schedule's tick, the ``sync_job`` run it asks for (the mirror's survey and the
+  observations, which no tick does), and the tick of the sensor ``ingest_after_sync`` after that
+  run, on a first sync and on a sync with nothing changed. A tick must stay well within the
+  daemon's 60 s budget for one evaluation, whatever the tree's size.
 * ``state``: the per-document state's own cost, on SQLite and (with ``--postgres URL``) on
   PostgreSQL: milliseconds per durable journal record (one commit per result, as a run does) and
   per fleet-wide slot taken and given back.
@@ -239,6 +244,64 @@ def dagster(count: int, collections: int, postgres: str | None) -> None:
     )
 
 
+def tick(count: int, collections: int) -> None:
+    import dagster as dg
+
+    from wiki_assets.definitions import build_defs
+    from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
+    from wiki_assets.defs.sync import INGEST_SENSOR
+
+    work = Path(tempfile.mkdtemp(prefix="wiki-tick-"))
+    home = work / "dagster_home"
+    home.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[1] / "dagster_home" / "dagster.yaml", home)
+    try:
+        _write_corpus(work / "synced", count, collections=collections)
+        corpus = CorpusResource(synced_root=str(work / "synced"), wiki_root=str(work / "wiki"))
+        # Nothing is asked of a model: the sync plans with the fleet's names and settings only.
+        fleet = [ModelConfig(name="m", base_url="http://127.0.0.1:9/v1", model="m")]
+        defs = build_defs(corpus, SummarizerResource(models=fleet))
+        schedule = defs.resolve_schedule_def("daily_sync_then_ingest")
+        sensor = defs.resolve_sensor_def(INGEST_SENSOR)
+        job = defs.resolve_job_def("sync_job")
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            context = dg.build_sensor_context(instance, definitions=defs)
+            cursor = sensor.evaluate_tick(context).cursor  # its first tick starts its cursor
+            print(
+                "| sync | documents | collections | schedule tick | sync_job run "
+                "| sensor tick after it | sensor's answer |"
+            )
+            print("|---|---:|---:|---:|---:|---:|---|")
+            for label in ("first", "second"):
+                seconds = []
+                for _ in range(5):
+                    started = time.perf_counter()
+                    with dg.build_schedule_context(instance=instance) as schedule_context:
+                        (request,) = schedule.evaluate_tick(schedule_context).run_requests or []
+                    seconds.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                run = job.execute_in_process(instance=instance, tags=request.tags)
+                run_s = time.perf_counter() - started
+                assert run.success
+                started = time.perf_counter()
+                context = dg.build_sensor_context(instance, cursor=cursor, definitions=defs)
+                result = sensor.evaluate_tick(context)
+                sensor_s = time.perf_counter() - started
+                cursor = result.cursor
+                answer = (
+                    f"{len(result.run_requests)} run request(s)"
+                    if result.run_requests
+                    else result.skip_message
+                )
+                print(
+                    f"| {label} | {count:,} | {collections} | "
+                    f"{sorted(seconds)[2] * 1000:.1f} ms | {run_s:.1f} s | "
+                    f"{sensor_s * 1000:.0f} ms | {answer} |"
+                )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def state(count: int, postgres: str | None) -> None:
     from wiki_assets.engine.journal import Journal
     from wiki_assets.engine.leases import SlotLeases
@@ -283,17 +346,19 @@ def state(count: int, postgres: str | None) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["memory", "dagster", "state"])
+    parser.add_argument("what", choices=["memory", "dagster", "tick", "state"])
     parser.add_argument("--docs", type=int)
-    parser.add_argument("--collections", type=int, default=10, help="dagster: partitions")
+    parser.add_argument("--collections", type=int, help="dagster, tick: partitions (10, 100)")
     parser.add_argument("--postgres", metavar="URL", help="dagster, state: use PostgreSQL")
     args = parser.parse_args()
     if args.what == "memory":
         memory(args.docs or 100_000)
     elif args.what == "state":
         state(args.docs or 4_000, args.postgres)
+    elif args.what == "tick":
+        tick(args.docs or 10_000, args.collections or 100)
     else:
-        dagster(args.docs or 3_000, args.collections, args.postgres)
+        dagster(args.docs or 3_000, args.collections or 10, args.postgres)
 
 
 if __name__ == "__main__":

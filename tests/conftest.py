@@ -175,3 +175,40 @@ def store_for(request: pytest.FixtureRequest) -> StoreFor:
     url = request.getfixturevalue("postgres_url")
     schema = request.getfixturevalue("pg_schema")
     return lambda wiki: StateStore(wiki / ".wiki_assets", url, schema)
+
+
+@dataclass
+class Tick:
+    """What one daily tick led to: the sync_job run the schedule requested, then what the sensor
+    ingest_after_sync asked for after it (the ingest runs, or why none)."""
+
+    sync: dg.ExecuteInProcessResult
+    run_requests: list[dg.RunRequest]
+    skip_message: str | None
+
+
+def daily_tick(defs: dg.Definitions, instance: dg.DagsterInstance) -> Tick:
+    """The daily chain as the daemon runs it, in this process: the schedule's evaluation, the
+    sync_job run it requests, and the sensor's evaluation on that run's success."""
+    schedule = defs.resolve_schedule_def("daily_sync_then_ingest")
+    with dg.build_schedule_context(instance=instance) as context:
+        (request,) = schedule.evaluate_tick(context).run_requests or []
+    sync = defs.resolve_job_def(request.job_name or "sync_job").execute_in_process(
+        instance=instance, run_config=request.run_config, tags=request.tags
+    )
+    assert sync.success
+    run = instance.get_run_by_id(sync.run_id)
+    success = next(
+        record.event_log_entry.dagster_event
+        for record in instance.get_records_for_run(sync.run_id).records
+        if record.event_log_entry.dagster_event_type == dg.DagsterEventType.RUN_SUCCESS
+    )
+    context = dg.build_run_status_sensor_context(
+        sensor_name="ingest_after_sync", dagster_instance=instance, dagster_run=run,  # type: ignore[arg-type]
+        dagster_event=success,  # type: ignore[arg-type]
+    )  # fmt: skip
+    result = defs.resolve_sensor_def("ingest_after_sync")(context)  # type: ignore[operator]
+    if isinstance(result, dg.SkipReason):
+        return Tick(sync, [], result.skip_message)
+    assert isinstance(result, dg.SensorResult)
+    return Tick(sync, list(result.run_requests or []), None)

@@ -11,8 +11,13 @@ import sys
 
 import dagster as dg
 from conftest import Workspace, summarizer_for
+from dagster._core.storage.asset_check_execution_record import (
+    AssetCheckExecutionRecord,
+    AssetCheckExecutionRecordStatus,
+)
 
 from wiki_assets.defs.assets import IngestConfig
+from wiki_assets.defs.checks import flagged_by_collection
 from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.engine.wiki.audit import (
     EVERY_PAGE_LISTED,
@@ -22,6 +27,7 @@ from wiki_assets.engine.wiki.audit import (
     PAGES_CURRENT,
     WikiCheck,
     audit_wiki,
+    flagged_pages,
 )
 from wiki_assets.simulator import SimServer
 
@@ -35,6 +41,19 @@ def evaluation(instance: dg.DagsterInstance, asset: str, check: WikiCheck):
     assert record is not None and record.event is not None, f"{asset}:{check.name} never ran"
     data = record.event.dagster_event.event_specific_data  # type: ignore[union-attr]
     return data
+
+
+def partition_results(
+    instance: dg.DagsterInstance, check: WikiCheck, run_id: str
+) -> dict[str | None, AssetCheckExecutionRecord]:
+    """The results of a ``wiki_pages`` check that the instance stores for one run, by partition:
+    a record planned per partition when the run started, and completed by its result."""
+    key = dg.AssetCheckKey(dg.AssetKey("wiki_pages"), check.name)
+    records = instance.event_log_storage.get_asset_check_execution_history(key, limit=1000)
+    ours = [record for record in records if record.run_id == run_id]
+    by_partition = {record.partition: record for record in ours}
+    assert len(by_partition) == len(ours), "one result per partition"
+    return by_partition
 
 
 def check_cli(workspace: Workspace, *args: str) -> subprocess.CompletedProcess[str]:
@@ -62,11 +81,81 @@ def test_asset_checks_run_with_the_ingest_job_and_record_failures(
         assert result.passed, (check.name, result.metadata)
         assert result.metadata["checked"].value == checked
         assert result.metadata["problems"].value == 0
-    failed = evaluation(instance, "wiki_pages", NO_FAILED_DOCUMENTS)
-    assert not failed.passed
-    assert failed.severity == dg.AssetCheckSeverity.WARN  # a bad document does not break the wiki
-    assert failed.metadata["problems"].value == 1
-    assert "product/logo.png.txt: binary file" in failed.metadata["found"].value
+    # One run over every collection: each partition has its own result, none skipped; only
+    # `product` holds the binary file.
+    collections = instance.get_dynamic_partitions("collections")
+    assert outcome.run_id and len(collections) == 5
+    results = partition_results(instance, NO_FAILED_DOCUMENTS, outcome.run_id)
+    assert set(results) == set(collections)
+    for partition, record in results.items():
+        assert record.event is not None
+        data = record.event.dagster_event.event_specific_data  # type: ignore[union-attr]
+        if partition == "product":
+            assert record.status == AssetCheckExecutionRecordStatus.FAILED
+            assert data.severity == dg.AssetCheckSeverity.WARN  # a bad document: the wiki stands
+            assert data.metadata["problems"].value == 1
+            assert "product/logo.png.txt: binary file" in data.metadata["found"].value
+        else:
+            assert record.status == AssetCheckExecutionRecordStatus.SUCCEEDED, partition
+            assert data.metadata["problems"].value == 0
+
+
+def test_a_run_over_several_partitions_records_a_result_for_each_and_none_skipped(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    """What the UI shows per check of a run over several collections: passed or warning for every
+    partition (Dagster's check state), never "Skipped", and no result without a partition."""
+    from dagster._core.definitions.partitions.context import partition_loading_context
+    from dagster._core.storage.asset_check_execution_record import (
+        AssetCheckExecutionResolvedStatus as Resolved,
+    )
+
+    from wiki_assets.defs.partitions import collections_partitions
+
+    outcome = sync_then_ingest(instance, workspace.corpus, summarizer_for(sim), FAST)
+    assert outcome.success and outcome.run_id, outcome.error
+    collections = set(instance.get_dynamic_partitions("collections"))
+    assert len(outcome.plan.pending) == len(collections) == 5  # one run over all of them
+    for check in (NO_FAILED_DOCUMENTS, FLAGGED_SHARE):
+        results = partition_results(instance, check, outcome.run_id)
+        assert set(results) == collections, check.name
+        statuses = {record.status for record in results.values()}
+        assert statuses <= {
+            AssetCheckExecutionRecordStatus.SUCCEEDED,
+            AssetCheckExecutionRecordStatus.FAILED,
+        }, (check.name, statuses)  # a record still PLANNED after its run is a skipped one
+        key = dg.AssetCheckKey(dg.AssetKey("wiki_pages"), check.name)
+        with partition_loading_context(dynamic_partitions_store=instance):
+            (state,) = instance.event_log_storage.get_asset_check_state(
+                [(key, collections_partitions)]
+            ).values()
+            shown = {
+                status: set(subset.subset_value.get_partition_keys())
+                for status, subset in state.subsets.items()
+            }
+        assert shown[Resolved.SKIPPED] == set() and shown[Resolved.IN_PROGRESS] == set()
+        assert shown[Resolved.SUCCEEDED] | shown[Resolved.FAILED] == collections, check.name
+    # The default simulated model's pages repeat the prompt's words: all flagged, a warning.
+    flagged = partition_results(instance, FLAGGED_SHARE, outcome.run_id)
+    assert {record.status for record in flagged.values()} == {
+        AssetCheckExecutionRecordStatus.FAILED
+    }
+    event = flagged["people"].event
+    assert event is not None
+    data = event.dagster_event.event_specific_data  # type: ignore[union-attr]
+    assert data.severity == dg.AssetCheckSeverity.WARN and data.metadata["share"].value == 1.0
+
+
+def test_flagged_share_per_collection_is_the_engines_check_of_each_collection(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    assert sync_then_ingest(instance, workspace.corpus, summarizer_for(sim), FAST).success
+    store = workspace.corpus.state_store()
+    collections = [*instance.get_dynamic_partitions("collections"), "nowhere"]
+    for share in (0.0, 0.5, 1.0):
+        ours = flagged_by_collection(store, collections, share)
+        for name in collections:
+            assert ours[name] == flagged_pages(store, [name], max_flagged_share=share), name
 
 
 def test_check_command_exit_codes_follow_severity(

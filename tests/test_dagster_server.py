@@ -3,13 +3,13 @@ code server) starts on a loopback port with a temporary DAGSTER_HOME holding the
 dagster.yaml and WIKI_ASSETS_CONFIG naming a project file with a simulated fleet; a backfill of
 several `wiki_pages` partitions launched through GraphQL with no resources in its run config runs
 through the queued run coordinator as one run on that fleet (counted at the server), records each
-partition's own counts and the run's figures once, and the automation sensor rebuilds `wiki_index`
-after it; the daemon ticks the `daily_sync_then_ingest` schedule, which skips while everything is
-up to date and, once a document changed, starts one run with the file's dials on the file's fleet;
-a CLI run re-executes through GraphQL as a run of the loaded job, on the CLI run's own fleet;
-the runs' console lines in the server output use the aligned format and no run line uses Dagster's
-own; and SIGTERM to the server's process group shuts everything down, leaving no process of this
-test."""
+partition's own counts and the run's figures once, the automation sensor rebuilds `wiki_index`
+and the digest sensor builds the day's digest after it; the daemon ticks the
+`daily_sync_then_ingest` schedule, which starts a `sync_job` run, and once a document changed the
+sensor after that run starts one run with the file's dials on the file's fleet; a CLI run
+re-executes through GraphQL as a run of the loaded job, on the CLI run's own fleet; the runs'
+console lines in the server output use the aligned format and no run line uses Dagster's own; and
+SIGTERM to the server's process group shuts everything down, leaving no process of this test."""
 
 from __future__ import annotations
 
@@ -34,9 +34,11 @@ import pytest
 from conftest import PROJECT, SAMPLE, write_project
 
 from wiki_assets.definitions import AUTOMATION_SENSOR
+from wiki_assets.defs import metadata as md
 from wiki_assets.defs.resources import ModelConfig, SummarizerResource
 from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.defs.settings import load_settings
+from wiki_assets.defs.sync import INGEST_SENSOR
 from wiki_assets.simulator import SimModel, SimServer
 
 pytestmark = pytest.mark.server
@@ -382,7 +384,7 @@ def check_server(
         records = instance.fetch_observations(dg.AssetKey("wiki_pages"), limit=20).records
     (observation,) = [r.asset_observation for r in records if r.run_id == run_id]
     assert observation is not None
-    figures = {key: value.value for key, value in observation.metadata.items()}
+    figures = md.plain(observation.metadata)  # the tables' cells as keys (model/sim/docs)
     assert figures["count"] == figures["model/sim/docs"] == total
     assert figures["partitions"] == len(BACKFILL)
     assert figures["docs_per_sec"] == pytest.approx(total / figures["duration_s"], rel=0.02)
@@ -395,29 +397,49 @@ def check_server(
         lambda: materializations(dev.home, "wiki_index") > indexed_before or None,
         dev,
     )
+    # The backfill ran as Dagster's __ASSET_JOB; the digest sensor follows it all the same.
+    with dg.DagsterInstance.from_config(str(dev.home)) as instance:
+        backfill_run = instance.get_run_by_id(run_id)
+    assert backfill_run is not None and backfill_run.job_name == "__ASSET_JOB"
 
-    # The daemon ticks the schedule every minute. With one document changed, a tick requests one
-    # run for its collection with the file's dials, and that run asks the file's fleet.
+    def digest_after_backfill() -> dg.DagsterRun | None:
+        with dg.DagsterInstance.from_config(str(dev.home)) as instance:
+            runs = instance.get_runs(dg.RunsFilter(job_name="wiki_digest_job"))
+        after = [r for r in runs if r.tags.get("dagster/run_key", "").endswith(f"after {run_id}")]
+        return after[0] if after and after[0].is_finished else None
+
+    digest_run = wait_for("the digest after the backfill", TICK_S, digest_after_backfill, dev)
+    assert digest_run.status == dg.DagsterRunStatus.SUCCESS
+
+    # The daemon ticks the schedule every minute: a sync_job run each time. With one document
+    # changed, the sensor after that sync requests one run for its collection with the file's
+    # dials, and that run asks the file's fleet.
     edited = synced / "people" / "leave-policy.md"
     edited.write_text(edited.read_text() + "\nCarry-over is now 7 days.\n")
     answered = sim.snapshot().answered
 
-    def ticked_with_run() -> list[str] | None:
-        schedule = dev.graphql(
-            """query($selector: ScheduleSelector!) { scheduleOrError(scheduleSelector: $selector) {
-                 ... on Schedule { scheduleState { status
-                   ticks(limit: 10) { status skipReason runIds error { message } } } } } }""",
-            {"selector": SCHEDULE},
-        )["scheduleOrError"]["scheduleState"]
-        assert schedule["status"] == "RUNNING"
-        for tick in schedule["ticks"]:
-            assert tick["status"] in ("SKIPPED", "SUCCESS", "STARTED"), tick
-            if tick["status"] == "SKIPPED":
-                assert "up to date" in tick["skipReason"], tick
-        ran = [tick["runIds"] for tick in schedule["ticks"] if tick["runIds"]]
-        return ran[0] if ran else None
+    def ingested_after_sync() -> str | None:
+        # Each tick starts a sync_job run; after one that finds the change, the sensor requests
+        # the ingest run.
+        with dg.DagsterInstance.from_config(str(dev.home)) as instance:
+            runs = instance.get_runs(
+                dg.RunsFilter(job_name="ingest_job", tags={"dagster/sensor_name": INGEST_SENSOR})
+            )
+        return runs[0].run_id if runs else None
 
-    (tick_run,) = wait_for("a schedule tick with a run", TICK_S, ticked_with_run, dev)
+    tick_run = wait_for("an ingest run after a sync run", TICK_S, ingested_after_sync, dev)
+    schedule = dev.graphql(
+        """query($selector: ScheduleSelector!) { scheduleOrError(scheduleSelector: $selector) {
+             ... on Schedule { scheduleState { status
+               ticks(limit: 10) { status runIds error { message } } } } } }""",
+        {"selector": SCHEDULE},
+    )["scheduleOrError"]["scheduleState"]
+    assert schedule["status"] == "RUNNING"
+    for tick in schedule["ticks"]:  # each tick asks for a sync run, nothing else
+        assert tick["status"] in ("SUCCESS", "STARTED"), tick
+    with dg.DagsterInstance.from_config(str(dev.home)) as instance:
+        syncs = instance.get_runs(dg.RunsFilter(job_name="sync_job"))
+    assert syncs and all(run.status != dg.DagsterRunStatus.FAILURE for run in syncs)
 
     def finished() -> dg.DagsterRun | None:
         with dg.DagsterInstance.from_config(str(dev.home)) as instance:

@@ -29,7 +29,9 @@ def test_definitions_load_with_the_fixed_names() -> None:
     assert wiki_pages.partitions_def.name == "collections"
     assert not graph.get(dg.AssetKey("synced_documents")).is_materializable
     assert set(defs.resources or {}) >= {"summarizer", "corpus"}
-    assert defs.resolve_schedule_def("daily_sync_then_ingest").cron_schedule == "0 6 * * *"
+    schedule = defs.resolve_schedule_def("daily_sync_then_ingest")
+    assert schedule.cron_schedule == "0 6 * * *" and schedule.job_name == "sync_job"
+    assert defs.resolve_sensor_def("ingest_after_sync") is not None
     wiki_digest = graph.get(dg.AssetKey("wiki_digest"))
     assert wiki_digest.parent_keys == {dg.AssetKey("wiki_index")}
     assert isinstance(wiki_digest.partitions_def, dg.DailyPartitionsDefinition)

@@ -1,8 +1,8 @@
 """``wiki_digest`` through Dagster, and its webhook: a past day materialized from the history
-(runs put on that day by the engine's clock), the sensor that follows a real ingest_job run, and
-delivery to a local HTTP receiver (the expected Block Kit message, 500 then 200 retried, a
-receiver that stays down failing the step with the files intact), with the planted webhook URL
-in no log, metadata or wiki file."""
+(runs put on that day by the engine's clock), the sensor that follows a real ingest_job run and a
+run of the UI's __ASSET_JOB (a day of two runs posting once), and delivery to a local HTTP
+receiver (the expected Block Kit message, 500 then 200 retried, a receiver that stays down failing
+the step with the files intact), with the planted webhook URL in no log, metadata or wiki file."""
 
 from __future__ import annotations
 
@@ -305,3 +305,81 @@ def test_post_backs_off_honours_retry_after_and_does_not_retry_a_refusal() -> No
         with pytest.raises(DeliveryFailed) as bad:
             post(mistyped, {}, named=WEBHOOK_ENV, sleep=slept.append)
         assert WEBHOOK_ENV in str(bad.value) and "secret" not in str(bad.value)
+
+
+def test_a_digest_follows_a_run_of_the_asset_job_and_a_day_of_two_runs_posts_once(
+    workspace: Workspace,
+    instance: dg.DagsterInstance,
+    sim: SimServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A materialization from an asset's page runs as Dagster's __ASSET_JOB: the sensor, evaluated
+    as the daemon evaluates it (its cursor over the instance's run events), requests the day's
+    digest after it, passes over runs that write no pages (the digest's own), and the day's second
+    digest rewrites the files without posting again."""
+    from wiki_assets.defs.sync import sync
+
+    summarizer = summarizer_for(sim)
+    sync(instance, workspace.corpus, summarizer)  # registers the collections
+    with Receiver([200]) as receiver:
+        monkeypatch.setenv(WEBHOOK_ENV, receiver.url)
+        digest = DigestResource(timezone="UTC", webhook_url_env=WEBHOOK_ENV)
+        defs = build_defs(workspace.corpus, summarizer, digest=digest)
+        sensor = defs.resolve_sensor_def(DIGEST_SENSOR)
+        cursor = sensor.evaluate_tick(
+            dg.build_sensor_context(instance=instance, definitions=defs)
+        ).cursor
+        assert cursor is not None  # the first tick starts from the events there are
+
+        def tick() -> dg.RunRequest | str:
+            nonlocal cursor
+            result = sensor.evaluate_tick(
+                dg.build_sensor_context(instance, cursor=cursor, definitions=defs)
+            )
+            cursor = result.cursor
+            if result.run_requests:
+                (request,) = result.run_requests
+                return request
+            return result.skip_message or ""
+
+        def pages_from_the_ui(partition: str) -> str:
+            job = defs.resolve_implicit_global_asset_job_def()
+            result = job.execute_in_process(
+                instance=instance,
+                asset_selection=[dg.AssetKey("wiki_pages")],
+                partition_key=partition,
+                run_config={"ops": {"wiki_pages": {"config": {"flush_seconds": 0.2}}}},
+            )
+            assert result.success and result.dagster_run.job_name == "__ASSET_JOB"
+            return result.run_id
+
+        def digest_of(request: dg.RunRequest) -> dg.ExecuteInProcessResult:
+            result = defs.resolve_job_def("wiki_digest_job").execute_in_process(
+                instance=instance, partition_key=request.partition_key
+            )
+            assert result.success
+            return result
+
+        first = pages_from_the_ui("people")
+        request = tick()
+        assert isinstance(request, dg.RunRequest), request
+        record = instance.get_run_record_by_id(first)
+        assert record is not None and record.end_time is not None
+        today = datetime.fromtimestamp(record.end_time, UTC).date()
+        assert request.partition_key == today.isoformat()
+        posting = digest_of(request)
+        assert len(receiver.bodies) == 1
+        assert materialization(instance, today)["posted_in_run"] == posting.run_id
+        assert tick() == f"run {posting.run_id} materialized no wiki_pages"
+
+        pages_from_the_ui("engineering")  # the same day, later
+        again = tick()
+        assert isinstance(again, dg.RunRequest) and again.partition_key == today.isoformat()
+        digest_of(again)
+        assert len(receiver.bodies) == 1, "posted once a day"
+    _, data = digest_files(workspace, today)  # the files have both runs' pages
+    people = [d for d in workspace.documents() if d.startswith(("people/", "engineering/"))]
+    assert data["counts"]["added"] == len(people)
+    metadata = materialization(instance, today)
+    assert metadata["delivered"] is True and metadata["posted_in_run"] == posting.run_id
+    assert "delivery_attempts" not in metadata

@@ -9,7 +9,7 @@ import hashlib
 
 import dagster as dg
 import pytest
-from conftest import Workspace, summarizer_for
+from conftest import Workspace, daily_tick, summarizer_for
 from dagster._core.definitions.data_version import StaleStatus
 
 from wiki_assets.definitions import build_defs
@@ -118,6 +118,47 @@ def test_force_redoes_every_document_of_the_partition(
     assert sim.snapshot().answered == before + people
 
 
+def test_a_run_launched_as_the_asset_job_carries_a_tag_per_dial(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    """A materialization from the asset's page runs as Dagster's __ASSET_JOB with only Dagster's
+    tags; the run tags itself with where it came from and a tag per dial, with the dials it ran
+    with (the project file's defaults under the launchpad's changes)."""
+    from wiki_assets.defs.sync import sync
+
+    summarizer = summarizer_for(sim)
+    sync(instance, workspace.corpus, summarizer)  # registers the collections
+    defs = build_defs(workspace.corpus, summarizer, IngestConfig(claim_size=8))
+    job = defs.resolve_implicit_global_asset_job_def()
+    changed = {"flush_seconds": 0.2, "redo_models": ["sim0"]}
+    result = job.execute_in_process(
+        instance=instance,
+        asset_selection=[dg.AssetKey("wiki_pages")],
+        partition_key="people",
+        run_config={"ops": {"wiki_pages": {"config": changed}}},
+    )
+    assert result.success
+    run = instance.get_run_by_id(result.run_id)
+    assert run is not None and run.job_name == "__ASSET_JOB"
+    dials = {name: value for name, value in run.tags.items() if name.startswith("wiki_assets/")}
+    assert dials == {
+        "wiki_assets/source": "ui",
+        "wiki_assets/workers_per_model": "4",
+        "wiki_assets/max_workers": "64",
+        "wiki_assets/claim_size": "8",  # the project file's
+        "wiki_assets/flush_seconds": "0.2",  # the launchpad's
+        "wiki_assets/max_tokens": "200",
+        "wiki_assets/force": "false",
+        "wiki_assets/language": "auto",
+        "wiki_assets/redo_models": "sim0",
+        "wiki_assets/flagged_pages": "retry",
+    }
+    assert {f"wiki_assets/{name}" for name in IngestConfig.model_fields} <= set(dials)
+    # Runs filter on a dial as the Runs list does.
+    tagged = instance.get_runs(dg.RunsFilter(tags={"wiki_assets/claim_size": "8"}))
+    assert [r.run_id for r in tagged] == [result.run_id]
+
+
 def test_new_collection_is_picked_up_by_sync(
     workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
 ) -> None:
@@ -138,31 +179,89 @@ def test_new_collection_is_picked_up_by_sync(
 def test_schedule_requests_the_new_and_stale_collections(
     workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
 ) -> None:
+    """The daily chain: the schedule asks for a sync_job run; that run registers and observes
+    the collections; after it, the sensor asks for one ingest run over the pending ones (or
+    says all are up to date)."""
     summarizer = summarizer_for(sim)
     defs = build_defs(workspace.corpus, summarizer)
-    schedule = defs.resolve_schedule_def("daily_sync_then_ingest")
-    resources = {"corpus": workspace.corpus, "summarizer": summarizer}
 
-    with dg.build_schedule_context(instance=instance, resources=resources) as context:
-        first = schedule.evaluate_tick(context)
-    assert len(first.run_requests or []) == 1
-    tags = first.run_requests[0].tags  # type: ignore[index]
+    first = daily_tick(defs, instance)
+    assert first.sync.dagster_run.job_name == "sync_job"
+    assert len(first.run_requests) == 1
+    tags = first.run_requests[0].tags
     order = instance.get_dynamic_partitions("collections")
     assert len(order) == 5
     assert (tags[PARTITION_RANGE_START], tags[PARTITION_RANGE_END]) == (order[0], order[-1])
+    assert tags["wiki_assets/source"] == "schedule"
+    assert first.run_requests[0].run_key == f"{first.sync.run_id}/0"  # requested once
+    # The sync run observed every collection and says what it planned.
+    observed = instance.fetch_observations(dg.AssetKey("synced_documents"), limit=100).records
+    assert {record.run_id for record in observed} == {first.sync.run_id}
+    assert sorted(record.partition_key or "" for record in observed) == sorted(order)
 
     sync_then_ingest(instance, workspace.corpus, summarizer, FAST)
-    with dg.build_schedule_context(instance=instance, resources=resources) as context:
-        idle = schedule.evaluate_tick(context)
+    idle = daily_tick(defs, instance)
     assert not idle.run_requests
-    assert "up to date" in (idle.skip_message or "")
+    assert idle.skip_message == "all 5 collections are up to date"
 
     edited = workspace.synced / "operations" / "support-escalation-process.md"
     edited.write_text(edited.read_text() + "\nNew tier: L3 on weekends.\n")
-    with dg.build_schedule_context(instance=instance, resources=resources) as context:
-        stale = schedule.evaluate_tick(context)
-    tags = stale.run_requests[0].tags  # type: ignore[index]
+    stale = daily_tick(defs, instance)
+    tags = stale.run_requests[0].tags
     assert (tags[PARTITION_RANGE_START], tags[PARTITION_RANGE_END]) == ("operations", "operations")
+
+
+def test_evaluating_the_schedule_writes_nothing(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    """The UI's "Preview tick result" evaluates the schedule for real: with a changed document,
+    a new collection and a sync command configured, the evaluation asks for a sync_job run and
+    changes nothing: no event, run or partition on the instance, no file anywhere, no command."""
+    summarizer = summarizer_for(sim)
+    assert sync_then_ingest(instance, workspace.corpus, summarizer, FAST).success
+    edited = workspace.synced / "people" / "leave-policy.md"
+    edited.write_text(edited.read_text() + "\nCarry-over is now 7 days.\n")
+    (workspace.synced / "legal").mkdir()
+    (workspace.synced / "legal" / "nda.md").write_text("# NDA\n\nMutual NDA.\n")
+    ran = workspace.home.parent / "the-sync-command-ran"
+    corpus = workspace.corpus.model_copy(update={"sync_command": f"touch {ran}"})
+    defs = build_defs(corpus, summarizer)
+    schedule = defs.resolve_schedule_def("daily_sync_then_ingest")
+
+    def files() -> dict[str, tuple[int, int]]:
+        root = workspace.home.parent
+        return {
+            path.relative_to(root).as_posix(): (path.stat().st_size, path.stat().st_mtime_ns)
+            for path in root.rglob("*")
+            if path.is_file()
+        }
+
+    def instance_state() -> tuple[object, ...]:
+        return (
+            instance.event_log_storage.get_maximum_record_id(),
+            [run.run_id for run in instance.get_runs()],
+            instance.get_dynamic_partitions("collections"),
+        )
+
+    before, stored = files(), instance_state()
+    with dg.build_schedule_context(instance=instance) as context:
+        result = schedule.evaluate_tick(context)
+    (request,) = result.run_requests or []
+    assert request.job_name in (None, "sync_job")
+    assert instance_state() == stored
+    assert files() == before
+    assert not ran.exists()
+
+
+def stale_status(defs: dg.Definitions, instance: dg.DagsterInstance, partition: str) -> StaleStatus:
+    """What the UI asks: Dagster's own resolver, with its own test loading context."""
+    from dagster._core.definitions.data_version import CachingStaleStatusResolver
+    from dagster._core.loader import LoadingContextForTest
+
+    resolver = CachingStaleStatusResolver(
+        instance, defs.resolve_asset_graph(), LoadingContextForTest(instance)
+    )
+    return resolver.get_status(dg.AssetKey("wiki_pages"), partition)
 
 
 def test_changed_collection_shows_stale_in_dagster(
@@ -173,24 +272,38 @@ def test_changed_collection_shows_stale_in_dagster(
     defs = build_defs(workspace.corpus, summarizer)
     sync_then_ingest(instance, workspace.corpus, summarizer, FAST)
 
-    def status(partition: str) -> StaleStatus:
-        # What the UI asks: Dagster's own resolver, with its own test loading context.
-        from dagster._core.definitions.data_version import CachingStaleStatusResolver
-        from dagster._core.loader import LoadingContextForTest
-
-        resolver = CachingStaleStatusResolver(
-            instance, defs.resolve_asset_graph(), LoadingContextForTest(instance)
-        )
-        return resolver.get_status(dg.AssetKey("wiki_pages"), partition)
-
-    assert status("product") == StaleStatus.FRESH
+    assert stale_status(defs, instance, "product") == StaleStatus.FRESH
     edited = workspace.synced / "product" / "2026-roadmap.md"
     edited.write_text(edited.read_text() + "\nQ4: cold storage tier.\n")
     from wiki_assets.defs.sync import sync
 
     sync(instance, workspace.corpus, summarizer)
-    assert status("product") == StaleStatus.STALE
-    assert status("people") == StaleStatus.FRESH
+    assert stale_status(defs, instance, "product") == StaleStatus.STALE
+    assert stale_status(defs, instance, "people") == StaleStatus.FRESH
+
+
+def test_the_daily_sync_run_marks_a_changed_collection_stale_and_its_ingest_run_clears_it(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    """The same, with the observations recorded by the schedule's sync_job run."""
+    summarizer = summarizer_for(sim)
+    defs = build_defs(workspace.corpus, summarizer, FAST)
+    (first,) = daily_tick(defs, instance).run_requests
+    ingest_job = defs.resolve_job_def("ingest_job")
+    assert ingest_job.execute_in_process(
+        instance=instance, run_config=first.run_config, tags=first.tags
+    ).success
+    assert stale_status(defs, instance, "product") == StaleStatus.FRESH
+    edited = workspace.synced / "product" / "2026-roadmap.md"
+    edited.write_text(edited.read_text() + "\nQ4: cold storage tier.\n")
+    tick = daily_tick(defs, instance)
+    assert stale_status(defs, instance, "product") == StaleStatus.STALE
+    assert stale_status(defs, instance, "people") == StaleStatus.FRESH
+    (request,) = tick.run_requests
+    assert ingest_job.execute_in_process(
+        instance=instance, run_config=request.run_config, tags=request.tags
+    ).success
+    assert stale_status(defs, instance, "product") == StaleStatus.FRESH
 
 
 ASSET_STATUS = """

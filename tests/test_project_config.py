@@ -1,6 +1,6 @@
 """The project file (``wiki_assets.yaml`` or ``$WIKI_ASSETS_CONFIG``) is the one home of a
 deployment's configuration: the definitions build their fleet and dials from it, so after a CLI run
-on that fleet the daily schedule (evaluated over the loaded definitions) requests nothing, and after
+on that fleet the daily schedule's sync run (over the loaded definitions) leads to no run, and after
 one changed document it requests one run with the file's dials that asks the simulated server, not
 the embedded model. ``--config`` is layered over it (``force`` redoes every document). Every kind of
 typo, at every level, stops the CLI with exit 1 and one line naming the file, the key, where it is
@@ -17,9 +17,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import yaml
-from conftest import PROJECT, Workspace, write_project
+from conftest import PROJECT, Workspace, daily_tick, write_project
 
-from wiki_assets.defs.metadata import models_of
+from wiki_assets.defs.metadata import models_of, plain
 from wiki_assets.defs.settings import ConfigError, load_settings
 from wiki_assets.defs.sync import PARTITION_RANGE_END, PARTITION_RANGE_START
 from wiki_assets.simulator import SimServer
@@ -65,18 +65,15 @@ def test_schedule_after_a_cli_run_uses_the_project_files_fleet_and_dials(
         8,
         0.2,
     )
-    schedule = defs.resolve_schedule_def("daily_sync_then_ingest")
-    with dg.build_schedule_context(instance=instance, resources=defs.resources) as context:
-        idle = schedule.evaluate_tick(context)
+    idle = daily_tick(defs, instance)
     assert not idle.run_requests, "an up-to-date wiki on the configured fleet needs no run"
     assert "up to date" in (idle.skip_message or "")
 
     edited = workspace.synced / "people" / "leave-policy.md"
     edited.write_text(edited.read_text() + "\nCarry-over is now 7 days.\n")
-    with dg.build_schedule_context(instance=instance, resources=defs.resources) as context:
-        stale = schedule.evaluate_tick(context)
-    assert len(stale.run_requests or []) == 1
-    request = stale.run_requests[0]  # type: ignore[index]
+    stale = daily_tick(defs, instance)
+    assert len(stale.run_requests) == 1
+    request = stale.run_requests[0]
     assert (request.tags[PARTITION_RANGE_START], request.tags[PARTITION_RANGE_END]) == (
         "people",
         "people",
@@ -89,10 +86,7 @@ def test_schedule_after_a_cli_run_uses_the_project_files_fleet_and_dials(
         run_config=request.run_config, tags=request.tags, instance=instance
     )
     assert result.success
-    figures = {
-        key: value.value
-        for key, value in result.asset_observations_for_node("wiki_pages")[0].metadata.items()
-    }
+    figures = plain(result.asset_observations_for_node("wiki_pages")[0].metadata)
     assert sim.snapshot().answered == answered + 1, "the run asked the configured server"
     assert set(models_of(figures)) == {"sim"}, "and no other model (never the embedded one)"
     assert figures["count"] == 1 and figures["claim_size"] == 8
@@ -237,7 +231,7 @@ def test_a_cli_run_is_a_run_of_the_code_locations_job(
     assert run.remote_job_origin.location_name == "wiki_assets.definitions:defs"
     assert run.tags["wiki_assets/source"] == "cli"
     assert run.tags["wiki_assets/config"] == str(project)
-    assert "claim_size=8" in run.tags["wiki_assets/dials"]
+    assert run.tags["wiki_assets/claim_size"] == "8"  # a tag per dial
     # A re-execution gets the same fleet and dials: they are in the run's own config.
     models = run.run_config["resources"]["summarizer"]["config"]["models"]
     assert [model["base_url"] for model in models] == [sim.base_url]

@@ -23,6 +23,8 @@ from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.history import COLUMNS, MODEL_SPEED, READS, runs_table
 from wiki_assets.defs.plan import MODEL_READS
 from wiki_assets.defs.runner import IngestOutcome, sync_then_ingest
+from wiki_assets.engine import Dials
+from wiki_assets.engine.report import IngestReport, ModelStats
 from wiki_assets.simulator import SimServer
 
 ALL = "_root,engineering,operations,people,product"
@@ -164,8 +166,10 @@ def test_empty_history(instance: dg.DagsterInstance, workspace: Workspace) -> No
 
 
 def test_every_key_the_readers_read_is_one_the_writer_writes(history: History) -> None:
-    """On the two runs' recorded figures: each key `runs` and the plan's estimate read is there
-    with its declared type, and every recorded key is one metadata.py defines."""
+    """On the two runs' recorded figures: the UI plots only the figures tuning runs are compared
+    by (a number each); the rest of the run's figures, its dials and each model's figures are one
+    table each, every model a row. Each key `runs` and the plan's estimate read is there with its
+    declared type, and every recorded key and column is one metadata.py defines."""
     types = {
         int: dg.IntMetadataValue,
         float: dg.FloatMetadataValue,
@@ -173,6 +177,7 @@ def test_every_key_the_readers_read_is_one_the_writer_writes(history: History) -
         str: dg.TextMetadataValue,
         list: dg.JsonMetadataValue,
     }
+    columns = {int: "int", float: "float", bool: "bool", str: "string"}
     records = history.instance.fetch_observations(dg.AssetKey("wiki_pages"), limit=10).records
     assert {r.run_id for r in records} == {history.first.run_id, history.second.run_id}
     for record in records:
@@ -180,18 +185,57 @@ def test_every_key_the_readers_read_is_one_the_writer_writes(history: History) -
         values = md.plain(recorded)
         models = md.models_of(values)
         assert set(models) == {"sim0"}
-        defined = {key.name: key for key in md.RUN} | {
-            md.model_prefix(name) + key.name: key for name in models for key in md.MODEL
+        plotted = {
+            name
+            for name, value in recorded.items()
+            if isinstance(value, (dg.IntMetadataValue, dg.FloatMetadataValue, dg.BoolMetadataValue))
         }
-        assert set(recorded) <= set(defined), set(recorded) - set(defined)
+        # (requests_per_doc once the engine reports it)
+        assert {key.name for key in md.PLOTTED} - {md.REQUESTS_PER_DOC.name} <= plotted
+        assert plotted <= {key.name for key in md.PLOTTED}
+        tables = (md.DETAILS_TABLE, md.DIALS_TABLE, md.MODELS_TABLE)
+        defined = {key.name: key for key in (*md.PLOTTED, *md.OUTCOME)}
+        assert set(recorded) <= set(defined) | {table.name for table in tables}
         for name, value in recorded.items():
-            assert isinstance(value, types[defined[name].type]), name
+            if name in defined:
+                assert isinstance(value, types[defined[name].type]), name
+        for table in tables:
+            value = recorded[table.name]
+            assert isinstance(value, dg.TableMetadataValue), table.name
+            assert len(value.records) == 1  # the run's row; one model
+            keys = {key.name: key for key in table.columns}
+            for column in value.schema.columns:
+                assert column.type == columns[keys[column.name].type], (table.name, column)
+        assert recorded[md.MODELS_TABLE.name].value.records[0].data["name"] == "sim0"
         fixed = record.run_id == history.first.run_id  # the second run's workers are 'auto'
         for key in READS:
             if key is md.WORKERS_PER_MODEL and not fixed:
-                assert key.name not in recorded  # the empty column of an 'auto' run
+                assert key.name not in values  # the empty column of an 'auto' run
                 continue
-            assert key.name in recorded and key.read(values) is not None, key.name
+            assert key.read(values) is not None, key.name
         for key in (MODEL_SPEED, *MODEL_READS):
             assert key.read(models["sim0"]) is not None, key.name
         assert md.STOPPED_BY.name not in recorded  # only on the failure of a stopped run
+
+
+def test_a_model_figure_the_engine_adds_is_a_column_and_one_it_lacks_is_left_out() -> None:
+    """The models' table is built from MODEL_FIELDS by name: a field the engine's ModelStats
+    does not have (yet) is left out, and once it has it, it is a column read like the others."""
+
+    @dataclass
+    class Later(ModelStats):
+        requests: int = 0
+
+    dials = Dials()
+    before = IngestReport(["c"], dials, [ModelStats("a", "m", 2, docs=3)], count=3, duration_s=1)
+    after = IngestReport(["c"], dials, [Later("a", "m", 2, docs=3, requests=5)], count=3)
+    for report, requests in ((before, None), (after, 5)):
+        recorded = md.run_metadata(report)
+        table = recorded[md.MODELS_TABLE.name]
+        assert isinstance(table, dg.TableMetadataValue)
+        names = [column.name for column in table.schema.columns]
+        assert names[:4] == ["name", "model", "docs", "docs_per_sec"]
+        assert ("requests" in names) is (requests is not None)
+        figures = md.models_of(md.plain(recorded))["a"]
+        assert figures["docs"] == 3 and figures.get("requests") == requests
+        assert md.MODEL_STATS["requests"].read(figures) == requests

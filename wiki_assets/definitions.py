@@ -28,7 +28,7 @@ from wiki_assets.defs.loggers import aligned_console_logger
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.settings import Settings, load_settings
-from wiki_assets.defs.sync import build_schedule
+from wiki_assets.defs.sync import build_ingest_sensor, build_schedule, build_sync_job
 
 INGEST_JOB = "ingest_job"
 AUTOMATION_SENSOR = "default_automation_condition_sensor"
@@ -57,6 +57,7 @@ def build_defs(
         partitions_def=collections_partitions,
         description="Summarize the selected collections into wiki pages, then rebuild the index.",
     )
+    sync_job = build_sync_job(dials)
     # On by default (Dagster ships it off): a UI materialization or backfill of wiki_pages alone
     # then leaves wiki_index rebuilt by the daemon, with no further action.
     automation = dg.AutomationConditionSensorDefinition(
@@ -68,9 +69,13 @@ def build_defs(
     return dg.Definitions(
         assets=[synced_documents, wiki_pages, wiki_index, wiki_digest],
         asset_checks=build_page_checks(wiki_pages),
-        jobs=[ingest_job, digest_job],
-        schedules=[build_schedule(ingest_job, dials)],
-        sensors=[automation, build_digest_sensor(ingest_job, digest_job, digest.timezone)],
+        jobs=[ingest_job, sync_job, digest_job],
+        schedules=[build_schedule(sync_job)],
+        sensors=[
+            automation,
+            build_ingest_sensor(sync_job, ingest_job, dials),
+            build_digest_sensor(ingest_job, digest_job, digest.timezone),
+        ],
         resources={
             "corpus": corpus or CorpusResource(),
             "summarizer": summarizer or SummarizerResource(),

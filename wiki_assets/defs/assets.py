@@ -2,6 +2,7 @@
 
 import copy
 import warnings
+from collections.abc import Mapping
 from typing import Any, cast
 
 import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
@@ -60,34 +61,72 @@ def dials_with_defaults(dials: IngestConfig) -> type[IngestConfig]:
     return create_model("IngestConfig", __base__=IngestConfig, **fields)
 
 
+# The aligned console logger, in a run's config (Dagster only uses a job's loggers when the run
+# config names them).
+LOGGERS: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+
+
 def run_config(dials: IngestConfig) -> dict[str, Any]:
-    """Run config for the ingest job: the dials, and the aligned console logger (Dagster only uses
-    a job's loggers when the run config names them)."""
-    return {
-        "ops": {"wiki_pages": {"config": dials.model_dump()}},
-        "loggers": {"console": {"config": {"log_level": "INFO"}}},
-    }
+    """Run config for the ingest job: the dials, and the aligned console logger."""
+    return {"ops": {"wiki_pages": {"config": dials.model_dump()}}, **LOGGERS}
 
 
-SOURCE_TAG = "wiki_assets/source"  # cli, schedule: where a run was started
-CONFIG_TAG = "wiki_assets/config"  # the config files it was configured from
-DIALS_TAG = "wiki_assets/dials"
+TAG_PREFIX = "wiki_assets/"
+SOURCE_TAG = f"{TAG_PREFIX}source"  # cli, schedule, backfill, sensor, ui: where a run was started
+CONFIG_TAG = f"{TAG_PREFIX}config"  # the config files it was configured from
+BACKFILL_TAG = "dagster/backfill"  # Dagster's own tags on the runs it launches
+SCHEDULE_TAG = "dagster/schedule_name"
+SENSOR_TAG = "dagster/sensor_name"
+
+
+def dial_tags(dials: IngestConfig) -> dict[str, str]:
+    """A tag per dial (``wiki_assets/claim_size: 32``), so that the Runs list filters on any of
+    them; a dial with no value (an empty ``redo_models``) has none."""
+    tags = {}
+    for key, value in dials.model_dump().items():
+        if value in ([], None, ""):
+            continue
+        if isinstance(value, list):
+            text = ",".join(str(item) for item in value)
+        elif isinstance(value, bool):
+            text = str(value).lower()
+        else:
+            text = str(value)
+        tags[f"{TAG_PREFIX}{key}"] = text
+    return tags
 
 
 def run_tags(source: str, dials: IngestConfig, config_source: str = "") -> dict[str, str]:
     """Tags that say where a run came from and what it was tuned with, shown in the Runs list."""
-    values = dials.model_dump()
-    tags = {
-        SOURCE_TAG: source,
-        DIALS_TAG: " ".join(
-            f"{key}={','.join(value) if isinstance(value, list) else value}"
-            for key, value in values.items()
-            if value not in ([], None)
-        ),
-    }
+    tags = {SOURCE_TAG: source, **dial_tags(dials)}
     if config_source:
         tags[CONFIG_TAG] = config_source
     return tags
+
+
+def launched_by(tags: Mapping[str, str]) -> str:
+    """Where a run was started, from its tags: ours when it has them (the CLI, the schedule),
+    else Dagster's; a run with none was launched from the UI (or Dagster's own CLI)."""
+    if SOURCE_TAG in tags:
+        return tags[SOURCE_TAG]
+    for tag, source in (
+        (BACKFILL_TAG, "backfill"),
+        (SCHEDULE_TAG, "schedule"),
+        (SENSOR_TAG, "sensor"),
+    ):
+        if tag in tags:
+            return source
+    return "ui"
+
+
+def tag_run(context: dg.AssetExecutionContext, dials: IngestConfig) -> None:
+    """Give the run our tags, whoever launched it (the launchpad and backfills add only
+    Dagster's): where it came from and its dials as it runs with them."""
+    tags = context.run.tags
+    wanted = run_tags(launched_by(tags), dials)
+    missing = {key: value for key, value in wanted.items() if tags.get(key) != value}
+    if missing:
+        context.instance.add_run_tags(context.run_id, missing)
 
 
 def backfill_policy() -> dg.BackfillPolicy:
@@ -128,6 +167,7 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         asset per run, so tuning runs can be compared one point each.
         """
         collections = list(context.partition_keys)
+        tag_run(context, cast(IngestConfig, config))
         run_dials = cast(IngestConfig, config).to_dials()  # a subclass with the file's defaults
         store = corpus.state_store()
         with summarizer.endpoints() as endpoints:

@@ -2,30 +2,35 @@
 
 ``wiki_index`` carries the checks of the whole wiki as readers see it, evaluated by its build
 right after the index is written. ``wiki_pages`` carries the checks of its partitions: the state
-store knows which documents failed and why. Dagster records a check per partition when a run
-materializes one partition; a run over several (a single-run backfill) records one evaluation
-for all of them.
+store knows which documents failed and why. Each partition a run covers gets its own result, also
+in a run over several (a single-run backfill): Dagster would otherwise record one result for the
+run, with no partition, and show every partition of the run as skipped.
 """
 
 import warnings
+from collections.abc import Iterator, Sequence
 
 import dagster as dg
 import polars as pl
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluationTargetMaterializationData,
+)
 from pydantic import Field
 
+from wiki_assets.defs.metadata import CHECK, build
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource
+from wiki_assets.engine.journal import WRITTEN, Journal
+from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.audit import (
     FLAGGED_SHARE,
     MAX_FLAGGED_SHARE,
     NO_FAILED_DOCUMENTS,
-    SHOWN_FINDINGS,
     WIKI_CHECKS,
     Audit,
     Outcome,
     Severity,
     failed_documents,
-    flagged_pages,
 )
 
 # Checks per partition are a preview in this Dagster version; they are what lets a partition show
@@ -36,22 +41,11 @@ _SEVERITY = {Severity.ERROR: dg.AssetCheckSeverity.ERROR, Severity.WARN: dg.Asse
 
 
 def _result(outcome: Outcome) -> dg.AssetCheckResult:
-    shown = "\n".join(f"- {finding}" for finding in outcome.findings[:SHOWN_FINDINGS])
-    more = len(outcome.findings) - SHOWN_FINDINGS
-    if more > 0:
-        shown += f"\n- … and {more} more (`wiki-assets check` lists all)"
-    metadata: dict[str, dg.MetadataValue] = {
-        "checked": dg.MetadataValue.int(outcome.checked),
-        "problems": dg.MetadataValue.int(len(outcome.findings)),
-        "found": dg.MetadataValue.md(shown or "nothing"),
-    }
-    if outcome.share is not None:
-        metadata["share"] = dg.MetadataValue.float(outcome.share)
     return dg.AssetCheckResult(
         check_name=outcome.check.name,
         passed=outcome.passed,
         severity=_SEVERITY[outcome.check.severity],
-        metadata=metadata,
+        metadata=build(CHECK, outcome),
     )
 
 
@@ -77,34 +71,118 @@ class FlaggedShareConfig(dg.Config):
     )
 
 
+WIKI_PAGES = dg.AssetKey("wiki_pages")
+
+
+def _targets(
+    instance: dg.DagsterInstance, keys: Sequence[str]
+) -> dict[str, AssetCheckEvaluationTargetMaterializationData]:
+    """Each partition's latest materialization, which its result is about (what Dagster looks up
+    for a check of one partition): the run's own, in one query, right after the run wrote them."""
+    found: dict[str, AssetCheckEvaluationTargetMaterializationData] = {}
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=WIKI_PAGES, asset_partitions=list(keys)), limit=len(keys)
+    ).records
+    for record in records:  # newest first
+        if record.partition_key is not None and record.partition_key not in found:
+            found[record.partition_key] = _target(record)
+    for key in keys:  # one materialized since by another run, or a check run on its own
+        if key not in found:
+            latest = instance.fetch_materializations(
+                dg.AssetRecordsFilter(asset_key=WIKI_PAGES, asset_partitions=[key]), limit=1
+            ).records
+            if latest:
+                found[key] = _target(latest[0])
+    return found
+
+
+def _target(record: dg.EventLogRecord) -> AssetCheckEvaluationTargetMaterializationData:
+    return AssetCheckEvaluationTargetMaterializationData(
+        storage_id=record.storage_id, run_id=record.run_id, timestamp=record.timestamp
+    )
+
+
+def _per_partition(
+    context: dg.AssetCheckExecutionContext, outcomes: dict[str, Outcome]
+) -> Iterator[dg.AssetCheckEvaluation]:
+    targets = _targets(context.instance, list(outcomes))
+    for key, outcome in outcomes.items():
+        yield dg.AssetCheckEvaluation(
+            asset_key=WIKI_PAGES,
+            check_name=outcome.check.name,
+            passed=outcome.passed,
+            severity=_SEVERITY[outcome.check.severity],
+            metadata=build(CHECK, outcome),
+            target_materialization_data=targets.get(key),
+            partition=key,
+        )
+
+
+def flagged_by_collection(
+    store: StateStore, collections: Sequence[str], max_flagged_share: float
+) -> dict[str, Outcome]:
+    """:func:`wiki_assets.engine.wiki.audit.flagged_pages` of each collection, in one pass over
+    the pages (that function reads every page of the wiki per call)."""
+    pages = dict.fromkeys(collections, 0)
+    flagged: dict[str, list[str]] = {name: [] for name in collections}
+    if store.has_state():
+        with Journal(store) as journal:
+            for entry in journal.pages():
+                if entry.status != WRITTEN or entry.collection not in pages:
+                    continue
+                pages[entry.collection] += 1
+                reasons = (entry.result or {}).get("flags") or []
+                if reasons:
+                    flagged[entry.collection].append(f"{entry.page}: {', '.join(reasons)}")
+    outcomes = {}
+    for name in collections:
+        share = len(flagged[name]) / pages[name] if pages[name] else 0.0
+        shown = tuple(flagged[name]) if share > max_flagged_share else ()
+        outcomes[name] = Outcome(FLAGGED_SHARE, pages[name], shown, round(share, 3))
+    return outcomes
+
+
 def build_page_checks(wiki_pages: dg.AssetsDefinition) -> list[dg.AssetChecksDefinition]:
-    @dg.asset_check(
-        asset=wiki_pages,
+    # Multi-asset checks, as their results are evaluations of one partition each (an
+    # `asset_check` returns one result for its whole run).
+    @dg.multi_asset_check(
+        specs=[
+            dg.AssetCheckSpec(
+                NO_FAILED_DOCUMENTS.name,
+                asset=wiki_pages,
+                partitions_def=collections_partitions,
+                description=NO_FAILED_DOCUMENTS.description,
+            )
+        ],
         name=NO_FAILED_DOCUMENTS.name,
-        partitions_def=collections_partitions,
-        description=NO_FAILED_DOCUMENTS.description,
+        can_subset=True,
     )
     def no_failed_documents(
         context: dg.AssetCheckExecutionContext, corpus: CorpusResource
-    ) -> dg.AssetCheckResult:
-        return _result(failed_documents(corpus.state_store(), context.partition_keys))
+    ) -> Iterator[dg.AssetCheckEvaluation]:
+        store = corpus.state_store()
+        outcomes = {key: failed_documents(store, [key]) for key in context.partition_keys}
+        yield from _per_partition(context, outcomes)
 
-    @dg.asset_check(
-        asset=wiki_pages,
+    @dg.multi_asset_check(
+        specs=[
+            dg.AssetCheckSpec(
+                FLAGGED_SHARE.name,
+                asset=wiki_pages,
+                partitions_def=collections_partitions,
+                description=FLAGGED_SHARE.description,
+            )
+        ],
         name=FLAGGED_SHARE.name,
-        partitions_def=collections_partitions,
-        description=FLAGGED_SHARE.description,
+        can_subset=True,
     )
     def flagged_share(
         context: dg.AssetCheckExecutionContext, corpus: CorpusResource, config: FlaggedShareConfig
-    ) -> dg.AssetCheckResult:
-        return _result(
-            flagged_pages(
-                corpus.state_store(),
-                context.partition_keys,
-                max_flagged_share=config.max_flagged_share,
-            )
+    ) -> Iterator[dg.AssetCheckEvaluation]:
+        outcomes = flagged_by_collection(
+            corpus.state_store(), context.partition_keys, config.max_flagged_share
         )
+        yield from _per_partition(context, outcomes)
 
     return [no_failed_documents, flagged_share]
 

@@ -2,8 +2,9 @@
 
 The asset writes ``wiki/digest/YYYY-MM-DD.md`` and ``.json`` from the pages' history in the state
 store, so any past day can be materialized again (a backfill from the UI), and then, when a
-webhook is configured, posts the day's top changes to it. The files are written before the post:
-a webhook that stays down fails the step and loses nothing.
+webhook is configured, posts the day's top changes to it, once a day: a later run of the same day
+rewrites the files and leaves the message posted. The files are written before the post: a
+webhook that stays down fails the step and loses nothing.
 """
 
 import time
@@ -15,6 +16,16 @@ import dagster as dg  # no `from __future__ import annotations`: Dagster reads t
 from pydantic import Field, field_validator
 
 from wiki_assets.defs.assets import wiki_index
+from wiki_assets.defs.metadata import (
+    DELIVERED,
+    DELIVERY,
+    DIGEST,
+    POSTED_IN_RUN,
+    Delivered,
+    DigestRun,
+    build,
+    plain,
+)
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.engine import environment
 from wiki_assets.engine.digest import write_digest
@@ -117,24 +128,26 @@ def build_wiki_digest(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefi
     ) -> dg.MaterializeResult:
         """The day's digest: pages added, changed (old and new description), removed and
         flagged, in ``digest/YYYY-MM-DD.md`` and ``.json``; posted to the chat webhook when one
-        is configured."""
+        is configured, once a day."""
         day = date.fromisoformat(context.partition_key)
         files = write_digest(corpus.wiki_path, day, timezone, corpus.state_store())
         counts = files.digest.counts()
-        metadata: dict[str, dg.RawMetadataValue] = {
-            **counts,
-            "path": dg.MetadataValue.path(files.markdown),
-            "json_path": dg.MetadataValue.path(files.json),
-            "timezone": timezone,
-        }
+        metadata = build(DIGEST, DigestRun(files, timezone))
         context.log.info(
             f"digest {day} ({timezone}): "
             + " · ".join(f"{count} {kind}" for kind, count in counts.items())
             + f" → {files.markdown}"
         )
+        posted_in_run = _posted_in_run(context)
+        if posted_in_run is not None:
+            context.log.info(
+                f"digest {day} was posted by run {posted_in_run}: files updated, not posted again"
+            )
+            earlier = Delivered(True, posted_in_run=posted_in_run)
+            return dg.MaterializeResult(metadata={**metadata, **build(DELIVERY, earlier)})
         variable = digest.webhook_url_env
         if not (config.deliver and variable):
-            return dg.MaterializeResult(metadata={**metadata, "delivered": False})
+            return dg.MaterializeResult(metadata={**metadata, **build(DELIVERY, Delivered(False))})
         url = environment.webhook_url(variable)
         if url is None:
             raise dg.Failure(
@@ -151,11 +164,28 @@ def build_wiki_digest(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefi
                 metadata=metadata,
             ) from None
         context.log.info(f"digest posted to webhook {variable} ({delivery.attempts} attempts)")
-        return dg.MaterializeResult(
-            metadata={**metadata, "delivered": True, "delivery_attempts": delivery.attempts}
-        )
+        delivered = Delivered(True, delivery.attempts, context.run_id)
+        return dg.MaterializeResult(metadata={**metadata, **build(DELIVERY, delivered)})
 
     return wiki_digest
+
+
+def _posted_in_run(context: dg.AssetExecutionContext) -> str | None:
+    """The run that posted this day's digest, if one did: its latest materialization says so
+    (each one carries the day's delivery forward)."""
+    records = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(
+            asset_key=context.asset_key, asset_partitions=[context.partition_key]
+        ),
+        limit=1,
+    ).records
+    event = records[0].asset_materialization if records else None
+    if event is None:
+        return None
+    values = plain(event.metadata)
+    if not DELIVERED.read(values):
+        return None
+    return POSTED_IN_RUN.read(values) or records[0].run_id  # (recorded before posted_in_run)
 
 
 def build_digest_sensor(
@@ -163,34 +193,67 @@ def build_digest_sensor(
     digest_job: Any,
     timezone: str,
 ) -> dg.SensorDefinition:
-    # A run-status sensor rather than a schedule: the digest follows the ingest however long
-    # it took (a cron offset would race a slow ingest), after any ingest_job run (the daily
-    # schedule's, a backfill's), and parallel runs of one tick give one digest: it waits until
-    # no ingest_job run is left in flight.
+    # A run-status sensor rather than a schedule: the digest follows the pages however long the
+    # run took (a cron offset would race a slow ingest). It watches every job of the code
+    # location, as a materialization or backfill launched from an asset's page runs as Dagster's
+    # __ASSET_JOB, not as ingest_job; a run that materialized no wiki_pages (the digest's own, an
+    # index rebuild) is passed over. Parallel runs give one digest: it waits until no run that
+    # writes pages is left in flight, and the message is posted once a day anyway.
     @dg.run_status_sensor(
         name=DIGEST_SENSOR,
         run_status=dg.DagsterRunStatus.SUCCESS,
-        monitored_jobs=[ingest_job],
         request_job=digest_job,
         default_status=dg.DefaultSensorStatus.RUNNING,
-        description="After an ingest_job run succeeds (the daily sync-then-ingest), build the "
-        "digest of the day it finished, once no other ingest_job run is in flight.",
+        description="After a run that materialized wiki_pages succeeds (the daily ingest, a "
+        "materialization or backfill from the UI, whatever its job), build the digest of the "
+        "day it finished, once no other such run is in flight.",
     )
     def wiki_digest_after_ingest(
         context: dg.RunStatusSensorContext,
     ) -> dg.RunRequest | dg.SkipReason:
-        in_flight = context.instance.get_run_records(
-            dg.RunsFilter(job_name=ingest_job.name, statuses=IN_FLIGHT), limit=1
-        )
-        if in_flight:
-            return dg.SkipReason("another ingest_job run is in flight; its end requests the digest")
+        run_id = context.dagster_run.run_id
+        if not materialized_pages(context.instance, run_id):
+            return dg.SkipReason(f"run {run_id} materialized no wiki_pages")
+        in_flight = context.instance.get_runs(dg.RunsFilter(statuses=IN_FLIGHT))
+        if any(writes_pages(run, ingest_job.name) for run in in_flight):
+            return dg.SkipReason(
+                "a run that writes pages is in flight; its end requests the digest"
+            )
         # The day the run's pages were written: its end, not the sensor's (late) evaluation.
-        record = context.instance.get_run_record_by_id(context.dagster_run.run_id)
+        record = context.instance.get_run_record_by_id(run_id)
         ended = record.end_time if record is not None and record.end_time else time.time()
         day = datetime.fromtimestamp(ended, ZoneInfo(timezone)).date().isoformat()
-        return dg.RunRequest(run_key=f"{day} after {context.dagster_run.run_id}", partition_key=day)
+        return dg.RunRequest(run_key=f"{day} after {run_id}", partition_key=day)
 
     return wiki_digest_after_ingest
+
+
+WIKI_PAGES = dg.AssetKey("wiki_pages")
+
+
+def materialized_pages(instance: dg.DagsterInstance, run_id: str) -> bool:
+    """Whether the run recorded a materialization of ``wiki_pages`` (read until the first)."""
+    cursor = None
+    while True:
+        page = instance.get_records_for_run(
+            run_id, cursor, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION, limit=100
+        )
+        if any(_is_pages(record) for record in page.records):
+            return True
+        if not page.has_more:
+            return False
+        cursor = page.cursor
+
+
+def _is_pages(record: dg.EventLogRecord) -> bool:
+    event = record.event_log_entry.dagster_event
+    return event is not None and event.asset_key == WIKI_PAGES
+
+
+def writes_pages(run: dg.DagsterRun, ingest_job: str) -> bool:
+    """Whether a run not yet finished will write pages: a run of ``ingest_job``, or of any job
+    (the UI's __ASSET_JOB) with wiki_pages in its selection."""
+    return run.job_name == ingest_job or WIKI_PAGES in (run.asset_selection or ())
 
 
 IN_FLIGHT = [

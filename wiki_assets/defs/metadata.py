@@ -2,12 +2,21 @@
 from what the engine reports. The assets write with these definitions and every reader (``runs``,
 the plan's estimate) reads with them, so a key is spelled in one place.
 
-- :data:`RUN`: a run's figures and dials, recorded once per run as an observation of ``wiki_pages``
-  (on the step's failure when the run stops early), from the engine's :class:`IngestReport`;
-- :data:`MODEL`: each model's figures in the same event, ``model/<name>/<figure>``, from its
-  :class:`ModelStats`;
+- :data:`RUN`: a run's figures, recorded once per run as an observation of ``wiki_pages`` (on the
+  step's failure when the run stops early), from the engine's :class:`IngestReport`: the few that
+  tuning runs are compared by (:data:`PLOTTED`) as numbers, which the UI plots under the asset's
+  Overview → Metadata → Plots, and the rest in two one-row tables, :data:`DIALS_TABLE` and
+  :data:`DETAILS_TABLE`, which it does not;
+- :data:`MODELS_TABLE`: each model's figures in the same event, one table with a row per model
+  (from its :class:`ModelStats`), not a plotted key per model and figure;
 - :data:`PARTITION`: each ``wiki_pages`` partition's own counts, on its materialization;
-- :data:`INDEX`: ``wiki_index``'s figures; :data:`SYNCED`: ``synced_documents``' per collection.
+- :data:`INDEX`: ``wiki_index``'s figures; :data:`SYNCED`: ``synced_documents``' per collection;
+  :data:`SYNC`: a ``sync_job`` run's plan;
+- :data:`CHECK`: an asset check's result; :data:`DIGEST` and :data:`DELIVERY`: ``wiki_digest``'s.
+
+Readers take recorded metadata through :func:`plain`, which reads a table's cells as keys of their
+own (``claim_size``; ``model/<name>/docs``), so runs recorded before the tables (one key per
+figure and model) read the same.
 
 Metadata is what the UI shows and plots; it keeps at most :data:`MAX_LISTED_FAILURES` failures.
 The CLI's JSON is the engine's report itself, never read back from here.
@@ -17,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import PurePath, PurePosixPath
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import dagster as dg
@@ -25,14 +34,21 @@ import dagster as dg
 from wiki_assets.engine import CollectionState
 from wiki_assets.engine.config import AUTO
 from wiki_assets.engine.corpus import collection_of
+from wiki_assets.engine.digest import DigestFiles
 from wiki_assets.engine.quality import Reason
 from wiki_assets.engine.report import IngestReport, ModelStats
+from wiki_assets.engine.wiki.audit import SHOWN_FINDINGS, Outcome
 from wiki_assets.engine.wiki.index import IndexReport
 
 S = TypeVar("S")
 
 MAX_LISTED_FAILURES = 200
 """Failures listed in ``failed_documents`` at most; the ``failed`` count has them all."""
+
+
+class Markdown(str):
+    """A key type: text the UI renders as markdown."""
+
 
 # A key's type: the Dagster value it is recorded as (Int, Float and Bool are what the UI plots).
 _VALUES: dict[type, Callable[[Any], dg.MetadataValue]] = {
@@ -41,6 +57,8 @@ _VALUES: dict[type, Callable[[Any], dg.MetadataValue]] = {
     bool: lambda value: dg.MetadataValue.bool(bool(value)),
     str: lambda value: dg.MetadataValue.text(str(value)),
     list: lambda value: dg.MetadataValue.json(list(value)),
+    Markdown: lambda value: dg.MetadataValue.md(str(value)),
+    PurePath: lambda value: dg.MetadataValue.path(str(value)),
 }
 # What a value read back may be, per type (an Int read where a Float is expected still counts).
 _READ: dict[type, tuple[type, ...]] = {
@@ -49,14 +67,18 @@ _READ: dict[type, tuple[type, ...]] = {
     bool: (bool,),
     str: (str,),
     list: (list,),
+    Markdown: (str,),
+    PurePath: (str,),
 }
+# A table column's type, per key type (a table holds only these).
+_COLUMNS: dict[type, str] = {int: "int", float: "float", bool: "bool", str: "string"}
 
 
 @dataclass(frozen=True)
 class Key(Generic[S]):
-    """One metadata key: ``name`` (the UI's label; for a model key the figure after
-    ``model/<name>/``), the ``type`` it is recorded as, and ``of``, its value from its source
-    (``None``: not recorded for that source)."""
+    """One metadata key: ``name`` (the UI's label, or a table's column), the ``type`` it is
+    recorded as, and ``of``, its value from its source (``None``: not recorded for that
+    source)."""
 
     name: str
     type: type
@@ -70,9 +92,14 @@ class Key(Generic[S]):
         value = self.of(source)
         return None if value is None else _VALUES[self.type](value)
 
+    def cell(self, source: S) -> str | int | float | bool | None:
+        """This key's value as a table cell."""
+        value = self.of(source)
+        return None if value is None else self.type(value)
+
     def read(self, values: Mapping[str, Any]) -> Any:
-        """This key's value in recorded metadata (as plain values, ``MetadataValue.value``), or
-        ``None`` when it is absent or not of its type."""
+        """This key's value in recorded metadata (as plain values, :func:`plain`), or ``None``
+        when it is absent or not of its type."""
         value = values.get(self.name)
         if isinstance(value, bool) and self.type is not bool:
             return None
@@ -89,9 +116,58 @@ def build(keys: Iterable[Key[S]], source: S, prefix: str = "") -> dict[str, dg.M
     return values
 
 
+@dataclass(frozen=True)
+class Table(Generic[S]):
+    """One metadata key holding a table: a row per source, a column per key of ``columns``.
+
+    Read back (:func:`plain`), a one-row table's cells are keys of their own (``claim_size``), and
+    a table whose rows are named by their ``row_name`` column gives each other cell as
+    ``<prefix><row name>/<column>`` (``model/sim/docs``). A column that is empty in every row is
+    left out, so a figure the engine does not report (yet) costs nothing."""
+
+    name: str
+    columns: tuple[Key[S], ...]
+    row_name: str | None = None  # the column that names a row; None: a table of one row
+    prefix: str = ""
+
+    def __post_init__(self) -> None:
+        for column in self.columns:
+            if column.type not in _COLUMNS:
+                raise TypeError(f"table {self.name!r}: no column type for {column.name!r}")
+
+    def value(self, sources: Sequence[S]) -> dg.TableMetadataValue:
+        rows = [{column.name: column.cell(source) for column in self.columns} for source in sources]
+        used = [c for c in self.columns if any(row[c.name] is not None for row in rows)]
+        schema = dg.TableSchema(columns=[dg.TableColumn(c.name, _COLUMNS[c.type]) for c in used])
+        return dg.MetadataValue.table(
+            [dg.TableRecord({c.name: row[c.name] for c in used}) for row in rows], schema
+        )
+
+    def cells(self, table: dg.TableMetadataValue) -> dict[str, Any]:
+        """The table's cells as plain keys (see the class)."""
+        values: dict[str, Any] = {}
+        for record in table.records:
+            data = {name: cell for name, cell in record.data.items() if cell is not None}
+            if self.row_name is None:
+                values.update(data)
+                continue
+            row = data.pop(self.row_name, None)
+            if row is not None:
+                values.update({f"{self.prefix}{row}/{name}": cell for name, cell in data.items()})
+        return values
+
+
 def plain(metadata: Mapping[str, dg.MetadataValue]) -> dict[str, Any]:
-    """Recorded metadata as plain values, as readers take it."""
-    return {name: value.value for name, value in metadata.items()}
+    """Recorded metadata as plain values, as readers take it: the cells of a table of
+    :data:`TABLES` as keys of their own."""
+    values: dict[str, Any] = {}
+    for name, value in metadata.items():
+        table = TABLES.get(name)
+        if table is not None and isinstance(value, dg.TableMetadataValue):
+            values.update(table.cells(value))
+        else:
+            values[name] = value.value
+    return values
 
 
 # --------------------------------------------------------------------------------------------------
@@ -107,6 +183,11 @@ UNFINISHED = Key[IngestReport]("unfinished", int, lambda r: r.unfinished)
 HEDGED = Key[IngestReport]("hedged", int, lambda r: r.hedged)
 DURATION_S = Key[IngestReport]("duration_s", float, lambda r: round(r.duration_s, 3))
 DOCS_PER_SEC = Key[IngestReport]("docs_per_sec", float, lambda r: round(r.docs_per_sec, 3))
+# Requests per summarized document (parts of long documents, retries, hedges, second opinions),
+# once the engine's report has it; until then not recorded.
+REQUESTS_PER_DOC = Key[IngestReport](
+    "requests_per_doc", float, lambda r: _share(getattr(r, "requests_per_doc", None))
+)
 PROMPT_TOKENS = Key[IngestReport]("prompt_tokens", int, lambda r: r.prompt_tokens)
 COMPLETION_TOKENS = Key[IngestReport]("completion_tokens", int, lambda r: r.completion_tokens)
 HIT_MAX_TOKENS = Key[IngestReport]("hit_max_tokens", int, lambda r: r.hit_max_tokens)
@@ -116,8 +197,11 @@ SECOND_OPINIONS = Key[IngestReport]("second_opinions", int, lambda r: r.second_o
 SECOND_OPINIONS_KEPT = Key[IngestReport](
     "second_opinions_kept", int, lambda r: r.second_opinions_kept
 )
+SECOND_OPINIONS_SKIPPED = Key[IngestReport](
+    "second_opinions_skipped", int, lambda r: getattr(r, "second_opinions_skipped", None)
+)  # once the engine's report has it
 VERIFIED_SHARE = Key[IngestReport]("verified_share", float, lambda r: _share(r.verified_share))
-# The dials. 'auto' is a flag; where it settled is model/<name>/workers. A fixed count is a number.
+# The dials. 'auto' is a flag; where it settled is each model's workers. A fixed count is a number.
 WORKERS_AUTO = Key[IngestReport]("workers_auto", bool, lambda r: r.dials.workers_per_model == AUTO)
 MAX_WORKERS = Key[IngestReport]("max_workers", int, lambda r: r.dials.max_workers)
 CLAIM_SIZE = Key[IngestReport]("claim_size", int, lambda r: r.dials.claim_size)
@@ -133,30 +217,36 @@ WORKERS_PER_MODEL = Key[IngestReport](
 REDO_MODELS = Key[IngestReport](
     "redo_models", str, lambda r: ", ".join(r.dials.redo_models) or None
 )
-# After the models' keys: what went wrong.
+# After the models' table: what went wrong.
 FAILED_DOCUMENTS = Key[IngestReport](
     "failed_documents", list, lambda r: r.failed[:MAX_LISTED_FAILURES]
 )  # path and reason
 STOPPED_BY = Key[IngestReport]("stopped_by", str, lambda r: r.stopped_by)  # SIGTERM, SIGINT
 
-FIGURES = (
+# What tuning runs are compared by: numbers, so the UI plots each (one chart per key).
+PLOTTED = (
     COUNT,
-    SKIPPED,
     FAILED,
-    REMOVED,
-    RECOVERED,
-    REQUEUED,
-    UNFINISHED,
-    HEDGED,
     DURATION_S,
     DOCS_PER_SEC,
+    REQUESTS_PER_DOC,
     PROMPT_TOKENS,
     COMPLETION_TOKENS,
     HIT_MAX_TOKENS,
     FLAGGED,
     VERIFIED_SHARE,
+)
+# The rest of the run's figures, in one row (shown, not plotted).
+DETAILS = (
+    SKIPPED,
+    REMOVED,
+    RECOVERED,
+    REQUEUED,
+    UNFINISHED,
+    HEDGED,
     SECOND_OPINIONS,
     SECOND_OPINIONS_KEPT,
+    SECOND_OPINIONS_SKIPPED,
     PARTITIONS,
 )
 DIALS = (
@@ -170,12 +260,15 @@ DIALS = (
     WORKERS_PER_MODEL,
     REDO_MODELS,
 )
+FIGURES = (*PLOTTED, *DETAILS)
 OUTCOME = (FAILED_DOCUMENTS, STOPPED_BY)
-RUN = (*FIGURES, *DIALS, *OUTCOME)
+RUN = (*FIGURES, *DIALS, *OUTCOME)  # every run key (DETAILS and DIALS read from their tables)
+DETAILS_TABLE = Table[IngestReport]("details", DETAILS)
+DIALS_TABLE = Table[IngestReport]("dials", DIALS)
 
 
 # --------------------------------------------------------------------------------------------------
-# Each model's figures in the same event: model/<name>/<figure>
+# Each model's figures in the same event: one table, a row per model
 
 
 class ModelRun(NamedTuple):
@@ -183,60 +276,77 @@ class ModelRun(NamedTuple):
     stats: ModelStats
 
 
-def _stat(figure: str, kind: type = int) -> Key[ModelRun]:
-    return Key[ModelRun](figure, kind, lambda m: getattr(m.stats, figure))
-
-
-MODEL_PREFIX = "model/"
-MODEL_ID = _stat("model", str)  # the model id the endpoint serves
-MODEL_DOCS = _stat("docs")
-MODEL_DOCS_PER_SEC = Key[ModelRun](
-    "docs_per_sec", float, lambda m: round(m.report.model_docs_per_sec(m.stats), 3)
+# A model's figures as its ModelStats has them: one line per column. A field the engine does not
+# report (yet) is an empty column, left out of the table.
+MODEL_FIELDS: tuple[tuple[str, type], ...] = (
+    ("model", str),  # the model id the endpoint serves
+    ("docs", int),
+    ("failed", int),
+    ("garbage", int),
+    ("errors", int),
+    ("timeouts", int),
+    ("breaker_trips", int),
+    ("requests", int),
+    ("parts", int),
+    ("busy_share", float),
+    ("workers", int),  # where automatic concurrency settled, or the fixed count
+    ("auto", bool),
+    ("peak_workers", int),
+    ("prompt_tokens", int),
+    ("completion_tokens", int),
+    ("hit_max_tokens", int),
+    ("hedges", int),
+    ("hedges_won", int),
+    # The quality of its pages (wiki_assets.engine.quality).
+    ("points", int),
+    ("points_verified", int),
+    ("flagged", int),
+    ("second_opinions", int),
+    ("second_opinions_kept", int),
 )
-MODEL_PROMPT_TOKENS = _stat("prompt_tokens")
-MODEL_COMPLETION_TOKENS = _stat("completion_tokens")
+
+
+def _stat(field: str, kind: type) -> Key[ModelRun]:
+    def of(m: ModelRun) -> Any:
+        value = getattr(m.stats, field, None)
+        return _share(value) if kind is float else value
+
+    return Key[ModelRun](field, kind, of)
 
 
 def _flagged_by(reason: Reason) -> Key[ModelRun]:
     return Key[ModelRun](f"flagged_{reason}", int, lambda m: m.stats.flags.get(reason, 0))
 
 
+MODEL_PREFIX = "model/"
+MODEL_NAME = Key[ModelRun]("name", str, lambda m: m.stats.name)  # the endpoint's name: the row's
+MODEL_STATS = {key.name: key for key in (_stat(field, kind) for field, kind in MODEL_FIELDS)}
+MODEL_ID = MODEL_STATS["model"]
+MODEL_DOCS = MODEL_STATS["docs"]
+MODEL_PROMPT_TOKENS = MODEL_STATS["prompt_tokens"]
+MODEL_COMPLETION_TOKENS = MODEL_STATS["completion_tokens"]
+MODEL_FLAGGED = MODEL_STATS["flagged"]
+MODEL_DOCS_PER_SEC = Key[ModelRun](
+    "docs_per_sec", float, lambda m: round(m.report.model_docs_per_sec(m.stats), 3)
+)
 MODEL_VERIFIED_SHARE = Key[ModelRun](
     "verified_share", float, lambda m: _share(m.stats.verified_share)
 )
-MODEL_FLAGGED = _stat("flagged")
+MODEL_FLAGGED_SHARE = Key[ModelRun]("flagged_share", float, lambda m: _share(m.stats.flagged_share))
 # How often each reason flagged one of the model's pages: flagged_<reason>, every reason (zero
-# included) so that runs plot alike.
+# included) so that runs read alike.
 MODEL_FLAGS = tuple(_flagged_by(reason) for reason in Reason)
-MODEL_QUALITY = (
-    _stat("points"),
-    _stat("points_verified"),
-    MODEL_VERIFIED_SHARE,
-    MODEL_FLAGGED,
-    _stat("second_opinions"),
-    _stat("second_opinions_kept"),
-    Key[ModelRun]("flagged_share", float, lambda m: _share(m.stats.flagged_share)),
-    *MODEL_FLAGS,
-)
 MODEL = (
+    MODEL_NAME,
     MODEL_ID,
     MODEL_DOCS,
     MODEL_DOCS_PER_SEC,
-    _stat("failed"),
-    _stat("garbage"),
-    _stat("errors"),
-    _stat("timeouts"),
-    _stat("breaker_trips"),
-    _stat("workers"),  # where automatic concurrency settled, or the fixed count
-    _stat("peak_workers"),
-    MODEL_PROMPT_TOKENS,
-    MODEL_COMPLETION_TOKENS,
-    _stat("hit_max_tokens"),
-    _stat("hedges"),
-    _stat("hedges_won"),
-    _stat("auto", bool),
-    *MODEL_QUALITY,
+    *(key for name, key in MODEL_STATS.items() if name not in ("model", "docs")),
+    MODEL_VERIFIED_SHARE,
+    MODEL_FLAGGED_SHARE,
+    *MODEL_FLAGS,
 )
+MODELS_TABLE = Table[ModelRun]("models", MODEL, row_name=MODEL_NAME.name, prefix=MODEL_PREFIX)
 
 
 def _share(value: float | None) -> float | None:
@@ -248,18 +358,21 @@ def model_prefix(name: str) -> str:
 
 
 def run_metadata(report: IngestReport) -> dict[str, dg.MetadataValue]:
-    """The run's figures, once per run: Int, Float and Bool values (which the UI plots) for every
-    figure and dial, JSON only for the list of failures."""
-    metadata = build((*FIGURES, *DIALS), report)
-    for stats in report.models:
-        metadata.update(build(MODEL, ModelRun(report, stats), model_prefix(stats.name)))
-    metadata.update(build(OUTCOME, report))
-    return metadata
+    """The run's figures, once per run: Int and Float values (which the UI plots) for the figures
+    tuning runs are compared by, one table each for the other figures, the dials and the models,
+    JSON only for the list of failures."""
+    return {
+        **build(PLOTTED, report),
+        DETAILS_TABLE.name: DETAILS_TABLE.value([report]),
+        DIALS_TABLE.name: DIALS_TABLE.value([report]),
+        MODELS_TABLE.name: MODELS_TABLE.value([ModelRun(report, m) for m in report.models]),
+        **build(OUTCOME, report),
+    }
 
 
 def models_of(metadata: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Per model name, its figures in a run's metadata (``model/<name>/<figure>``), by figure: what
-    the :data:`MODEL` keys read."""
+    """Per model name, its figures in a run's metadata as :func:`plain` reads them
+    (``model/<name>/<figure>``), by figure: what the :data:`MODEL` keys read."""
     models: dict[str, dict[str, Any]] = {}
     for name, value in metadata.items():
         parts = name.split("/")
@@ -334,3 +447,83 @@ INDEX = (
 
 # Each collection's documents, on every observation (and materialization) of synced_documents.
 SYNCED = (Key[CollectionState]("documents", int, lambda state: state.documents),)
+
+
+class SyncRun(NamedTuple):
+    """A sync_job run's plan (from its :class:`~wiki_assets.defs.sync.SyncPlan`)."""
+
+    collections: int
+    documents: int
+    added: int  # collections registered by this sync
+    to_summarize: int
+    pending: list[str]  # the collections whose pages need work, in partition order
+
+
+# A sync_job run's plan, on its op's output: what the sensor ingest_after_sync requests runs for.
+COLLECTIONS = Key[SyncRun]("collections", int, lambda run: run.collections)
+PENDING = Key[SyncRun]("pending", list, lambda run: run.pending)
+SYNC = (
+    COLLECTIONS,
+    Key[SyncRun]("documents", int, lambda run: run.documents),
+    Key[SyncRun]("added", int, lambda run: run.added),
+    Key[SyncRun]("to_summarize", int, lambda run: run.to_summarize),
+    PENDING,
+)
+
+
+# --------------------------------------------------------------------------------------------------
+# An asset check's result (wiki_assets.engine.wiki.audit's outcome of one check)
+
+
+def _found(outcome: Outcome) -> str:
+    shown = "\n".join(f"- {finding}" for finding in outcome.findings[:SHOWN_FINDINGS])
+    more = len(outcome.findings) - SHOWN_FINDINGS
+    if more > 0:
+        shown += f"\n- … and {more} more (`wiki-assets check` lists all)"
+    return shown or "nothing"
+
+
+CHECKED = Key[Outcome]("checked", int, lambda o: o.checked)
+PROBLEMS = Key[Outcome]("problems", int, lambda o: len(o.findings))
+FOUND = Key[Outcome]("found", Markdown, _found)  # the first findings; `problems` counts all
+SHARE = Key[Outcome]("share", float, lambda o: o.share)  # what a share check measured
+CHECK = (CHECKED, PROBLEMS, FOUND, SHARE)
+
+
+# --------------------------------------------------------------------------------------------------
+# wiki_digest: the day's files, and their delivery to the chat webhook
+
+
+class DigestRun(NamedTuple):
+    files: DigestFiles
+    timezone: str
+
+
+class Delivered(NamedTuple):
+    """Whether the day's digest has been posted: by this materialization or an earlier one of the
+    same day (``posted_in_run``: the run that posted it), so that it is posted once."""
+
+    delivered: bool
+    attempts: int | None = None  # the posts this materialization made
+    posted_in_run: str | None = None
+
+
+def _count(kind: str) -> Key[DigestRun]:
+    return Key[DigestRun](kind, int, lambda d: d.files.digest.counts()[kind])
+
+
+DIGEST = (
+    *(_count(kind) for kind in ("added", "changed", "removed", "flagged")),
+    Key[DigestRun]("path", PurePath, lambda d: d.files.markdown),
+    Key[DigestRun]("json_path", PurePath, lambda d: d.files.json),
+    Key[DigestRun]("timezone", str, lambda d: d.timezone),
+)
+DELIVERED = Key[Delivered]("delivered", bool, lambda d: d.delivered)
+DELIVERY_ATTEMPTS = Key[Delivered]("delivery_attempts", int, lambda d: d.attempts)
+POSTED_IN_RUN = Key[Delivered]("posted_in_run", str, lambda d: d.posted_in_run)
+DELIVERY = (DELIVERED, DELIVERY_ATTEMPTS, POSTED_IN_RUN)
+
+
+TABLES: dict[str, Table[Any]] = {
+    table.name: table for table in (DETAILS_TABLE, DIALS_TABLE, MODELS_TABLE)
+}

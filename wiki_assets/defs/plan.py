@@ -2,7 +2,7 @@
 the pages it would remove, and an estimate of tokens and time from the fleet's recorded rates.
 
 ``wiki-assets plan`` prints it (a dry run: no sync command, no model, nothing written) and the daily
-schedule logs it before it requests runs.
+schedule's ``sync_job`` run logs it before the ingest runs are requested.
 """
 
 from __future__ import annotations

@@ -1,20 +1,36 @@
-"""Sync-then-ingest: observe the synced root, register new collections, request the stale ones."""
+"""Sync-then-ingest: observe the synced root, register new collections, request the stale ones.
+
+Daily, in three steps, so that evaluating the schedule (the daemon's tick, or "Preview tick result"
+in the UI) does nothing but ask for a run:
+
+1. the schedule ``daily_sync_then_ingest`` requests a run of ``sync_job``;
+2. that run's one op, ``sync_collections``, runs the mirror command, observes every collection on
+   ``synced_documents``, registers new collections as partitions and records the plan (the
+   collections whose pages need work) on its output;
+3. when it succeeds, the sensor ``ingest_after_sync`` requests the ingest runs of that plan.
+
+The CLI runs the same sync in its own process (:func:`sync`), then its run.
+"""
 
 import logging
 import shlex
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
 
-from wiki_assets.defs.assets import IngestConfig, run_config, run_tags
-from wiki_assets.defs.metadata import SYNCED, build
+from wiki_assets.defs.assets import LOGGERS, IngestConfig, launched_by, run_config, run_tags
+from wiki_assets.defs.metadata import COLLECTIONS, PENDING, SYNC, SYNCED, SyncRun, build, plain
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.plan import plan_lines, recorded_rates
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import CollectionState, environment, survey
 from wiki_assets.engine.errors import WikiAssetsError
+
+# Where sync's events on synced_documents go: a run's log_event, or the instance's runless events.
+Record = Callable[[dg.AssetObservation | dg.AssetMaterialization], Any]
 
 PARTITION_RANGE_START = "dagster/asset_partition_range_start"
 PARTITION_RANGE_END = "dagster/asset_partition_range_end"
@@ -30,6 +46,13 @@ class SyncPlan:
     def documents(self) -> int:
         return sum(state.documents for state in self.states)
 
+    def to_run(self) -> SyncRun:
+        """The plan as a sync_job run records it."""
+        to_summarize = sum(state.to_summarize for state in self.states)
+        return SyncRun(
+            len(self.states), self.documents, len(self.added), to_summarize, self.pending
+        )
+
     def run_tags(self) -> dict[str, str]:
         """One run over the contiguous partition range that holds every pending collection: up to
         date collections inside the range cost a hash check per document, far less than the fixed
@@ -37,25 +60,30 @@ class SyncPlan:
         return {PARTITION_RANGE_START: self.pending[0], PARTITION_RANGE_END: self.pending[-1]}
 
     def run_requests(
-        self, per_run: int | None, dials: IngestConfig | None = None
+        self,
+        per_run: int | None,
+        dials: IngestConfig | None = None,
+        source: str = "schedule",
+        run_key: str | None = None,
     ) -> list[dg.RunRequest]:
         """One run for everything (``per_run`` None), or runs of at most ``per_run`` pending
-        collections each, which Dagster's run queue executes in parallel up to its limit."""
+        collections each, which Dagster's run queue executes in parallel up to its limit;
+        ``run_key`` (the sync run's id) makes them requested once."""
         if per_run is None:
             groups = [self.pending]
         else:
             groups = [self.pending[i : i + per_run] for i in range(0, len(self.pending), per_run)]
         return [
             dg.RunRequest(
-                run_key=None,
+                run_key=None if run_key is None else f"{run_key}/{index}",
                 tags={
                     PARTITION_RANGE_START: group[0],
                     PARTITION_RANGE_END: group[-1],
-                    **run_tags("schedule", dials or IngestConfig()),
+                    **run_tags(source, dials or IngestConfig()),
                 },
                 run_config=run_config(dials or IngestConfig()),
             )
-            for group in groups
+            for index, group in enumerate(groups)
         ]
 
 
@@ -95,10 +123,12 @@ def sync(
     summarizer: SummarizerResource,
     log: Any = None,
     dials: IngestConfig | None = None,
+    record: Record | None = None,
 ) -> SyncPlan:
     """Run the sync command (if any), observe every collection and register new ones as
     partitions; plan with the fleet and dials the run will use (``force`` makes every collection
-    pending). Idempotent."""
+    pending). Idempotent. The events on ``synced_documents`` go to ``record``: the run's own in
+    ``sync_job``, events of no run by default (the CLI's sync before its run)."""
     run_sync_command(corpus, log or logging.getLogger("wiki_assets"))
     states = survey(
         corpus.synced_path,
@@ -114,7 +144,7 @@ def sync(
     added = [state.name for state in states if state.name not in known]
     if added:
         instance.add_dynamic_partitions(name, added)
-    report_collections(instance, states)
+    report_collections(instance, states, record or instance.report_runless_asset_event)
     order = {key: index for index, key in enumerate(instance.get_dynamic_partitions(name))}
     pending = sorted((s.name for s in states if s.pending), key=lambda key: order[key])
     return SyncPlan(states=states, added=added, pending=pending)
@@ -124,7 +154,9 @@ SYNCED_DOCUMENTS = dg.AssetKey("synced_documents")
 DATA_VERSION_TAG = "dagster/data_version"
 
 
-def report_collections(instance: dg.DagsterInstance, states: list[CollectionState]) -> None:
+def report_collections(
+    instance: dg.DagsterInstance, states: list[CollectionState], record: Record
+) -> None:
     """Record every collection's data version on ``synced_documents``: an observation per sync,
     and a materialization when the mirror holds a new version of it (a new or changed
     collection), so a re-sync with no change adds no materialization."""
@@ -142,7 +174,7 @@ def report_collections(instance: dg.DagsterInstance, states: list[CollectionStat
         # observation with the last one before the storage id a wiki_pages run recorded for
         # synced_documents, and shows the wiki_pages partition as stale when their versions
         # differ. Only observations count there, so every sync observes every collection.
-        instance.report_runless_asset_event(
+        record(
             dg.AssetObservation(
                 asset_key=SYNCED_DOCUMENTS, partition=state.name, tags=tags, metadata=metadata
             )
@@ -153,40 +185,115 @@ def report_collections(instance: dg.DagsterInstance, states: list[CollectionStat
         # the materialization comes after the observation of the same version: a run that
         # follows sees that observation at or before its recorded id, not after it.
         if materialized.get(state.name, {}).get(DATA_VERSION_TAG) != state.version:
-            instance.report_runless_asset_event(
+            record(
                 dg.AssetMaterialization(
                     asset_key=SYNCED_DOCUMENTS, partition=state.name, tags=tags, metadata=metadata
                 )
             )
 
 
-def build_schedule(job: Any, dials: IngestConfig | None = None) -> dg.ScheduleDefinition:
-    """The daily sync-then-ingest; its runs use ``dials`` (the project file's) and the fleet the
-    definitions were built with."""
-    dials = dials or IngestConfig()
+SYNC_JOB = "sync_job"
+SYNC_OP = "sync_collections"
+INGEST_SENSOR = "ingest_after_sync"
 
-    @dg.schedule(
-        name="daily_sync_then_ingest",
-        cron_schedule=environment.cron_schedule(),
-        job=job,
-        default_status=dg.DefaultScheduleStatus.RUNNING,
-        description="Observe the synced root, register new collections, then ingest every "
-        "collection that is new or stale: in one run, or in parallel runs of "
-        "WIKI_ASSETS_COLLECTIONS_PER_RUN collections (cron from WIKI_ASSETS_CRON).",
+
+def build_sync_job(dials: IngestConfig) -> dg.JobDefinition:
+    """``sync_job``: the sync and its plan, as a run (what the schedule requests). The plan is
+    made with ``dials`` (the project file's), which the ingest runs it leads to use."""
+
+    @dg.op(
+        name=SYNC_OP,
+        description="Run the mirror command, observe every collection on synced_documents, "
+        "register new collections as partitions, and record which collections need work.",
     )
-    def daily_sync_then_ingest(
-        context: dg.ScheduleEvaluationContext,
+    def sync_collections(
+        context: dg.OpExecutionContext,
         corpus: CorpusResource,
         summarizer: SummarizerResource,
-    ) -> list[dg.RunRequest] | dg.SkipReason:
-        plan = sync(context.instance, corpus, summarizer, context.log, dials)
-        # The same plan `wiki-assets plan` prints, so a tick's log says what its runs will do.
+    ) -> dg.Output[None]:
+        plan = sync(context.instance, corpus, summarizer, context.log, dials, context.log_event)
+        # The same plan `wiki-assets plan` prints, so the run's log says what its runs will do.
         to_summarize = sum(state.to_summarize for state in plan.states)
         estimate = recorded_rates(context.instance, summarizer, to_summarize)
         for line in [*plan_lines(plan.states), estimate.line()]:
             context.log.info(line)
-        if not plan.pending:
-            return dg.SkipReason(f"all {len(plan.states)} collections are up to date")
-        return plan.run_requests(environment.collections_per_run(), dials)
+        return dg.Output(None, metadata=build(SYNC, plan.to_run()))
 
-    return daily_sync_then_ingest
+    @dg.job(
+        name=SYNC_JOB,
+        description="Sync the synced root and plan the ingest: the sensor ingest_after_sync then "
+        "requests the runs of the new and stale collections.",
+    )
+    def sync_job() -> None:
+        sync_collections()
+
+    return sync_job
+
+
+def build_schedule(sync_job: dg.JobDefinition) -> dg.ScheduleDefinition:
+    """The daily sync-then-ingest. Its evaluation asks for a run of ``sync_job`` and does nothing
+    else: it reads and writes nothing, however large the synced tree."""
+
+    return dg.ScheduleDefinition(
+        name="daily_sync_then_ingest",
+        cron_schedule=environment.cron_schedule(),
+        job=sync_job,
+        run_config=LOGGERS,
+        default_status=dg.DefaultScheduleStatus.RUNNING,
+        description="Start a sync_job run (the mirror command, then every collection observed "
+        "and new ones registered); after it the sensor ingest_after_sync ingests every "
+        "collection that is new or stale: in one run, or in parallel runs of "
+        "WIKI_ASSETS_COLLECTIONS_PER_RUN collections (cron from WIKI_ASSETS_CRON).",
+    )
+
+
+def build_ingest_sensor(
+    sync_job: dg.JobDefinition,
+    ingest_job: Any,  # what dg.define_asset_job returns (its class is not public)
+    dials: IngestConfig,
+) -> dg.SensorDefinition:
+    """After a ``sync_job`` run succeeds, the ingest runs of its plan, with ``dials`` and the
+    fleet the definitions were built with. Reads the sync run's output; writes nothing."""
+
+    @dg.run_status_sensor(
+        name=INGEST_SENSOR,
+        run_status=dg.DagsterRunStatus.SUCCESS,
+        monitored_jobs=[sync_job],
+        request_job=ingest_job,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="After a sync_job run succeeds, ingest the collections it found new or "
+        "stale: in one run, or in parallel runs of WIKI_ASSETS_COLLECTIONS_PER_RUN collections.",
+    )
+    def ingest_after_sync(
+        context: dg.RunStatusSensorContext,
+    ) -> dg.SensorResult | dg.SkipReason:
+        run_id = context.dagster_run.run_id
+        planned = sync_plan_of(context.instance, run_id)
+        if planned is None:
+            return dg.SkipReason(f"sync run {run_id} recorded no plan")
+        collections, pending = planned
+        if not pending:
+            return dg.SkipReason(f"all {collections} collections are up to date")
+        plan = SyncPlan(states=[], added=[], pending=pending)
+        source = launched_by(context.dagster_run.tags)  # the schedule's, or one from the UI
+        per_run = environment.collections_per_run()
+        return dg.SensorResult(run_requests=plan.run_requests(per_run, dials, source, run_id))
+
+    return ingest_after_sync
+
+
+def sync_plan_of(instance: dg.DagsterInstance, run_id: str) -> tuple[int, list[str]] | None:
+    """The collections a ``sync_job`` run found and the ones it planned to ingest (in partition
+    order), from its op's output."""
+    records = instance.get_records_for_run(
+        run_id, of_type=dg.DagsterEventType.STEP_OUTPUT, limit=10
+    ).records
+    for record in records:
+        event = record.event_log_entry.dagster_event
+        if event is None or event.step_key != SYNC_OP:
+            continue
+        values = plain(event.step_output_data.metadata)
+        collections, pending = COLLECTIONS.read(values), PENDING.read(values)
+        if collections is not None and pending is not None:
+            return collections, [str(key) for key in pending]
+    return None
