@@ -62,12 +62,19 @@ def main(argv: list[str] | None = None) -> int:
         "runs",
         help="compare past wiki_pages runs: dials, models, counts and docs/s, one row per run",
         description="One row per run that materialized wiki_pages, read from $DAGSTER_HOME (or "
-        "./dagster_home): the most recent --limit runs, ordered by --sort. workers_auto marks "
-        "runs with automatic concurrency (workers_per_model is then empty).",
+        "./dagster_home): the most recent --limit runs, ordered by --sort. By default the "
+        "columns runs are compared by, in 100 characters: when, run, docs (summarized), "
+        "seconds, docs/s, workers (per model, or auto), claim, status (ok, N failed documents, "
+        "or the run's status when it did not succeed) and models (each one's docs/s). --wide "
+        "shows every column, each dial and figure under its own name.",
     )
     runs.add_argument("--partition", metavar="KEY", help="only runs that materialized KEY")
     runs.add_argument(
-        "--sort", metavar="COLUMN", default="time", help="column to order by (default: time)"
+        "--sort",
+        metavar="COLUMN",
+        default="time",
+        help="column to order by: a column of --wide or a header of the default view "
+        "(default: time)",
     )
     runs.add_argument("--desc", action="store_true", help="order descending")
     runs.add_argument(
@@ -76,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=20,
         help="the N most recent runs (default: 20; 0: all)",
+    )
+    runs.add_argument(
+        "--wide", action="store_true", help="every column (wider than most terminals)"
     )
     runs.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     check = commands.add_parser(
@@ -113,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "digest":
         return run_digest(args.day, args.wiki, args.timezone, as_json=args.json)
     if args.command == "runs":
-        return run_runs(args.partition, args.sort, args.desc, args.limit, as_json=args.json)
+        return run_runs(
+            args.partition, args.sort, args.desc, args.limit, as_json=args.json, wide=args.wide
+        )
     if args.command == "check":
         return run_check(args.synced, args.wiki, args.max_flagged_share, as_json=args.json)
     if args.command == "plan":
@@ -335,7 +347,13 @@ def run_ingest(
 
 
 def run_runs(
-    partition: str | None, sort: str, descending: bool, limit: int, *, as_json: bool = False
+    partition: str | None,
+    sort: str,
+    descending: bool,
+    limit: int,
+    *,
+    as_json: bool = False,
+    wide: bool = False,
 ) -> int:
     log = logging.getLogger("wiki_assets")
     home = _dagster_home()
@@ -344,11 +362,12 @@ def run_runs(
         return EXIT_RUN_FAILED
     import dagster as dg
 
-    from wiki_assets.defs.history import COLUMNS, runs_table, to_json, to_text
+    from wiki_assets.defs.history import COLUMNS, SORT_NAMES, runs_table, to_json, to_text
 
-    if sort not in COLUMNS:
+    if sort not in COLUMNS and sort not in SORT_NAMES:
         log.error(f"--sort {sort}: not a column; one of {', '.join(COLUMNS)}")
         return EXIT_RUN_FAILED
+    sort = SORT_NAMES.get(sort, sort)
     if limit < 0:
         log.error(f"--limit {limit}: must be 0 (all runs) or more")
         return EXIT_RUN_FAILED
@@ -362,7 +381,7 @@ def run_runs(
         which = f" of partition {partition}" if partition is not None else ""
         print(f"no wiki_pages materializations{which} in {home}")
     else:
-        print(to_text(table))
+        print(to_text(table, wide=wide))
     return EXIT_OK
 
 
