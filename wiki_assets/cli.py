@@ -31,19 +31,53 @@ EXIT_DOCUMENTS_FAILED = 2
 EXIT_CHECK_FAILED = 1  # `check`: a check of severity error failed (warnings alone exit 0)
 
 
+INGEST_DESCRIPTION = """\
+Run the sync command (if the project file has one), then summarize every document that is new
+or changed since its page was written, on every configured model at once, write the pages and
+rebuild index.md. A page is redone only when its document changed, or the prompt or a setting
+that shapes pages (to redo pages anyway, see below)."""
+
+INGEST_REDO = """\
+redo pages:
+  To redo pages whose documents did not change (a better model, a better prompt), give a
+  --config file that asks for it. Every page:
+
+    # redo.yaml
+    ops:
+      wiki_pages:
+        config:
+          force: true
+
+  Only the pages some models wrote (each page's front matter names its model):
+
+    ops:
+      wiki_pages:
+        config:
+          redo_models: [Qwen/Qwen2.5-7B-Instruct, smollm2-135m-instruct]
+
+  then: wiki-assets ingest --config redo.yaml
+  (wiki-assets plan --config redo.yaml lists first what would be redone; calls no model)"""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="wiki-assets", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     ingest = commands.add_parser(
-        "ingest", help="sync the synced root, then summarize every new or changed document"
+        "ingest",
+        help="sync the synced root, then summarize every new or changed document",
+        description=INGEST_DESCRIPTION,
+        epilog=INGEST_REDO,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ingest.add_argument("--synced", type=Path, help="synced root (default: synced/)")
     ingest.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
     ingest.add_argument(
         "--config",
         type=Path,
-        help="YAML run config (resources + ops) layered over the project file "
-        "(wiki_assets.yaml or $WIKI_ASSETS_CONFIG): a tuning run",
+        metavar="FILE",
+        help="a YAML file of settings for this run only (models, how many requests at once, "
+        "which pages to redo: see below), over the project file (wiki_assets.yaml or "
+        "$WIKI_ASSETS_CONFIG)",
     )
     ingest.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
     plan = commands.add_parser(
