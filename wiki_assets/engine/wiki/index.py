@@ -92,7 +92,7 @@ def build_index(journal: Journal, wiki: Wiki) -> IndexReport:
             if entry.result.get("flags"):
                 flags = ", ".join(Verdict.of(entry.result["flags"]).reasons)
                 review.append(Link(entry.page, link.title, flags))
-            for topic in entry.result.get("topics", []):
+            for topic in page.topics:  # without the junk the checks leave out
                 by_topic[" ".join(topic.split()).lower()].append(link)
     collections = [
         (collection, [link for _, link in sorted(by_collection[collection])])
