@@ -352,6 +352,7 @@ def run_ingest(
     import dagster as dg
 
     from wiki_assets.defs.sync import SyncFailed
+    from wiki_assets.engine.errors import no_space_message
     from wiki_assets.engine.store import StateUnavailable
 
     try:
@@ -359,10 +360,16 @@ def run_ingest(
             dg.DagsterInstance.get(), corpus, summarizer, dials, log=log,
             config_source=settings.source,
         )  # fmt: skip
-    except (SyncFailed, StateUnavailable) as error:
-        log.error(str(error))
+    except Exception as error:
+        # A full disk before the run (sync reads and records in the state store) is named like
+        # one during it; anything else unexpected is a bug, shown whole.
+        said = no_space_message(error, corpus.wiki_path)
+        if said is None and not isinstance(error, SyncFailed | StateUnavailable):
+            raise
+        said = said or str(error)
+        log.error(said)
         if as_json:
-            print(json.dumps({"success": False, "error": str(error), "failed": []}))
+            print(json.dumps({"success": False, "error": said, "failed": []}))
         return EXIT_RUN_FAILED
     if outcome.error and not outcome.stopped_by:
         log.error(f"run {outcome.run_id} failed: {outcome.error}")

@@ -26,6 +26,7 @@ from wiki_assets.defs.metadata import plain
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.sync import SyncPlan, sync
+from wiki_assets.engine.errors import DiskFull
 from wiki_assets.engine.report import IngestReport
 
 # The CLI's JSON (an interface other tools read): these figures of the engine's report as they are,
@@ -213,8 +214,15 @@ def _failure_reason(event: dg.DagsterEvent | None) -> str:
     data = event.event_specific_data
     error = getattr(data, "error", None)
     if error is not None:
-        # Dagster wraps the asset's exception; the innermost cause is what a user can act on.
-        while error.cause is not None:
-            error = error.cause
-        return error.message.strip()
+        # Dagster wraps the asset's exception; the innermost cause is what a user can act on,
+        # but for a full disk, whose own error (deep in a task group, under a failed rollback)
+        # the step has already named with its folder.
+        chain = [error]
+        while chain[-1].cause is not None:
+            chain.append(chain[-1].cause)
+        named = next((e for e in chain if e.cls_name == DiskFull.__name__), None)
+        if named is not None:
+            text = named.message.strip()
+            return text.split(f"{named.cls_name}: ", 1)[-1]
+        return chain[-1].message.strip()
     return event.message or "the run failed"
