@@ -35,7 +35,9 @@ INGEST_DESCRIPTION = """\
 Run the sync command (if the project file has one), then summarize every document that is new
 or changed since its page was written, on every configured model at once, write the pages and
 rebuild index.md. A page is redone only when its document changed, or the prompt or a setting
-that shapes pages (to redo pages anyway, see below)."""
+that shapes pages (to redo pages anyway, see below). What an earlier run left unfinished (a full
+disk, a kill) is finished first: pages it did not write, index.md and catalog.jsonl, asking a
+model only for documents it got no answer for."""
 
 INGEST_REDO = """\
 redo pages:
@@ -216,9 +218,12 @@ def run_plan(
 
     from wiki_assets.defs.plan import Estimate, dry_run, plan_json, plan_lines, recorded_rates
     from wiki_assets.engine.store import StateUnavailable
+    from wiki_assets.engine.wiki.index import unfinished
 
     try:
         states = dry_run(settings.corpus, settings.summarizer, settings.dials)
+        # What the index build finishes, as the files show it (ingest also asks Dagster).
+        left = unfinished(settings.corpus.wiki_path, settings.corpus.state_store()) or []
     except StateUnavailable as error:
         log.error(str(error))
         return EXIT_RUN_FAILED
@@ -230,9 +235,11 @@ def run_plan(
         fleet = settings.summarizer.planned_endpoints()
         estimate = Estimate(documents, unknown=[endpoint.name for endpoint in fleet])
     if as_json:
-        print(json.dumps(plan_json(states, estimate), ensure_ascii=False, indent=2))
+        print(json.dumps({**plan_json(states, estimate), "unfinished": left},
+                         ensure_ascii=False, indent=2))  # fmt: skip
     else:
-        for line in [*plan_lines(states), estimate.line()]:
+        unfinished_line = [f"plan: the index build finishes {'; '.join(left)}"] if left else []
+        for line in [*plan_lines(states), *unfinished_line, estimate.line()]:
             print(line)
     return EXIT_OK
 

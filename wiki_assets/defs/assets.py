@@ -216,7 +216,7 @@ def wiki_index(context: dg.AssetExecutionContext, corpus: CorpusResource) -> dg.
         context.log.warning(f"dangling link in {finding}")
     context.log.info(
         f"index: {report.pages} pages · {report.collections} collections · "
-        f"{report.topics} shared topics · {report.rewritten} pages re-linked"
+        f"{report.topics} shared topics · {report.rewritten} pages rewritten (links or missing)"
     )
     return dg.MaterializeResult(
         metadata=build(INDEX, IndexRun(report, len(dangling))),

@@ -3,7 +3,7 @@
 import logging
 import shlex
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import dagster as dg
@@ -15,6 +15,7 @@ from wiki_assets.defs.plan import plan_lines, recorded_rates
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import CollectionState, environment, survey
 from wiki_assets.engine.errors import WikiAssetsError
+from wiki_assets.engine.wiki.index import unfinished
 
 PARTITION_RANGE_START = "dagster/asset_partition_range_start"
 PARTITION_RANGE_END = "dagster/asset_partition_range_end"
@@ -24,7 +25,12 @@ PARTITION_RANGE_END = "dagster/asset_partition_range_end"
 class SyncPlan:
     states: list[CollectionState]
     added: list[str]  # collections that became partitions in this sync
-    pending: list[str]  # collections whose pages need work, in partition order
+    # Collections whose pages need work, in partition order: documents to summarize, pages to
+    # remove, or pages to write from answers an earlier run journaled but did not write.
+    pending: list[str]
+    # Why the index must be built though no collection may need work: what an earlier run left
+    # undone that only wiki_index finishes (unfinished_index). Empty: nothing.
+    repair: list[str] = field(default_factory=list)
 
     @property
     def documents(self) -> int:
@@ -57,6 +63,17 @@ class SyncPlan:
             )
             for group in groups
         ]
+
+    def index_request(self, dials: IngestConfig | None = None) -> dg.RunRequest:
+        """A run of ``wiki_index`` alone, to finish what an earlier run left (:attr:`repair`)
+        when no collection needs work: it builds the index and the catalog, and writes missing
+        pages again from their journaled answers."""
+        return dg.RunRequest(
+            run_key=None,
+            asset_selection=[WIKI_INDEX],
+            tags=run_tags("schedule", dials or IngestConfig()),
+            run_config=run_config(dials or IngestConfig()),
+        )
 
 
 class SyncFailed(WikiAssetsError):
@@ -95,10 +112,13 @@ def sync(
     summarizer: SummarizerResource,
     log: Any = None,
     dials: IngestConfig | None = None,
+    *,
+    after_pages: bool = True,
 ) -> SyncPlan:
     """Run the sync command (if any), observe every collection and register new ones as
     partitions; plan with the fleet and dials the run will use (``force`` makes every collection
-    pending). Idempotent."""
+    pending), and say what an earlier run left for the index build (``after_pages``: see
+    :func:`unfinished_index`). Idempotent."""
     run_sync_command(corpus, log or logging.getLogger("wiki_assets"))
     states = survey(
         corpus.synced_path,
@@ -116,8 +136,62 @@ def sync(
         instance.add_dynamic_partitions(name, added)
     report_collections(instance, states)
     order = {key: index for index, key in enumerate(instance.get_dynamic_partitions(name))}
-    pending = sorted((s.name for s in states if s.pending), key=lambda key: order[key])
-    return SyncPlan(states=states, added=added, pending=pending)
+    # A page to write from a journaled answer is work as much as a document to summarize: the
+    # run writes it without asking a model (engine/plan.py's "recover").
+    work = [s.name for s in states if s.pending or s.recovered]
+    pending = sorted(work, key=lambda key: order[key])
+    return SyncPlan(
+        states=states,
+        added=added,
+        pending=pending,
+        repair=unfinished_index(instance, corpus, after_pages=after_pages),
+    )
+
+
+WIKI_INDEX = dg.AssetKey("wiki_index")
+WIKI_PAGES = dg.AssetKey("wiki_pages")
+INGEST_JOB_NAME = "ingest_job"  # definitions.INGEST_JOB (which imports this module)
+_UNFINISHED = [dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED]
+_RECENT_FAILURES = 20  # failed runs looked at, newest first, for one that wrote pages
+
+
+def unfinished_index(
+    instance: dg.DagsterInstance, corpus: CorpusResource, *, after_pages: bool = True
+) -> list[str]:
+    """Why the wiki's index must be built again, though no document may need a model, in words:
+
+    * its files, as the state store knows they should be: ``index.md``, ``catalog.jsonl`` or
+      written pages missing (the build writes pages again from their journaled answers);
+    * a run that wrote pages and failed or was cancelled after the last index was built (its
+      index step failed on a full disk, or it never got there);
+    * with ``after_pages``, pages materialized after the last index (a run killed in its index
+      step, still "started" to Dagster). The schedule leaves this one out: the automation sensor
+      builds the index after a UI materialization of ``wiki_pages`` alone, and a tick must not
+      race it.
+
+    Empty while the state store has no written page (a new wiki: its first run builds all)."""
+    found = unfinished(corpus.wiki_path, corpus.state_store())
+    if found is None:
+        return []
+    index = instance.get_latest_materialization_event(WIKI_INDEX)
+    built = index.timestamp if index is not None else 0.0
+    pages = instance.get_latest_materialization_event(WIKI_PAGES)
+    if after_pages and pages is not None and pages.timestamp > built:
+        found.append("the index was not built after the pages' last run")
+        return found
+    records = instance.get_run_records(dg.RunsFilter(statuses=_UNFINISHED), limit=_RECENT_FAILURES)
+    for record in records:
+        run = record.dagster_run
+        if record.end_time is None or record.end_time <= built:
+            break  # newest first: the rest ended before the last index too
+        wrote = run.job_name == INGEST_JOB_NAME or bool(
+            run.asset_selection and {WIKI_PAGES, WIKI_INDEX} & run.asset_selection
+        )
+        if wrote:
+            status = run.status.value.lower()
+            found.append(f"run {run.run_id[:8]} ended {status} after the last index was built")
+            break
+    return found
 
 
 SYNCED_DOCUMENTS = dg.AssetKey("synced_documents")
@@ -179,12 +253,16 @@ def build_schedule(job: Any, dials: IngestConfig | None = None) -> dg.ScheduleDe
         corpus: CorpusResource,
         summarizer: SummarizerResource,
     ) -> list[dg.RunRequest] | dg.SkipReason:
-        plan = sync(context.instance, corpus, summarizer, context.log, dials)
+        plan = sync(context.instance, corpus, summarizer, context.log, dials, after_pages=False)
         # The same plan `wiki-assets plan` prints, so a tick's log says what its runs will do.
         to_summarize = sum(state.to_summarize for state in plan.states)
         estimate = recorded_rates(context.instance, summarizer, to_summarize)
         for line in [*plan_lines(plan.states), estimate.line()]:
             context.log.info(line)
+        if plan.repair:
+            context.log.info(f"unfinished: {'; '.join(plan.repair)}")
+        if not plan.pending and plan.repair:
+            return [plan.index_request(dials)]  # else the pending runs build the index
         if not plan.pending:
             return dg.SkipReason(f"all {len(plan.states)} collections are up to date")
         return plan.run_requests(environment.collections_per_run(), dials)
