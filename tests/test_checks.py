@@ -20,6 +20,7 @@ from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.checks import flagged_by_collection
 from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.engine.wiki.audit import (
+    EVERY_DOCUMENT_PAGED,
     EVERY_PAGE_LISTED,
     FLAGGED_SHARE,
     NO_DANGLING_LINKS,
@@ -81,6 +82,11 @@ def test_asset_checks_run_with_the_ingest_job_and_record_failures(
         assert result.passed, (check.name, result.metadata)
         assert result.metadata["checked"].value == checked
         assert result.metadata["problems"].value == 0
+    # The document that failed has no page: the wiki's own check says so too, as a warning.
+    unpaged = evaluation(instance, "wiki_index", EVERY_DOCUMENT_PAGED)
+    assert not unpaged.passed and unpaged.severity == dg.AssetCheckSeverity.WARN
+    assert unpaged.metadata["checked"].value == len(workspace.documents())
+    assert "product/logo.png.txt: no page" in unpaged.metadata["found"].value
     # One run over every collection: each partition has its own result, none skipped; only
     # `product` holds the binary file.
     collections = instance.get_dynamic_partitions("collections")
@@ -170,7 +176,7 @@ def test_check_command_exit_codes_follow_severity(
     assert report["success"] and report["pages"] == len(workspace.pages()) - 1
     assert {check["check"] for check in report["checks"]} == {
         NO_DANGLING_LINKS.name, EVERY_PAGE_LISTED.name, PAGES_CURRENT.name,
-        NO_FAILED_DOCUMENTS.name, FLAGGED_SHARE.name,
+        EVERY_DOCUMENT_PAGED.name, NO_FAILED_DOCUMENTS.name, FLAGGED_SHARE.name,
     }  # fmt: skip
     assert all(check["passed"] for check in report["checks"])
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 import yaml
 from conftest import Workspace
 
@@ -139,3 +140,29 @@ def test_json_lists_every_failure_past_what_metadata_keeps(
     assert figures["failed_documents"] == summary["failed"][:MAX_LISTED_FAILURES]
     counts = plain(blob_partition.asset_materialization.metadata)  # type: ignore[union-attr]
     assert counts["failed"] == counts["documents"] == len(expected)
+
+
+def test_ingest_help_says_how_to_redo_pages(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`ingest --help` tells a user how to redo pages that are current (all of them, or those of
+    given models) with a file they can copy, and speaks no Dagster ("resources + ops")."""
+    from wiki_assets.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["ingest", "--help"])
+    assert done.value.code == 0
+    said = capsys.readouterr().out
+    assert "redo pages" in said
+    assert "force: true" in said and "redo_models: [" in said
+    assert "wiki-assets ingest --config redo.yaml" in said
+    assert "resources + ops" not in said and "run config" not in said
+    # The example is a file that loads: it asks for what the help says it does.
+    from wiki_assets.defs.settings import load_settings
+
+    redo = tmp_path / "redo.yaml"
+    redo.write_text(said[said.index("# redo.yaml") :].split("\n\n")[0])
+    assert load_settings(redo).dials.force is True
+    redo.write_text(said[said.index("Only the pages") :].split("\n\n")[1])
+    dials = load_settings(redo).dials
+    assert not dials.force and "Qwen/Qwen2.5-7B-Instruct" in dials.redo_models

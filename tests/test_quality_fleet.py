@@ -44,6 +44,8 @@ def test_per_model_quality_separates_a_faithful_from_a_fabricating_model(
     assert metadata["model/sim0/flagged"] == 0, (metadata["hedged"], per_model)
     assert metadata["model/sim1/flagged"] == metadata["model/sim1/docs"]
     assert metadata["model/sim1/flagged_unverified_points"] == metadata["model/sim1/docs"]
+    assert metadata["model/sim1/flagged_ungrounded_summary"] == metadata["model/sim1/docs"]
+    assert metadata["model/sim0/flagged_ungrounded_summary"] == 0
     assert metadata["flagged"] == metadata["model/sim1/docs"]
 
     # The pages say the same: the fabricating model's are flagged, and listed under Needs review.
@@ -66,9 +68,11 @@ def test_per_model_quality_separates_a_faithful_from_a_fabricating_model(
     assert row["flagged"] == len(flagged)
     quality = dict(part.split(" ", 1) for part in row["quality"].split("; "))
     assert quality["sim0"] == "verified 1.00 · flagged 0"
-    assert (
-        quality["sim1"]
-        == f"verified 0.00 · flagged {len(flagged)} (unverified_points {len(flagged)})"
+    # Its invented points are not verified, and its invented prose is in no line of the
+    # documents: both say so.
+    assert quality["sim1"] == (
+        f"verified 0.00 · flagged {len(flagged)} (unverified_points {len(flagged)}, "
+        f"ungrounded_summary {len(flagged)})"
     )
 
     # The flagged_share asset check warns (half the pages are flagged, past 0.2)...

@@ -4,6 +4,7 @@ flagged pages under "Needs review"; results journaled before checks existed stil
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,12 @@ from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import INDEX_PAGE, Wiki
 from wiki_assets.engine.wiki.index import build_index
 from wiki_assets.engine.wiki.record import Link, Page
-from wiki_assets.engine.wiki.render import UNVERIFIED_NOTE, render_index, render_page
+from wiki_assets.engine.wiki.render import (
+    UNGROUNDED_NOTES,
+    UNVERIFIED_NOTE,
+    render_index,
+    render_page,
+)
 
 
 def front_matter(text: str) -> dict[str, Any]:
@@ -146,6 +152,76 @@ def test_index_lists_flagged_pages_under_needs_review(tmp_path: Path) -> None:
     good = front_matter((tmp_path / "a" / "good.md").read_text(encoding="utf-8"))
     assert good["verdict"] == "ok" and good["points_verified"] == 1
     assert "## Needs review" not in render_index(1, [("a", [Link("a/good.md", "Good")])], [])
+
+
+def test_a_page_says_when_its_prose_is_unchecked_in_its_language() -> None:
+    """``ungrounded_summary``: between the description and the summary, a note in the page's
+    language says they are the model's unchecked words; a page without it has no such note."""
+    flagged = Verdict.of(["ungrounded_summary"])
+    english = render_page(page((VERIFIED,), flagged))
+    body = english.split("\n---\n", 1)[1]
+    note = UNGROUNDED_NOTES["en"]
+    assert note in body and "model's own words" in note
+    assert body.index("> How much leave") < body.index(note) < body.index("Seoul and Berlin")
+    korean = dataclasses.replace(
+        page((VERIFIED,), flagged),
+        title="휴가 정책",
+        description="이 문서는 휴가 정책에 대한 문서입니다.",
+        summary="모든 직원이 꼭 읽어야 하는 문서입니다.",
+        language="Korean",
+    )
+    text = render_page(korean)
+    assert UNGROUNDED_NOTES["ko"] in text and note not in text
+    assert "모델이 쓴 문장" in UNGROUNDED_NOTES["ko"]
+    assert "[!caution]" not in render_page(page((VERIFIED,), Verdict.of(["prompt_echo"])))
+    # An extractive page shows the document's own words: nothing to warn of.
+    extract = dataclasses.replace(page((), flagged), summarized=False)
+    assert "[!caution]" not in render_page(extract)
+
+
+def test_junk_topics_are_on_no_page_and_not_in_the_index(tmp_path: Path) -> None:
+    """Topics a small model wrote as a cut-off sentence or a field name, journaled before the
+    check existed (no junk_topics flag): the pages, the catalog and "By topic" leave them out;
+    the subjects the pages share stay."""
+
+    def result(title: str, topics: list[str]) -> dict[str, Any]:
+        return {
+            "title": title,
+            "description": f"How {title} works in Seoul.",
+            "summary": "S.",
+            "key_points": [VERIFIED.to_json()],
+            "topics": topics,
+            "related": [],
+            "model": "m",
+            "prompt_version": "1",
+            "generated": "now",
+            "prompt_tokens": 1,
+            "completion_tokens": 1,
+            "finish_reason": "stop",
+            "flags": [],
+        }
+
+    junk = ["The-document-is-for-the", "description", "this-page-has-been-added", "이 문서는"]
+    wiki = Wiki(tmp_path)
+    with Journal(StateStore(wiki.state_dir)) as journal:
+        _record(journal, "a/leave.md", result("Leave", [*junk, "annual leave"]))
+        _record(journal, "a/travel.md", result("Travel", [*junk, "annual leave", "visas"]))
+        build_index(journal, wiki)
+    index = (tmp_path / INDEX_PAGE).read_text(encoding="utf-8")
+    topics = index.split("## By topic\n\n", 1)[1]
+    assert [line for line in topics.splitlines() if line.startswith("### ")] == [
+        "### annual leave (2)"
+    ]
+    assert "the document is for the" not in index.lower() and "description (2)" not in index
+    for name in ("a/leave.md", "a/travel.md"):
+        text = (tmp_path / name).read_text(encoding="utf-8")
+        tags = front_matter(text)["tags"]
+        assert "annual-leave" in tags and not any("document" in tag for tag in tags)
+        assert (
+            "#The-document" not in text and "#description" not in text and "이-문서는" not in text
+        )
+    catalog = [json.loads(line) for line in (tmp_path / "catalog.jsonl").read_text().splitlines()]
+    assert [record["topics"] for record in catalog] == [["annual leave"], ["annual leave", "visas"]]
 
 
 def _record(journal: Journal, path: str, result: dict[str, Any]) -> None:

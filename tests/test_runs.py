@@ -20,7 +20,14 @@ from conftest import Workspace, summarizer_for
 
 from wiki_assets.defs import metadata as md
 from wiki_assets.defs.assets import IngestConfig
-from wiki_assets.defs.history import COLUMNS, MODEL_SPEED, READS, runs_table
+from wiki_assets.defs.history import (
+    COLUMNS,
+    MODEL_SPEED,
+    READS,
+    SCHEMA,
+    brief_text,
+    runs_table,
+)
 from wiki_assets.defs.plan import MODEL_READS
 from wiki_assets.defs.runner import IngestOutcome, sync_then_ingest
 from wiki_assets.engine import Dials
@@ -87,6 +94,7 @@ def test_one_row_per_run_with_its_dials_and_figures(history: History) -> None:
         speed = outcome.metadata["model/sim0/docs_per_sec"]
         assert row["models"] == f"sim0 {speed:.2f}/s"
     assert first["time"] <= second["time"]
+    assert (first["status"], second["status"]) == ("success", "success")
 
 
 def test_filter_sort_and_limit(history: History) -> None:
@@ -127,14 +135,14 @@ def test_cli_json_and_table(history: History) -> None:
     assert [row["run_id"] for row in product] == [first]
     assert [row["partition"] for row in product] == ["product"]
 
-    plain = cli(history, "--sort", "docs_per_sec", "--desc")
+    plain = cli(history, "--sort", "docs_per_sec", "--desc", "--wide")
     assert plain.returncode == 0, plain.stderr
     lines = plain.stdout.splitlines()
     header = next(line for line in lines if "run_id" in line)
     for column in COLUMNS:
         assert column in header
     (row_first,) = [line for line in lines if first[:8] in line]
-    assert ALL in row_first and "sim0 " in row_first
+    assert ALL in row_first and "sim0 " in row_first and "success" in row_first
     assert first not in plain.stdout  # run ids are shown short, as in the UI
     assert "…" not in plain.stdout  # nothing truncated
     fastest_first = sorted(
@@ -146,8 +154,50 @@ def test_cli_json_and_table(history: History) -> None:
     ]
     assert positions[0] < positions[1]
 
+    # The default view fits a 100-column terminal: the columns runs are compared by.
+    brief = cli(history, "--sort", "docs/s", "--desc")
+    assert brief.returncode == 0, brief.stderr
+    lines = brief.stdout.splitlines()
+    assert all(len(line) <= 100 for line in lines), brief.stdout
+    headers = "when run docs seconds docs/s workers claim status models"
+    assert lines[0].split() == headers.split()
+    assert "run_id" not in brief.stdout and "flush_seconds" not in brief.stdout
+    documents = len(history.workspace.documents())
+    (row_first,) = [line for line in lines if first[:8] in line]
+    assert f" {documents} " in row_first and " 2 " in row_first and " 4 " in row_first
+    assert " ok " in row_first and "sim0 " in row_first
+    (row_second,) = [line for line in lines if second[:8] in line]
+    assert " auto " in row_second and " 16 " in row_second and " ok " in row_second
+    assert str(fastest_first[0].run_id)[:8] in lines[1]  # --sort takes the view's headers
+
     bad = cli(history, "--sort", "speed")
     assert bad.returncode == 1 and "--sort speed" in bad.stderr
+
+
+def test_the_brief_view_cuts_only_its_last_column() -> None:
+    """Many models (or long names) would wrap a terminal's line: the models column, the last,
+    is cut at 100 characters; every other column stays whole."""
+    from datetime import datetime
+
+    row = {name: None for name in COLUMNS} | {
+        "time": datetime(2026, 3, 1, 9, 30, 15),
+        "run_id": "abcdef12",
+        "count": 12345,
+        "failed": 3,
+        "duration_s": 1234.56,
+        "docs_per_sec": 10.0,
+        "workers_auto": True,
+        "claim_size": 16,
+        "status": "success",
+        "models": ", ".join(f"qwen-2.5-7b-instruct-{n} 1.23/s" for n in range(6)),
+    }
+    text = brief_text(pl.DataFrame([row], schema=SCHEMA))
+    header, line = text.splitlines()
+    assert len(line) == 100 and line.endswith("…")
+    assert line.startswith("2026-03-01 09:30  abcdef12  12345   1234.6   10.00     auto     16")
+    assert line.endswith("3 failed  qwen-2.5-7b-instruct-…")
+    failed = brief_text(pl.DataFrame([row | {"status": "failure", "models": "m"}], schema=SCHEMA))
+    assert failed.splitlines()[1].endswith("failure  m")
 
 
 def test_empty_history(instance: dg.DagsterInstance, workspace: Workspace) -> None:

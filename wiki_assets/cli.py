@@ -31,19 +31,55 @@ EXIT_DOCUMENTS_FAILED = 2
 EXIT_CHECK_FAILED = 1  # `check`: a check of severity error failed (warnings alone exit 0)
 
 
+INGEST_DESCRIPTION = """\
+Run the sync command (if the project file has one), then summarize every document that is new
+or changed since its page was written, on every configured model at once, write the pages and
+rebuild index.md. A page is redone only when its document changed, or the prompt or a setting
+that shapes pages (to redo pages anyway, see below). What an earlier run left unfinished (a full
+disk, a kill) is finished first: pages it did not write, index.md and catalog.jsonl, asking a
+model only for documents it got no answer for."""
+
+INGEST_REDO = """\
+redo pages:
+  To redo pages whose documents did not change (a better model, a better prompt), give a
+  --config file that asks for it. Every page:
+
+    # redo.yaml
+    ops:
+      wiki_pages:
+        config:
+          force: true
+
+  Only the pages some models wrote (each page's front matter names its model):
+
+    ops:
+      wiki_pages:
+        config:
+          redo_models: [Qwen/Qwen2.5-7B-Instruct, smollm2-135m-instruct]
+
+  then: wiki-assets ingest --config redo.yaml
+  (wiki-assets plan --config redo.yaml lists first what would be redone; calls no model)"""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="wiki-assets", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     ingest = commands.add_parser(
-        "ingest", help="sync the synced root, then summarize every new or changed document"
+        "ingest",
+        help="sync the synced root, then summarize every new or changed document",
+        description=INGEST_DESCRIPTION,
+        epilog=INGEST_REDO,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ingest.add_argument("--synced", type=Path, help="synced root (default: synced/)")
     ingest.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
     ingest.add_argument(
         "--config",
         type=Path,
-        help="YAML run config (resources + ops) layered over the project file "
-        "(wiki_assets.yaml or $WIKI_ASSETS_CONFIG): a tuning run",
+        metavar="FILE",
+        help="a YAML file of settings for this run only (models, how many requests at once, "
+        "which pages to redo: see below), over the project file (wiki_assets.yaml or "
+        "$WIKI_ASSETS_CONFIG)",
     )
     ingest.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
     plan = commands.add_parser(
@@ -62,12 +98,19 @@ def main(argv: list[str] | None = None) -> int:
         "runs",
         help="compare past wiki_pages runs: dials, models, counts and docs/s, one row per run",
         description="One row per run that materialized wiki_pages, read from $DAGSTER_HOME (or "
-        "./dagster_home): the most recent --limit runs, ordered by --sort. workers_auto marks "
-        "runs with automatic concurrency (workers_per_model is then empty).",
+        "./dagster_home): the most recent --limit runs, ordered by --sort. By default the "
+        "columns runs are compared by, in 100 characters: when, run, docs (summarized), "
+        "seconds, docs/s, workers (per model, or auto), claim, status (ok, N failed documents, "
+        "or the run's status when it did not succeed) and models (each one's docs/s). --wide "
+        "shows every column, each dial and figure under its own name.",
     )
     runs.add_argument("--partition", metavar="KEY", help="only runs that materialized KEY")
     runs.add_argument(
-        "--sort", metavar="COLUMN", default="time", help="column to order by (default: time)"
+        "--sort",
+        metavar="COLUMN",
+        default="time",
+        help="column to order by: a column of --wide or a header of the default view "
+        "(default: time)",
     )
     runs.add_argument("--desc", action="store_true", help="order descending")
     runs.add_argument(
@@ -76,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=20,
         help="the N most recent runs (default: 20; 0: all)",
+    )
+    runs.add_argument(
+        "--wide", action="store_true", help="every column (wider than most terminals)"
     )
     runs.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     check = commands.add_parser(
@@ -113,7 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "digest":
         return run_digest(args.day, args.wiki, args.timezone, as_json=args.json)
     if args.command == "runs":
-        return run_runs(args.partition, args.sort, args.desc, args.limit, as_json=args.json)
+        return run_runs(
+            args.partition, args.sort, args.desc, args.limit, as_json=args.json, wide=args.wide
+        )
     if args.command == "check":
         return run_check(args.synced, args.wiki, args.max_flagged_share, as_json=args.json)
     if args.command == "plan":
@@ -170,9 +218,12 @@ def run_plan(
 
     from wiki_assets.defs.plan import Estimate, dry_run, plan_json, plan_lines, recorded_rates
     from wiki_assets.engine.store import StateUnavailable
+    from wiki_assets.engine.wiki.index import unfinished
 
     try:
         states = dry_run(settings.corpus, settings.summarizer, settings.dials)
+        # What the index build finishes, as the files show it (ingest also asks Dagster).
+        left = unfinished(settings.corpus.wiki_path, settings.corpus.state_store()) or []
     except StateUnavailable as error:
         log.error(str(error))
         return EXIT_RUN_FAILED
@@ -184,9 +235,11 @@ def run_plan(
         fleet = settings.summarizer.planned_endpoints()
         estimate = Estimate(documents, unknown=[endpoint.name for endpoint in fleet])
     if as_json:
-        print(json.dumps(plan_json(states, estimate), ensure_ascii=False, indent=2))
+        print(json.dumps({**plan_json(states, estimate), "unfinished": left},
+                         ensure_ascii=False, indent=2))  # fmt: skip
     else:
-        for line in [*plan_lines(states), estimate.line()]:
+        unfinished_line = [f"plan: the index build finishes {'; '.join(left)}"] if left else []
+        for line in [*plan_lines(states), *unfinished_line, estimate.line()]:
             print(line)
     return EXIT_OK
 
@@ -306,6 +359,7 @@ def run_ingest(
     import dagster as dg
 
     from wiki_assets.defs.sync import SyncFailed
+    from wiki_assets.engine.errors import no_space_message
     from wiki_assets.engine.store import StateUnavailable
 
     try:
@@ -313,10 +367,16 @@ def run_ingest(
             dg.DagsterInstance.get(), corpus, summarizer, dials, log=log,
             config_source=settings.source,
         )  # fmt: skip
-    except (SyncFailed, StateUnavailable) as error:
-        log.error(str(error))
+    except Exception as error:
+        # A full disk before the run (sync reads and records in the state store) is named like
+        # one during it; anything else unexpected is a bug, shown whole.
+        said = no_space_message(error, corpus.wiki_path)
+        if said is None and not isinstance(error, SyncFailed | StateUnavailable):
+            raise
+        said = said or str(error)
+        log.error(said)
         if as_json:
-            print(json.dumps({"success": False, "error": str(error), "failed": []}))
+            print(json.dumps({"success": False, "error": said, "failed": []}))
         return EXIT_RUN_FAILED
     if outcome.error and not outcome.stopped_by:
         log.error(f"run {outcome.run_id} failed: {outcome.error}")
@@ -335,7 +395,13 @@ def run_ingest(
 
 
 def run_runs(
-    partition: str | None, sort: str, descending: bool, limit: int, *, as_json: bool = False
+    partition: str | None,
+    sort: str,
+    descending: bool,
+    limit: int,
+    *,
+    as_json: bool = False,
+    wide: bool = False,
 ) -> int:
     log = logging.getLogger("wiki_assets")
     home = _dagster_home()
@@ -344,11 +410,12 @@ def run_runs(
         return EXIT_RUN_FAILED
     import dagster as dg
 
-    from wiki_assets.defs.history import COLUMNS, runs_table, to_json, to_text
+    from wiki_assets.defs.history import COLUMNS, SORT_NAMES, runs_table, to_json, to_text
 
-    if sort not in COLUMNS:
+    if sort not in COLUMNS and sort not in SORT_NAMES:
         log.error(f"--sort {sort}: not a column; one of {', '.join(COLUMNS)}")
         return EXIT_RUN_FAILED
+    sort = SORT_NAMES.get(sort, sort)
     if limit < 0:
         log.error(f"--limit {limit}: must be 0 (all runs) or more")
         return EXIT_RUN_FAILED
@@ -362,7 +429,7 @@ def run_runs(
         which = f" of partition {partition}" if partition is not None else ""
         print(f"no wiki_pages materializations{which} in {home}")
     else:
-        print(to_text(table))
+        print(to_text(table, wide=wide))
     return EXIT_OK
 
 

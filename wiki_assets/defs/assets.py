@@ -1,8 +1,9 @@
 """The two assets: the synced documents (a source) and the wiki pages summarized from them."""
 
+import contextlib
 import copy
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
@@ -15,6 +16,7 @@ from wiki_assets.defs.metadata import INDEX, IndexRun, build, partition_metadata
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import Dials, environment, ingest, survey
+from wiki_assets.engine.errors import DiskFull, no_space_message
 from wiki_assets.engine.prompts import PROMPT_VERSION
 from wiki_assets.engine.wiki.audit import NO_DANGLING_LINKS, audit_wiki
 from wiki_assets.engine.wiki.index import index_wiki
@@ -69,6 +71,20 @@ LOGGERS: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "INFO
 def run_config(dials: IngestConfig) -> dict[str, Any]:
     """Run config for the ingest job: the dials, and the aligned console logger."""
     return {"ops": {"wiki_pages": {"config": dials.model_dump()}}, **LOGGERS}
+
+
+@contextlib.contextmanager
+def naming_a_full_disk(corpus: CorpusResource) -> Iterator[None]:
+    """A full disk, however deep its error is (a task group's, under a failed rollback), fails
+    the step as ``no space left on device: <the wiki's folder>``
+    (:func:`~wiki_assets.engine.errors.no_space_message`); other errors go as they are."""
+    try:
+        yield
+    except Exception as error:
+        message = no_space_message(error, corpus.wiki_path)
+        if message is None:
+            raise
+        raise DiskFull(message) from error
 
 
 TAG_PREFIX = "wiki_assets/"
@@ -170,7 +186,7 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         tag_run(context, cast(IngestConfig, config))
         run_dials = cast(IngestConfig, config).to_dials()  # a subclass with the file's defaults
         store = corpus.state_store()
-        with summarizer.endpoints() as endpoints:
+        with summarizer.endpoints() as endpoints, naming_a_full_disk(corpus):
             # What each collection holds before the run (the same rule the run applies), so that
             # every partition can record its own counts.
             before = survey(
@@ -231,14 +247,15 @@ def wiki_index(context: dg.AssetExecutionContext, corpus: CorpusResource) -> dg.
     """``index.md``: every page by collection and by shared topic. Building it also re-renders any
     page whose related links or backlinks are out of date, so no link in the wiki dangles; then the
     wiki's checks run over the files as readers see them."""
-    report = index_wiki(corpus.wiki_path, corpus.state_store())
+    with naming_a_full_disk(corpus):
+        report = index_wiki(corpus.wiki_path, corpus.state_store())
     audit = audit_wiki(corpus.wiki_path, corpus.synced_path)
     dangling = audit.outcome(NO_DANGLING_LINKS).findings
     for finding in dangling[:20]:
         context.log.warning(f"dangling link in {finding}")
     context.log.info(
         f"index: {report.pages} pages · {report.collections} collections · "
-        f"{report.topics} shared topics · {report.rewritten} pages re-linked"
+        f"{report.topics} shared topics · {report.rewritten} pages rewritten (links or missing)"
     )
     return dg.MaterializeResult(
         metadata=build(INDEX, IndexRun(report, len(dangling))),

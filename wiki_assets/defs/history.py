@@ -2,8 +2,11 @@
 
 A run records its figures and dials once, as an observation of ``wiki_pages``; each partition it
 materialized carries that collection's own counts. A row is a run's observation with its partitions
-joined. Read through the instance's public API from the newest event backwards, so only the runs
-shown are read.
+joined, and the run's status. Read through the instance's public API from the newest event
+backwards, so only the runs shown are read.
+
+A terminal gets the columns users compare, in 100 characters (:data:`BRIEF`, :func:`to_text`);
+``wide`` (``wiki-assets runs --wide``) every column.
 """
 
 from __future__ import annotations
@@ -42,8 +45,28 @@ SCHEMA: dict[str, Any] = {
     "models": pl.String,
     **{key.name: _DTYPES[key.type] for key in FIGURES},
     "quality": pl.String,
+    # The Dagster run's: success, failure (a step failed, e.g. wiki_index after the pages were
+    # written), canceled, started (still running).
+    "status": pl.String,
 }
 COLUMNS: tuple[str, ...] = tuple(SCHEMA)
+
+# The brief view, what a terminal shows by default: (header, column it shows) in order. The last
+# one, ``models``, takes what is left of :data:`BRIEF_WIDTH` and is cut with … past it.
+BRIEF: tuple[tuple[str, str], ...] = (
+    ("when", "time"),
+    ("run", "run_id"),
+    ("docs", "count"),
+    ("seconds", "duration_s"),
+    ("docs/s", "docs_per_sec"),
+    ("workers", "workers_per_model"),
+    ("claim", "claim_size"),
+    ("status", "status"),
+    ("models", "models"),
+)
+BRIEF_WIDTH = 100
+SORT_NAMES = {header: column for header, column in BRIEF}
+"""The brief view's headers, which ``--sort`` takes as well as the columns' names."""
 
 
 def runs_table(
@@ -73,7 +96,11 @@ def runs_table(
         if limit is not None and len(runs) == limit:
             break  # newest first: the shown runs are read
     order = _partition_order(instance)
-    rows = [_row(instance, record, order, partition) for record in runs.values()]
+    statuses = _statuses(instance, list(runs))
+    rows = [
+        (*_row(instance, record, order, partition), statuses.get(record.run_id))
+        for record in runs.values()
+    ]
     # Shown to the second, but two runs can end within one: the exact time breaks ties.
     exact = [record.timestamp for record in runs.values()]
     return (
@@ -117,6 +144,14 @@ def _paged(fetch: Any, records_filter: dg.AssetRecordsFilter) -> Iterator[dg.Eve
 def _is_wiki_pages(record: dg.EventLogRecord) -> bool:
     event = record.event_log_entry.dagster_event
     return event is not None and event.asset_key == ASSET_KEY
+
+
+def _statuses(instance: dg.DagsterInstance, run_ids: list[str]) -> dict[str, str]:
+    """Each run's status, lower case (``success``), in one query."""
+    if not run_ids:
+        return {}
+    runs = instance.get_runs(filters=dg.RunsFilter(run_ids=run_ids))
+    return {run.run_id: run.status.value.lower() for run in runs}
 
 
 def _partition_order(instance: dg.DagsterInstance) -> dict[str, int]:
@@ -185,9 +220,47 @@ def to_json(table: pl.DataFrame) -> str:
     return json.dumps(rows, ensure_ascii=False, indent=2)
 
 
-def to_text(table: pl.DataFrame) -> str:
-    """The table in polars' own format, every row and column, nothing truncated; run ids short."""
-    return table_text(table.with_columns(pl.col("run_id").str.slice(0, SHORT_RUN_ID)))
+def to_text(table: pl.DataFrame, *, wide: bool = False) -> str:
+    """The brief view (:data:`BRIEF`, lines of at most :data:`BRIEF_WIDTH` characters), or with
+    ``wide`` the whole table in polars' own format, every column, nothing truncated; run ids
+    short in both."""
+    short = table.with_columns(pl.col("run_id").str.slice(0, SHORT_RUN_ID))
+    return table_text(short) if wide else brief_text(short)
+
+
+def brief_text(table: pl.DataFrame, width: int = BRIEF_WIDTH) -> str:
+    """The :data:`BRIEF` columns as plain aligned text, numbers right-aligned: ``when`` to the
+    minute, ``workers`` the count or ``auto``, ``status`` ``ok``, ``N failed`` (documents) or the
+    run's status where it did not succeed; the last column cut at ``width``."""
+    rows = [[header for header, _ in BRIEF]]
+    rows += [_brief(row) for row in table.to_dicts()]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(BRIEF) - 1)]
+    numeric = {"docs", "seconds", "docs/s", "workers", "claim"}
+    lines = []
+    for row in rows:
+        cells = [
+            cell.rjust(size) if header in numeric else cell.ljust(size)
+            for (header, _), cell, size in zip(BRIEF, row, widths, strict=False)
+        ]
+        line = "  ".join([*cells, row[-1]])
+        lines.append(line if len(line) <= width else line[: width - 1] + "\u2026")
+    return "\n".join(lines)
+
+
+def _brief(row: dict[str, Any]) -> list[str]:
+    def number(value: Any, digits: int = 0) -> str:
+        return "" if value is None else f"{value:.{digits}f}" if digits else str(value)
+
+    status = row["status"] or ""
+    if status == "success":
+        status = f"{row['failed']} failed" if row["failed"] else "ok"
+    workers = "auto" if row["workers_auto"] else number(row["workers_per_model"])
+    when = row["time"].strftime("%Y-%m-%d %H:%M") if row["time"] is not None else ""
+    return [
+        when, row["run_id"] or "", number(row["count"]), number(row["duration_s"], 1),
+        number(row["docs_per_sec"], 2), workers, number(row["claim_size"]), status,
+        row["models"] or "",
+    ]  # fmt: skip
 
 
 def table_text(table: pl.DataFrame) -> str:

@@ -457,17 +457,20 @@ class SyncRun(NamedTuple):
     added: int  # collections registered by this sync
     to_summarize: int
     pending: list[str]  # the collections whose pages need work, in partition order
+    repair: list[str]  # what an earlier run left that only the index build finishes
 
 
 # A sync_job run's plan, on its op's output: what the sensor ingest_after_sync requests runs for.
 COLLECTIONS = Key[SyncRun]("collections", int, lambda run: run.collections)
 PENDING = Key[SyncRun]("pending", list, lambda run: run.pending)
+REPAIR = Key[SyncRun]("repair", list, lambda run: run.repair)
 SYNC = (
     COLLECTIONS,
     Key[SyncRun]("documents", int, lambda run: run.documents),
     Key[SyncRun]("added", int, lambda run: run.added),
     Key[SyncRun]("to_summarize", int, lambda run: run.to_summarize),
     PENDING,
+    REPAIR,
 )
 
 

@@ -137,21 +137,28 @@ def dry_run(
     )
 
 
+RECOVERED = "pages to write from answers already given"
+
+
 def plan_lines(states: list[CollectionState]) -> list[str]:
-    """Per collection with work: documents to summarize and why, pages to remove."""
+    """Per collection with work: documents to summarize and why, pages to write from answers
+    an earlier run got but did not write (no model is asked for them), pages to remove."""
     documents = sum(state.documents for state in states)
+    recovered = sum(s.recovered for s in states)
     lines = [
         f"plan: {len(states)} collections · {documents} documents · "
         f"{sum(s.to_summarize for s in states)} to summarize · "
-        f"{sum(s.removed for s in states)} pages to remove"
+        + (f"{recovered} {RECOVERED} · " if recovered else "")
+        + f"{sum(s.removed for s in states)} pages to remove"
     ]
     for state in states:
-        if not state.pending:
+        if not state.pending and not state.recovered:
             continue
         why = ", ".join(f"{count} {reason}" for reason, count in state.reasons.items())
         lines.append(
             f"plan {state.name}: {state.to_summarize} of {state.documents} to summarize"
             + (f" ({why})" if why else "")
+            + (f" · {state.recovered} {RECOVERED}" if state.recovered else "")
             + (f" · {state.removed} pages to remove" if state.removed else "")
         )
     return lines

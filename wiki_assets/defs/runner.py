@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import dagster as dg
+from dagster._core.definitions.selector import JobSubsetSelector
 from dagster._core.execution.api import execute_run
 from dagster._core.execution.job_execution_result import JobExecutionResult
 from dagster._core.remote_origin import InProcessCodeLocationOrigin
@@ -24,8 +25,10 @@ from wiki_assets.defs import handoff
 from wiki_assets.defs.assets import IngestConfig, run_config, run_tags
 from wiki_assets.defs.metadata import plain
 from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.plan import RECOVERED
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
-from wiki_assets.defs.sync import SyncPlan, sync
+from wiki_assets.defs.sync import WIKI_INDEX, SyncPlan, sync
+from wiki_assets.engine.errors import DiskFull
 from wiki_assets.engine.report import IngestReport
 
 # The CLI's JSON (an interface other tools read): these figures of the engine's report as they are,
@@ -97,16 +100,26 @@ def sync_then_ingest(
     dials = dials or IngestConfig()
     plan = sync(instance, corpus, summarizer, log, dials)
     if log:
+        recovered = sum(state.recovered for state in plan.states)
         log.info(
             f"sync: {len(plan.states)} collections · {plan.documents} documents · "
             f"{len(plan.added)} new · {len(plan.pending)} to ingest"
+            + (f" · {recovered} {RECOVERED}" if recovered else "")
         )
+        if plan.repair:
+            log.info(f"unfinished: {'; '.join(plan.repair)}")
     outcome = IngestOutcome(plan)
-    if not plan.pending:
+    if not plan.pending and not plan.repair:
         if log:
             log.info("ingest done: 0 docs · every collection is up to date")
         return outcome
-    tags = {**plan.run_tags(), **run_tags("cli", dials, config_source)}
+    # What an earlier run left undone and only the index build finishes, with no collection to
+    # ingest: a run of wiki_index alone (it writes missing pages again from the journal).
+    index_only = frozenset({WIKI_INDEX}) if not plan.pending else None
+    tags = {
+        **(plan.run_tags() if plan.pending else {}),
+        **run_tags("cli", dials, config_source),
+    }
     config = {
         **run_config(dials),
         # The fleet and folders of this run travel in its run config, so a re-execution from the
@@ -119,17 +132,20 @@ def sync_then_ingest(
     }
     run_id = make_new_run_id()
     with handoff.collecting(run_id) as reports:
-        result = execute_in_location(instance, INGEST_JOB, config, tags, run_id)
+        result = execute_in_location(instance, INGEST_JOB, config, tags, run_id, index_only)
     outcome.run_id = result.run_id
     outcome.success = result.success
     outcome.report = reports[-1] if reports else None
-    keys = instance.get_dynamic_partitions(collections_partitions.name or "")
-    outcome.run_partitions = list(
-        keys[keys.index(plan.pending[0]) : keys.index(plan.pending[-1]) + 1]
-    )
+    if plan.pending:
+        keys = instance.get_dynamic_partitions(collections_partitions.name or "")
+        outcome.run_partitions = list(
+            keys[keys.index(plan.pending[0]) : keys.index(plan.pending[-1]) + 1]
+        )
     if not result.success:
         failure = next((event for event in result.all_events if event.is_failure), None)
         outcome.error = _failure_reason(failure)
+        return outcome
+    if index_only:
         return outcome
     observation = result.asset_observations_for_node("wiki_pages")[0]
     outcome.metadata = plain(observation.metadata)
@@ -146,10 +162,13 @@ def execute_in_location(
     config: dict[str, Any],
     tags: dict[str, str],
     run_id: str | None = None,
+    asset_selection: frozenset[dg.AssetKey] | None = None,
 ) -> JobExecutionResult:
     """Run ``job_name`` of the project's code location in this process, as a run of that
     location's job (what ``dagster job launch`` creates, executed here instead of by a run
     launcher): it is listed on the job's Runs page and the timeline, and re-executes from the UI.
+    ``asset_selection``: only these assets of the job (and their checks), as the UI's
+    *Materialize selected* runs them.
     """
     origin = InProcessCodeLocationOrigin(
         LoadableTargetOrigin(
@@ -162,7 +181,17 @@ def execute_in_location(
     )
     with origin.create_location(instance) as location:
         repository = location.get_repository(REPOSITORY)
-        job = repository.get_full_job(job_name)
+        if asset_selection is None:
+            job = repository.get_full_job(job_name)
+        else:
+            selector = JobSubsetSelector(
+                location_name=LOCATION,
+                repository_name=REPOSITORY,
+                job_name=job_name,
+                op_selection=None,
+                asset_selection=asset_selection,
+            )
+            job = location.get_job(selector)
         plan = location.get_execution_plan(
             job, config, step_keys_to_execute=None, known_state=None, instance=instance
         ).execution_plan_snapshot
@@ -182,12 +211,15 @@ def execute_in_location(
             parent_job_snapshot=job.parent_job_snapshot,
             remote_job_origin=job.get_remote_origin(),
             job_code_origin=job.get_python_origin(),
-            asset_selection=None,
+            asset_selection=asset_selection,
             asset_check_selection=None,
             asset_graph=repository.asset_graph,
         )
     assert run.job_code_origin is not None  # set above, from the loaded job
-    return execute_run(recon_job_from_origin(run.job_code_origin), run, instance)
+    recon = recon_job_from_origin(run.job_code_origin)
+    if asset_selection is not None:
+        recon = recon.get_subset(asset_selection=asset_selection)
+    return execute_run(recon, run, instance)
 
 
 def config_of(resource: dg.ConfigurableResource) -> dict[str, Any]:
@@ -213,8 +245,15 @@ def _failure_reason(event: dg.DagsterEvent | None) -> str:
     data = event.event_specific_data
     error = getattr(data, "error", None)
     if error is not None:
-        # Dagster wraps the asset's exception; the innermost cause is what a user can act on.
-        while error.cause is not None:
-            error = error.cause
-        return error.message.strip()
+        # Dagster wraps the asset's exception; the innermost cause is what a user can act on,
+        # but for a full disk, whose own error (deep in a task group, under a failed rollback)
+        # the step has already named with its folder.
+        chain = [error]
+        while chain[-1].cause is not None:
+            chain.append(chain[-1].cause)
+        named = next((e for e in chain if e.cls_name == DiskFull.__name__), None)
+        if named is not None:
+            text = named.message.strip()
+            return text.split(f"{named.cls_name}: ", 1)[-1]
+        return chain[-1].message.strip()
     return event.message or "the run failed"

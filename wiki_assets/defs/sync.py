@@ -16,18 +16,28 @@ import logging
 import shlex
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import dagster as dg
 
 from wiki_assets.defs.assets import LOGGERS, IngestConfig, launched_by, run_config, run_tags
-from wiki_assets.defs.metadata import COLLECTIONS, PENDING, SYNC, SYNCED, SyncRun, build, plain
+from wiki_assets.defs.metadata import (
+    COLLECTIONS,
+    PENDING,
+    REPAIR,
+    SYNC,
+    SYNCED,
+    SyncRun,
+    build,
+    plain,
+)
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.plan import plan_lines, recorded_rates
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import CollectionState, environment, survey
 from wiki_assets.engine.errors import WikiAssetsError
+from wiki_assets.engine.wiki.index import unfinished
 
 # Where sync's events on synced_documents go: a run's log_event, or the instance's runless events.
 Record = Callable[[dg.AssetObservation | dg.AssetMaterialization], Any]
@@ -40,7 +50,12 @@ PARTITION_RANGE_END = "dagster/asset_partition_range_end"
 class SyncPlan:
     states: list[CollectionState]
     added: list[str]  # collections that became partitions in this sync
-    pending: list[str]  # collections whose pages need work, in partition order
+    # Collections whose pages need work, in partition order: documents to summarize, pages to
+    # remove, or pages to write from answers an earlier run journaled but did not write.
+    pending: list[str]
+    # Why the index must be built though no collection may need work: what an earlier run left
+    # undone that only wiki_index finishes (unfinished_index). Empty: nothing.
+    repair: list[str] = field(default_factory=list)
 
     @property
     def documents(self) -> int:
@@ -50,7 +65,12 @@ class SyncPlan:
         """The plan as a sync_job run records it."""
         to_summarize = sum(state.to_summarize for state in self.states)
         return SyncRun(
-            len(self.states), self.documents, len(self.added), to_summarize, self.pending
+            len(self.states),
+            self.documents,
+            len(self.added),
+            to_summarize,
+            self.pending,
+            self.repair,
         )
 
     def run_tags(self) -> dict[str, str]:
@@ -85,6 +105,17 @@ class SyncPlan:
             )
             for index, group in enumerate(groups)
         ]
+
+    def index_request(self, dials: IngestConfig | None = None) -> dg.RunRequest:
+        """A run of ``wiki_index`` alone, to finish what an earlier run left (:attr:`repair`)
+        when no collection needs work: it builds the index and the catalog, and writes missing
+        pages again from their journaled answers."""
+        return dg.RunRequest(
+            run_key=None,
+            asset_selection=[WIKI_INDEX],
+            tags=run_tags("schedule", dials or IngestConfig()),
+            run_config=run_config(dials or IngestConfig()),
+        )
 
 
 class SyncFailed(WikiAssetsError):
@@ -124,11 +155,14 @@ def sync(
     log: Any = None,
     dials: IngestConfig | None = None,
     record: Record | None = None,
+    *,
+    after_pages: bool = True,
 ) -> SyncPlan:
     """Run the sync command (if any), observe every collection and register new ones as
     partitions; plan with the fleet and dials the run will use (``force`` makes every collection
-    pending). Idempotent. The events on ``synced_documents`` go to ``record``: the run's own in
-    ``sync_job``, events of no run by default (the CLI's sync before its run)."""
+    pending), and say what an earlier run left for the index build (``after_pages``: see
+    :func:`unfinished_index`). Idempotent. The events on ``synced_documents`` go to ``record``:
+    the run's own in ``sync_job``, events of no run by default (the CLI's sync before its run)."""
     run_sync_command(corpus, log or logging.getLogger("wiki_assets"))
     states = survey(
         corpus.synced_path,
@@ -146,8 +180,62 @@ def sync(
         instance.add_dynamic_partitions(name, added)
     report_collections(instance, states, record or instance.report_runless_asset_event)
     order = {key: index for index, key in enumerate(instance.get_dynamic_partitions(name))}
-    pending = sorted((s.name for s in states if s.pending), key=lambda key: order[key])
-    return SyncPlan(states=states, added=added, pending=pending)
+    # A page to write from a journaled answer is work as much as a document to summarize: the
+    # run writes it without asking a model (engine/plan.py's "recover").
+    work = [s.name for s in states if s.pending or s.recovered]
+    pending = sorted(work, key=lambda key: order[key])
+    return SyncPlan(
+        states=states,
+        added=added,
+        pending=pending,
+        repair=unfinished_index(instance, corpus, after_pages=after_pages),
+    )
+
+
+WIKI_INDEX = dg.AssetKey("wiki_index")
+WIKI_PAGES = dg.AssetKey("wiki_pages")
+INGEST_JOB_NAME = "ingest_job"  # definitions.INGEST_JOB (which imports this module)
+_UNFINISHED = [dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED]
+_RECENT_FAILURES = 20  # failed runs looked at, newest first, for one that wrote pages
+
+
+def unfinished_index(
+    instance: dg.DagsterInstance, corpus: CorpusResource, *, after_pages: bool = True
+) -> list[str]:
+    """Why the wiki's index must be built again, though no document may need a model, in words:
+
+    * its files, as the state store knows they should be: ``index.md``, ``catalog.jsonl`` or
+      written pages missing (the build writes pages again from their journaled answers);
+    * a run that wrote pages and failed or was cancelled after the last index was built (its
+      index step failed on a full disk, or it never got there);
+    * with ``after_pages``, pages materialized after the last index (a run killed in its index
+      step, still "started" to Dagster). The schedule leaves this one out: the automation sensor
+      builds the index after a UI materialization of ``wiki_pages`` alone, and a tick must not
+      race it.
+
+    Empty while the state store has no written page (a new wiki: its first run builds all)."""
+    found = unfinished(corpus.wiki_path, corpus.state_store())
+    if found is None:
+        return []
+    index = instance.get_latest_materialization_event(WIKI_INDEX)
+    built = index.timestamp if index is not None else 0.0
+    pages = instance.get_latest_materialization_event(WIKI_PAGES)
+    if after_pages and pages is not None and pages.timestamp > built:
+        found.append("the index was not built after the pages' last run")
+        return found
+    records = instance.get_run_records(dg.RunsFilter(statuses=_UNFINISHED), limit=_RECENT_FAILURES)
+    for record in records:
+        run = record.dagster_run
+        if record.end_time is None or record.end_time <= built:
+            break  # newest first: the rest ended before the last index too
+        wrote = run.job_name == INGEST_JOB_NAME or bool(
+            run.asset_selection and {WIKI_PAGES, WIKI_INDEX} & run.asset_selection
+        )
+        if wrote:
+            status = run.status.value.lower()
+            found.append(f"run {run.run_id[:8]} ended {status} after the last index was built")
+            break
+    return found
 
 
 SYNCED_DOCUMENTS = dg.AssetKey("synced_documents")
@@ -211,12 +299,17 @@ def build_sync_job(dials: IngestConfig) -> dg.JobDefinition:
         corpus: CorpusResource,
         summarizer: SummarizerResource,
     ) -> dg.Output[None]:
-        plan = sync(context.instance, corpus, summarizer, context.log, dials, context.log_event)
+        plan = sync(
+            context.instance, corpus, summarizer, context.log, dials, context.log_event,
+            after_pages=False,
+        )  # fmt: skip
         # The same plan `wiki-assets plan` prints, so the run's log says what its runs will do.
         to_summarize = sum(state.to_summarize for state in plan.states)
         estimate = recorded_rates(context.instance, summarizer, to_summarize)
         for line in [*plan_lines(plan.states), estimate.line()]:
             context.log.info(line)
+        if plan.repair:
+            context.log.info(f"unfinished: {'; '.join(plan.repair)}")
         return dg.Output(None, metadata=build(SYNC, plan.to_run()))
 
     @dg.job(
@@ -271,10 +364,13 @@ def build_ingest_sensor(
         planned = sync_plan_of(context.instance, run_id)
         if planned is None:
             return dg.SkipReason(f"sync run {run_id} recorded no plan")
-        collections, pending = planned
+        collections, pending, repair = planned
+        plan = SyncPlan(states=[], added=[], pending=pending, repair=repair)
+        if not pending and repair:
+            # Nothing to summarize, but an earlier run left the index unfinished.
+            return dg.SensorResult(run_requests=[plan.index_request(dials)])
         if not pending:
             return dg.SkipReason(f"all {collections} collections are up to date")
-        plan = SyncPlan(states=[], added=[], pending=pending)
         source = launched_by(context.dagster_run.tags)  # the schedule's, or one from the UI
         per_run = environment.collections_per_run()
         return dg.SensorResult(run_requests=plan.run_requests(per_run, dials, source, run_id))
@@ -282,9 +378,11 @@ def build_ingest_sensor(
     return ingest_after_sync
 
 
-def sync_plan_of(instance: dg.DagsterInstance, run_id: str) -> tuple[int, list[str]] | None:
-    """The collections a ``sync_job`` run found and the ones it planned to ingest (in partition
-    order), from its op's output."""
+def sync_plan_of(
+    instance: dg.DagsterInstance, run_id: str
+) -> tuple[int, list[str], list[str]] | None:
+    """The collections a ``sync_job`` run found, the ones it planned to ingest (in partition
+    order) and what it found left for the index build, from its op's output."""
     records = instance.get_records_for_run(
         run_id, of_type=dg.DagsterEventType.STEP_OUTPUT, limit=10
     ).records
@@ -295,5 +393,6 @@ def sync_plan_of(instance: dg.DagsterInstance, run_id: str) -> tuple[int, list[s
         values = plain(event.step_output_data.metadata)
         collections, pending = COLLECTIONS.read(values), PENDING.read(values)
         if collections is not None and pending is not None:
-            return collections, [str(key) for key in pending]
+            repair = [str(why) for why in (REPAIR.read(values) or [])]
+            return collections, [str(key) for key in pending], repair
     return None

@@ -3,6 +3,10 @@ on purpose with a single ``except WikiAssetsError`` and tell it from a bug."""
 
 from __future__ import annotations
 
+import errno
+import os
+import sqlite3
+from pathlib import Path
 from typing import Literal
 
 ErrorKind = Literal["rejected", "timeout", "unavailable", "garbage"]
@@ -69,9 +73,68 @@ class EmbeddedModelUnavailable(WikiAssetsError):
     """The embedded model (the ``local`` extra) is not installed."""
 
 
+class DiskFull(WikiAssetsError):
+    """A write found no space left on its device; the message names the folder
+    (:func:`no_space_message`)."""
+
+
+NO_SPACE = "no space left on device"
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+_POSTGRES_DISK_FULL = "53100"  # SQLSTATE disk_full
+
+
+def disk_full(error: BaseException) -> BaseException | None:
+    """The error under ``error`` that says a disk is full, if one does: an ``OSError`` with
+    ``ENOSPC`` or ``EDQUOT``, SQLite's ``database or disk is full`` or PostgreSQL's ``disk_full``.
+    Looked for through exception groups (a task group's ``unhandled errors``), causes and the
+    errors being handled when another was raised (SQLite's ``cannot rollback - no transaction is
+    active`` after a full disk ended the transaction)."""
+    seen: set[int] = set()
+    stack = [error]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in _FULL_ERRNOS:
+            return current
+        if isinstance(current, sqlite3.Error) and (
+            getattr(current, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+            or "database or disk is full" in str(current)
+        ):
+            return current
+        if getattr(current, "pgcode", None) == _POSTGRES_DISK_FULL:
+            return current
+        if isinstance(current, BaseExceptionGroup):
+            stack.extend(current.exceptions)
+        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return None
+
+
+def no_space_message(error: BaseException, folder: Path | str) -> str | None:
+    """``no space left on device: <folder>`` (and what to do) where ``error`` comes of a full
+    disk (:func:`disk_full`), else None. ``folder`` is where the caller writes (the wiki); a file
+    outside it that the error names has its own folder named instead."""
+    found = disk_full(error)
+    if found is None:
+        return None
+    where = Path(folder)
+    name = getattr(found, "filename", None)
+    if isinstance(name, str | bytes | os.PathLike):
+        written = Path(os.fsdecode(name)).absolute()
+        if not written.is_relative_to(where.absolute()):
+            where = written.parent
+    return (
+        f"{NO_SPACE}: {where} (free space there and run again: the next run finishes what this "
+        "one left)"
+    )
+
+
 __all__ = [
+    "NO_SPACE",
     "CollectionBusy",
     "ConfigurationError",
+    "DiskFull",
     "DocumentError",
     "DraftError",
     "EmbeddedModelUnavailable",
@@ -81,4 +144,6 @@ __all__ = [
     "StateUnavailable",
     "UnsafePath",
     "WikiAssetsError",
+    "disk_full",
+    "no_space_message",
 ]

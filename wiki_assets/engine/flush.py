@@ -22,6 +22,7 @@ from wiki_assets.engine.client import Summary
 from wiki_assets.engine.config import FlaggedPages
 from wiki_assets.engine.corpus import SourceDocument
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane
+from wiki_assets.engine.errors import disk_full
 from wiki_assets.engine.journal import SUMMARIZED, Entry, Journal
 from wiki_assets.engine.journal_writer import JournalWriter
 from wiki_assets.engine.plan import fingerprint
@@ -218,13 +219,14 @@ class Pages:
             error = failures.get(entry.page or "")
             if error is not None:
                 reason = f"page not written: {getattr(error, 'strerror', None) or error}"
-                journal.record_failure(
-                    path=job.doc.path,
-                    collection=job.doc.collection,
-                    content_hash=job.doc.content_hash,
-                    fingerprint="",
-                    reason=reason,
-                )
+                if disk_full(error) is None:  # a full disk keeps the answer for the next run
+                    journal.record_failure(
+                        path=job.doc.path,
+                        collection=job.doc.collection,
+                        content_hash=job.doc.content_hash,
+                        fingerprint="",
+                        reason=reason,
+                    )
                 self.failures.append((job.doc, reason))  # reported by the event loop
                 continue
             written.append(job.doc.path)

@@ -238,6 +238,15 @@ class Journal:
         )
         yield from (_entry(row) for row in rows)
 
+    def written_pages(self) -> Iterator[str]:
+        """The page of every document whose page is on disk, as far as the journal knows (no
+        result is read: a check of a large wiki's files asks this)."""
+        rows = self._db.execute(
+            "SELECT page FROM documents WHERE status = ? AND page IS NOT NULL ORDER BY page",
+            (WRITTEN,),
+        )
+        yield from (row[0] for row in rows)
+
     def record_failure(
         self, *, path: str, collection: str, content_hash: str, fingerprint: str, reason: str
     ) -> None:

@@ -105,10 +105,22 @@ class Db:
         self.execute("BEGIN IMMEDIATE" if self.dialect == "sqlite" else "BEGIN")
         try:
             yield
+            self.execute("COMMIT")
         except BaseException:
-            self.execute("ROLLBACK")
+            self.rollback()
             raise
-        self.execute("COMMIT")
+
+    def rollback(self) -> None:
+        """End a failed transaction, if one is still open: SQLite ends it itself on some errors
+        (a full disk), and a ROLLBACK then would raise ``cannot rollback - no transaction is
+        active`` over the error that matters. A rollback that fails is left unsaid for the same
+        reason (the connection is of no more use to this run)."""
+        if self.dialect == "sqlite" and not self.connection.in_transaction:
+            return
+        try:
+            self.execute("ROLLBACK")
+        except Exception:
+            pass
 
     def close(self) -> None:
         self.connection.close()
@@ -253,7 +265,10 @@ def _flock(handle: IO[str], *, blocking: bool, what: str) -> None:
     except BlockingIOError:
         handle.seek(0)
         raise _busy(what, handle.read().strip() or None) from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(_holder())
-    handle.flush()
+    try:  # who holds it, for the message of a run that finds it held: no need on a full disk
+        handle.seek(0)
+        handle.truncate()
+        handle.write(_holder())
+        handle.flush()
+    except OSError:
+        pass

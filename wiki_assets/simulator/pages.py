@@ -7,8 +7,8 @@ requested schema's bounds:
 
 * **faithful**: every key point is a line of the document with that line's words as its quote
   and its number as its lines; the description is its last statement and the summary two from
-  its second half (not its opening), the topics its most frequent words. Notes on a part are
-  its lines, numbered.
+  its second half (not its opening), the topics its most frequent words that name a subject
+  (a Korean word without its particle, no verb). Notes on a part are its lines, numbered.
 * **fabricating**: fluent, in the document's language, and invented: the points state facts
   (with numbers) the document does not have, quoting the invented sentence itself or, every
   other point, a real line that says something else.
@@ -31,8 +31,15 @@ _NUMBERED = re.compile(r"^(?:Part \d+: )?(\d+)\| ?(.*)$")
 _MARKUP = re.compile(r"^\s*(?:#+|[-*+>]|\d+[.)])\s*")
 _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _WORD = re.compile(r"[^\W\d_]{5,}|[\uac00-\ud7a3]{2,}")
-_COMMON = frozenset("about after other their there these which where while would should".split())
+_COMMON = frozenset(
+    "about after other their there these which where while would should document documents "
+    "문서".split()
+)
+_VERB_ENDING = re.compile(r"(?:다|요|지|고|면|며|서|게)$")
 _QUOTE_WORDS = 8
+_PARTICLE = re.compile(
+    r"(?:에서는|에게는|에는|에서|에게|으로|은|는|이|가|을|를|의|에|로|와|과|도)$"
+)
 
 _INVENTED = {
     "en": [
@@ -125,10 +132,10 @@ def _faithful(lines: list[tuple[int, str]], language: str, seed: int) -> dict[st
     chosen = facts[::step][:4]
     later = facts[len(facts) // 2 :][:2] or facts[:2]
     words = Counter(
-        word.lower()
+        noun
         for _, text in facts
         for word in _WORD.findall(text)
-        if word.lower() not in _COMMON
+        if _subject(noun := _noun(word.lower()))
     )
     return {
         "title": _title(lines),
@@ -140,6 +147,20 @@ def _faithful(lines: list[tuple[int, str]], language: str, seed: int) -> dict[st
         ],
         "topics": [word for word, _ in words.most_common(5)],
     }
+
+
+def _noun(word: str) -> str:
+    """A Korean word as a topic names it: without the particle it carries in a sentence
+    (``분기에는`` is ``분기``); any other word as it is."""
+    if _HANGUL.match(word) and len(word) >= 3:
+        return _PARTICLE.sub("", word) or word
+    return word
+
+
+def _subject(word: str) -> bool:
+    """Whether a frequent word names a subject: not a common word, not a Korean verb's form
+    (``합니다``, ``주세요``), not the word "document"."""
+    return word not in _COMMON and not (_HANGUL.match(word) and _VERB_ENDING.search(word))
 
 
 def _fabricated(lines: list[tuple[int, str]], language: str, seed: int) -> dict[str, Any]:

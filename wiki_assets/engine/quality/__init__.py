@@ -4,6 +4,10 @@ checks on every page that need no strong model. No Dagster here.
 - :mod:`.text`: normalisation, numbered lines (what the prompt shows) and content units.
 - :mod:`.evidence`: a point's quote and line range checked against the document
   (:class:`~.evidence.PointCheck`, :class:`~.evidence.Status`).
+- :mod:`.prose`: whether a description says anything, and whether the prose is grounded in
+  its document.
+- :mod:`.topics`: which topics name a subject; the others (placeholders, fragments, field names)
+  are left out of pages and the index.
 - :mod:`.checks`: the page checks, each named by a :class:`~.verdict.Reason`.
 - :mod:`.verdict`: the reasons (stable names) and a page's :class:`~.verdict.Verdict`.
 - :mod:`.assess`: :func:`~.assess.assess`, the one call a run makes per page.

@@ -8,6 +8,7 @@ from typing import Any
 from wiki_assets.engine.page import PageDraft
 from wiki_assets.engine.quality.checks import Written, check_page
 from wiki_assets.engine.quality.evidence import PointCheck, verify_points
+from wiki_assets.engine.quality.topics import kept_topics
 from wiki_assets.engine.quality.verdict import Verdict
 
 __all__ = ["Assessment", "assess"]
@@ -17,16 +18,19 @@ __all__ = ["Assessment", "assess"]
 class Assessment:
     points: tuple[PointCheck, ...]
     verdict: Verdict
+    topics: tuple[str, ...] = ()  # the draft's, placeholders and junk left out (kept_topics)
 
     @property
     def verified(self) -> int:
         return sum(1 for point in self.points if point.verified)
 
     def result_fields(self) -> dict[str, Any]:
-        """What a page's journaled result holds of the assessment (``key_points`` replaces the
-        draft's; :meth:`wiki_assets.engine.wiki.record.Page.of` reads both back)."""
+        """What a page's journaled result holds of the assessment (``key_points`` and
+        ``topics`` replace the draft's; :meth:`wiki_assets.engine.wiki.record.Page.of` reads
+        them back)."""
         return {
             "key_points": [point.to_json() for point in self.points],
+            "topics": list(self.topics),
             "flags": list(self.verdict.reasons),
         }
 
@@ -49,4 +53,4 @@ def assess(
         draft, points, document=document, title=title, language=language,
         finish_reason=finish_reason, prose=prose,
     )  # fmt: skip
-    return Assessment(points, check_page(page))
+    return Assessment(points, check_page(page), tuple(kept_topics(draft.topics)))

@@ -16,7 +16,9 @@ from typing import Any
 from wiki_assets.engine import prompts
 from wiki_assets.engine.page import LANGUAGES, PageDraft, detect_language
 from wiki_assets.engine.quality.evidence import PointCheck
+from wiki_assets.engine.quality.prose import grounded, says_nothing
 from wiki_assets.engine.quality.text import content_units, normalize
+from wiki_assets.engine.quality.topics import junk_topic, placeholder_topic
 from wiki_assets.engine.quality.verdict import Reason, Verdict
 
 __all__ = ["CHECKS", "Written", "check_page"]
@@ -200,23 +202,25 @@ def title_is_description(page: Written) -> bool:
     return description == title or content_units(description) <= content_units(title)
 
 
-_PLACEHOLDER = re.compile(
-    r"^(?:(?:tag|topic|keyword|label|category|string|example|sample|item|value|name|text|"
-    r"placeholder|todo|tbd|none|null|n a|lorem|ipsum|foo|bar|xxx)s?(?: ?\d+)?|\d+|.*\bup to\b.*|"
-    r".*\bshort (?:topic )?tags?\b.*)$"
-)
+def vacuous_description(page: Written) -> bool:
+    """The description says nothing: only words about the document itself and the title's
+    ("The document is about the document", "This page describes the leave policy." under Leave
+    Policy, "이 문서는 휴가 정책에 대한 문서입니다"). One that is the title alone, or the title's
+    words alone, is :func:`title_is_description`."""
+    return not title_is_description(page) and says_nothing(page.description, page.title)
 
 
 def placeholder_topics(page: Written) -> bool:
     """A topic that names no subject: ``tag1``, ``up-to-5-short-tags``, ``string``, a number or
     a timestamp (more digits than letters)."""
-    return any(_placeholder(topic) for topic in page.topics)
+    return any(placeholder_topic(topic) for topic in page.topics)
 
 
-def _placeholder(topic: str) -> bool:
-    said = normalize(topic)
-    letters = sum(1 for char in said if char.isalpha())
-    return bool(_PLACEHOLDER.match(said)) or letters <= sum(1 for char in said if char.isdigit())
+def junk_topics(page: Written) -> bool:
+    """A topic that is a sentence fragment (``The-document-is-for-the``, ``이 문서는``), too many
+    words, or a field name (``description``, ``key points``): not a placeholder, left out of the
+    page and the index all the same (:mod:`.topics`)."""
+    return any(junk_topic(t) and not placeholder_topic(t) for t in page.topics)
 
 
 def link_without_reason(page: Written) -> bool:
@@ -235,6 +239,14 @@ def unverified_points(page: Written) -> bool:
     return verified == 0 or 2 * verified < len(page.points)
 
 
+def ungrounded_summary(page: Written) -> bool:
+    """No sentence of the description or the summary is found in the document (:mod:`.prose`):
+    they cannot be checked against it, so the page says they are the model's unchecked words.
+    Key points do not vouch for them: a small model's points are the document's own lines, its
+    summary is not."""
+    return not grounded([page.description, page.summary], page.document, page.title)
+
+
 CHECKS: dict[Reason, Callable[[Written], bool]] = {
     Reason.HIT_MAX_TOKENS: hit_max_tokens,
     Reason.WRONG_LANGUAGE: wrong_language,
@@ -244,9 +256,12 @@ CHECKS: dict[Reason, Callable[[Written], bool]] = {
     Reason.MISSING_DESCRIPTION: missing_description,
     Reason.MISSING_SUMMARY: missing_summary,
     Reason.TITLE_IS_DESCRIPTION: title_is_description,
+    Reason.VACUOUS_DESCRIPTION: vacuous_description,
     Reason.PLACEHOLDER_TOPICS: placeholder_topics,
+    Reason.JUNK_TOPICS: junk_topics,
     Reason.LINK_WITHOUT_REASON: link_without_reason,
     Reason.UNVERIFIED_POINTS: unverified_points,
+    Reason.UNGROUNDED_SUMMARY: ungrounded_summary,
 }
 
 

@@ -24,9 +24,12 @@ class Reason(StrEnum):
     MISSING_DESCRIPTION = "missing_description"
     MISSING_SUMMARY = "missing_summary"
     TITLE_IS_DESCRIPTION = "title_is_description"
+    VACUOUS_DESCRIPTION = "vacuous_description"
     PLACEHOLDER_TOPICS = "placeholder_topics"
+    JUNK_TOPICS = "junk_topics"
     LINK_WITHOUT_REASON = "link_without_reason"
     UNVERIFIED_POINTS = "unverified_points"
+    UNGROUNDED_SUMMARY = "ungrounded_summary"
 
     @property
     def explanation(self) -> str:
@@ -42,9 +45,14 @@ _EXPLANATIONS = {
     Reason.MISSING_DESCRIPTION: "the page has no description",
     Reason.MISSING_SUMMARY: "the summary says nothing (a few characters, or only numbers)",
     Reason.TITLE_IS_DESCRIPTION: "the description only repeats the title",
+    Reason.VACUOUS_DESCRIPTION: "the description says nothing but that this is a document about "
+    "its title",
     Reason.PLACEHOLDER_TOPICS: "the topics are placeholders",
+    Reason.JUNK_TOPICS: "topics that were sentence fragments or field names are left out",
     Reason.LINK_WITHOUT_REASON: "a related link gives no reason",
     Reason.UNVERIFIED_POINTS: "most key points (or all) could not be verified in the document",
+    Reason.UNGROUNDED_SUMMARY: "nothing in the description or the summary could be found in the "
+    "document: they are the model's words, unchecked",
 }
 
 

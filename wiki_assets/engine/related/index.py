@@ -13,7 +13,7 @@ from wiki_assets.engine.related import answers, segments
 from wiki_assets.engine.related.answers import Answer, Candidate
 from wiki_assets.engine.related.indexing import GramCounts, Item, forget, index_chunk
 from wiki_assets.engine.related.segments import Postings
-from wiki_assets.engine.related.storage import Transaction, chunks, create, get_meta
+from wiki_assets.engine.related.storage import Transaction, chunks, create, get_meta, rollback
 from wiki_assets.engine.related.text import MAX_CHARS
 
 CHUNK = 64
@@ -182,7 +182,7 @@ class RelatedIndex:
                 segments.merge_if_due(self._db)
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                rollback(self._db)
                 raise
         return self.stats.indexed - indexed_before
 

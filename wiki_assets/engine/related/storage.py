@@ -149,4 +149,22 @@ class Transaction:
     ) -> None:
         if not self._owner:
             return
-        self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+        if exc_type:
+            rollback(self._db)
+            return
+        try:
+            self._db.execute("COMMIT")
+        except BaseException:
+            rollback(self._db)
+            raise
+
+
+def rollback(db: sqlite3.Connection) -> None:
+    """Roll back the open transaction, if SQLite has not ended it itself (a full disk does): a
+    ROLLBACK without one would raise ``cannot rollback - no transaction is active`` over the
+    error that ended it."""
+    if db.in_transaction:
+        try:
+            db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from wiki_assets.engine.corpus import scan
-from wiki_assets.engine.journal import WRITTEN, Journal
+from wiki_assets.engine.journal import FAILED, SUMMARIZED, WRITTEN, Entry, Journal
 from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, STATE_DIR
 from wiki_assets.engine.wiki.links import MARKDOWN_LINK, dangling_links
@@ -54,6 +54,14 @@ PAGES_CURRENT = WikiCheck(
     "No page is older than its source: each page's source_hash is the synced file's hash, and "
     "its source still exists (a page of a collection not ingested since its last sync warns).",
 )
+EVERY_DOCUMENT_PAGED = WikiCheck(
+    "every_document_has_a_page",
+    Severity.WARN,
+    "Every synced document has a page (one whose front matter names it as its source). A "
+    "document without one is new since the last run, failed (no_failed_documents says why), or "
+    "lost its page (a full disk, a deletion): the next run writes it, from the answer the state "
+    "store keeps where it has one, asking no model.",
+)
 NO_FAILED_DOCUMENTS = WikiCheck(
     "no_failed_documents",
     Severity.WARN,
@@ -69,7 +77,7 @@ FLAGGED_SHARE = WikiCheck(
     "are in each page's front matter and under Needs review in index.md). A bad page warns; it "
     "does not break the wiki.",
 )
-WIKI_CHECKS = (NO_DANGLING_LINKS, EVERY_PAGE_LISTED, PAGES_CURRENT)
+WIKI_CHECKS = (NO_DANGLING_LINKS, EVERY_PAGE_LISTED, PAGES_CURRENT, EVERY_DOCUMENT_PAGED)
 """The checks of the files, run after the index is built."""
 
 
@@ -137,9 +145,10 @@ def audit_wiki(
     *,
     max_flagged_share: float = MAX_FLAGGED_SHARE,
 ) -> Audit:
-    """Run :data:`WIKI_CHECKS` over the wiki at ``wiki_root``; ``pages_current`` needs the
-    ``synced_root`` the pages were written from, ``no_failed_documents`` and ``flagged_share``
-    the wiki's state ``store`` (without them, those checks are left out)."""
+    """Run :data:`WIKI_CHECKS` over the wiki at ``wiki_root``; ``pages_current`` and
+    ``every_document_has_a_page`` need the ``synced_root`` the pages were written from,
+    ``no_failed_documents`` and ``flagged_share`` the wiki's state ``store`` (without them, those
+    checks are left out; with it, a document without a page says why, as the store knows)."""
     root = wiki_root.resolve()
     pages = list(pages_of(root))
     names = [page.relative_to(root).as_posix() for page in pages]
@@ -149,7 +158,15 @@ def audit_wiki(
         Outcome(EVERY_PAGE_LISTED, len(pages), tuple(_unlisted(root, names))),
     ]
     if synced_root is not None:
-        outcomes.append(Outcome(PAGES_CURRENT, len(pages), tuple(_stale(pages, root, synced_root))))
+        # The synced tree is hashed the way sync hashes it (one scan), not page by page.
+        hashes = {doc.path: doc.content_hash for doc in scan(synced_root, depth=1)}
+        sources: set[str] = set()
+        stale = tuple(_stale(pages, root, hashes, sources))
+        outcomes.append(Outcome(PAGES_CURRENT, len(pages), stale))
+        unpaged = sorted(hashes.keys() - sources)
+        outcomes.append(
+            Outcome(EVERY_DOCUMENT_PAGED, len(hashes), tuple(_without_page(unpaged, store)))
+        )
     if store is not None:
         outcomes += [
             failed_documents(store),
@@ -211,16 +228,40 @@ def _unlisted(root: Path, names: list[str]) -> Iterator[str]:
     yield from (name for name in names if os.path.normpath(name) not in listed)
 
 
-def _stale(pages: list[Path], root: Path, synced_root: Path) -> Iterator[str]:
-    # The synced tree is hashed the way sync hashes it (one scan), not page by page.
-    hashes = {doc.path: doc.content_hash for doc in scan(synced_root, depth=1)}
+def _stale(
+    pages: list[Path], root: Path, hashes: dict[str, str], sources: set[str]
+) -> Iterator[str]:
+    """Pages older than their source (``hashes``: the synced documents'), or without one; adds
+    each page's source to ``sources``."""
     for page in pages:
         meta = front_matter(page.read_text(encoding="utf-8"))
         name = page.relative_to(root).as_posix()
         source = meta.get("source")
+        if isinstance(source, str):
+            sources.add(source)
         if not isinstance(source, str):
             yield f"{name}: no source in its front matter"
         elif source not in hashes:
             yield f"{name}: its source {source} is gone"
         elif hashes[source] != meta.get("source_hash"):
             yield f"{name}: older than its source {source}"
+
+
+def _without_page(paths: list[str], store: StateStore | None) -> Iterator[str]:
+    """A finding per document without a page, with what the state store knows of it."""
+    known: dict[str, Entry] = {}
+    if store is not None and store.has_state() and paths:
+        with Journal(store) as journal:
+            known = journal.get_many(paths)
+    for path in paths:
+        entry = known.get(path)
+        if store is None:
+            yield f"{path}: no page"
+        elif entry is None:
+            yield f"{path}: no page (not ingested yet)"
+        elif entry.status == FAILED:
+            yield f"{path}: no page (failed: {entry.reason})"
+        elif entry.status == SUMMARIZED:
+            yield f"{path}: no page (answered, page not written yet: the next run writes it)"
+        else:
+            yield f"{path}: no page ({entry.page} is missing: the next run writes it again)"

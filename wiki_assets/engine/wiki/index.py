@@ -8,6 +8,7 @@ one JSON record each, :mod:`.catalog`).
 
 from __future__ import annotations
 
+import os
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -92,7 +93,7 @@ def build_index(journal: Journal, wiki: Wiki) -> IndexReport:
             if entry.result.get("flags"):
                 flags = ", ".join(Verdict.of(entry.result["flags"]).reasons)
                 review.append(Link(entry.page, link.title, flags))
-            for topic in entry.result.get("topics", []):
+            for topic in page.topics:  # without the junk the checks leave out
                 by_topic[" ".join(topic.split()).lower()].append(link)
     collections = [
         (collection, [link for _, link in sorted(by_collection[collection])])
@@ -118,6 +119,26 @@ def _chunked(entries: Iterable[Entry], size: int) -> Iterator[list[Entry]]:
             chunk = []
     if chunk:
         yield chunk
+
+
+def unfinished(wiki_root: Path, store: StateStore) -> list[str] | None:
+    """What an earlier run left undone that only an index build finishes, in words: ``index.md``
+    or ``catalog.jsonl`` missing, or pages the journal has as written missing from disk (the
+    build writes them again from their journaled answers, asking no model). ``None`` when the
+    journal has no written page (a new wiki, which its first run builds). Reads only."""
+    if not store.has_state():
+        return None
+    root = wiki_root.resolve()
+    with Journal(store) as journal:
+        pages = list(journal.written_pages())
+    if not pages:
+        return None
+    files = (INDEX_PAGE, CATALOG_FILE)
+    found = [f"{name} is missing" for name in files if not (root / name).is_file()]
+    missing = sum(1 for page in pages if not os.path.isfile(root / page))
+    if missing:
+        found.append(f"{missing} of {len(pages)} written pages are missing")
+    return found
 
 
 def index_wiki(wiki_root: Path, store: StateStore | None = None) -> IndexReport:

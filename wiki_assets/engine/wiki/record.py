@@ -6,7 +6,9 @@ reads typed fields instead of string keys. Results journaled by older versions m
 fields; they get the defaults those versions rendered with: key points journaled as plain
 strings, or as a draft's points before their evidence was checked, are ``unchecked``, and a
 result without ``flags`` has no verdict (``None``, shown as ``unchecked``); one without
-``summarized`` was summarized (extractive pages came later).
+``summarized`` was summarized (extractive pages came later). Topics that are placeholders or junk
+(:func:`~wiki_assets.engine.quality.topics.kept_topics`) are left out, also of a result journaled
+before those checks: no page or index lists them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from datetime import UTC, datetime
 
 from wiki_assets.engine.journal import Entry
 from wiki_assets.engine.quality.evidence import PointCheck, Status
+from wiki_assets.engine.quality.topics import kept_topics
 from wiki_assets.engine.quality.verdict import Verdict
 
 
@@ -88,7 +91,7 @@ class Page:
                 for point in map(PointCheck.from_json, result.get("key_points") or ())
                 if point is not None
             ),
-            topics=tuple(result.get("topics") or ()),
+            topics=tuple(kept_topics(result.get("topics") or ())),
             language=result.get("language", ""),
             parts=result.get("parts", 1),
             model=result["model"],

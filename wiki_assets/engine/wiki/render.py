@@ -15,7 +15,9 @@ import re
 from collections.abc import Callable, Sequence
 from urllib.parse import quote
 
+from wiki_assets.engine.page import LANGUAGES
 from wiki_assets.engine.quality.evidence import PointCheck
+from wiki_assets.engine.quality.verdict import Reason
 from wiki_assets.engine.wiki.files import INDEX_PAGE
 from wiki_assets.engine.wiki.record import Link, Page
 
@@ -113,6 +115,8 @@ def render_page(page: Page) -> str:
     elif page.verdict and not page.verdict.ok:
         said = "; ".join(escape(reason) for reason in page.verdict.explanations())
         lines += [f"> [!warning] Needs review: {said}.", ""]
+        if Reason.UNGROUNDED_SUMMARY in page.verdict.reasons:
+            lines += [ungrounded_note(page.language), ""]
     elif page.hit_max_tokens:
         lines += ["> [!warning] The model hit the max_tokens limit on this page.", ""]
     lines += [escape(page.summary, block=True), ""]
@@ -154,6 +158,23 @@ def not_summarized_line(page: Page) -> str:
         f"> [!warning] {NOT_SUMMARIZED}: the model's answer was flagged{why}, so this page shows "
         "the document's own title, headings and opening sentences."
     )
+
+
+UNGROUNDED_NOTES = {
+    "en": "> [!caution] Unchecked: the description above and the summary below are the model's "
+    "own words. None of their sentences could be found in the document; check the source "
+    "before relying on them.",
+    "ko": "> [!caution] 확인되지 않음: 위의 설명과 아래의 요약은 모델이 쓴 문장입니다. 문서에서 "
+    "그 근거를 찾지 못했으니, 믿기 전에 원문을 확인하세요.",
+}
+"""What a page whose prose is ungrounded (``ungrounded_summary``) says under its description, in its
+language (English for a language without a note of its own)."""
+
+
+def ungrounded_note(language: str) -> str:
+    code = language.strip().lower()
+    code = next((c for c, name in LANGUAGES.items() if code in (c, name.lower())), "en")
+    return UNGROUNDED_NOTES.get(code, UNGROUNDED_NOTES["en"])
 
 
 UNVERIFIED_NOTE = (

@@ -1,0 +1,199 @@
+"""What the model's prose says, and whether its document says it too.
+
+Key points carry their evidence (:mod:`.evidence`); a description and a summary do not. Two
+questions can still be asked of them without a strong model:
+
+* **Does it say anything?** Take away the words about the document itself ("The document is
+  about", "This page describes", "이 문서는 … 문서입니다") and the title's words: a description
+  with nothing left (:func:`says_nothing`) only restates the title with filler.
+* **Is any of it in the document?** A sentence is grounded (:func:`grounded`) where a few lines
+  of the document in a row (at most :data:`~.evidence.MAX_CITED_LINES`) hold at least
+  :data:`~.evidence.AGREEMENT` of its content units and every number it states: the rule a key
+  point is verified by, with the lines found rather than cited. Prose none of whose sentences is
+  grounded cannot be checked against its document: the page says so.
+
+Both work in English and in Korean (a Korean word's particle or ending is taken off, as content
+units take Korean apart: :mod:`.text`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+
+from wiki_assets.engine.markdown import SENTENCE_END
+from wiki_assets.engine.quality.evidence import AGREEMENT, MAX_CITED_LINES
+from wiki_assets.engine.quality.text import content_units, document_lines, normalize, numbers
+
+__all__ = ["DocumentUnits", "grounded", "says_nothing", "sentences"]
+
+_STEM = 5  # as content units cut a Latin word
+_HANGUL = re.compile(r"[\uac00-\ud7a3]+")
+_STOPWORDS = frozenset(
+    "a an and are as at be been but by can do does for from has have how in into is it its may "
+    "must no not of on or our should so than that the their them then there these they this to "
+    "up was we were what when where which who will with you your also each all any per it's "
+    "here whose whom i".split()
+)
+# Words about the document itself, not about what it says (as stems, like content units).
+_META_WORDS = (
+    "document documents doc docs page pages file files article text guide section note notes "
+    "describe describes described description explain explains explained outline outlines "
+    "cover covers covered contain contains provide provides provided give gives list lists "
+    "discuss discusses information info detail details overview content contents about "
+    "regarding summary summarizes summarises purpose intended meant use uses used using reader "
+    "readers anyone someone need needs want wants read topic topics"
+).split()
+_META = frozenset(word[:_STEM] for word in _META_WORDS)
+# Korean: the words about the document, as stems (particle or ending taken off), and the
+# bigrams of them that content units make.
+_META_KO = frozenset(
+    "이 그 저 본 해당 이것 그것 문서 페이지 파일 내용 정보 자료 설명 요약 안내 소개 정리 다룹 "
+    "다루 담고 담은 담 포함 제공 목적 대해 관해 위해 대한 관한 위한 있 없 하 되 것 수 등 및 "
+    "모든 글 읽 필요 사람".split()
+)
+_META_BIGRAMS = frozenset(
+    "문서 페이 이지 파일 내용 정보 자료 설명 요약 안내 소개 정리 다룹 룹니 담고 포함 제공 목적 "
+    "대한 관한 위한 대해 관해 위해".split()
+)
+# Particles and endings a Korean word may carry, longest first: one is taken off a word, if
+# what is left is a word (two syllables left for a one-syllable particle: 휴가 keeps its 가).
+_ENDINGS = sorted(
+    (
+        "입니다 합니다 습니다 됩니다 니다 하는 하고 하며 하여 해서 에서 에게 에는 으로 이다 "
+        "한다 된다 이며 라는 이라는 에서는 으로는 는 은 이 가 을 를 에 의 로 와 과 도 만"
+    ).split(),
+    key=len,
+    reverse=True,
+)
+
+
+def _stem_ko(word: str) -> str:
+    for ending in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= (2 if len(ending) == 1 else 1):
+            return word[: -len(ending)]
+    return word
+
+
+def _said_words(text: str) -> tuple[set[str], set[str]]:
+    """(Latin stems and numbers, Korean stems) of ``text`` that say something: no stopword and
+    no word about the document itself."""
+    latin: set[str] = set()
+    korean: set[str] = set()
+    for token in normalize(text).split():
+        for hangul in _HANGUL.findall(token):
+            stem = _stem_ko(hangul)
+            if stem not in _META_KO:
+                korean.add(stem)
+        rest = _HANGUL.sub(" ", token).split()
+        for word in rest:
+            if word.isdigit():
+                latin.add(word.lstrip("0") or "0")
+            elif len(word) >= 3 and word not in _STOPWORDS and word[:_STEM] not in _META:
+                latin.add(word[:_STEM])
+    return latin, korean
+
+
+def says_nothing(text: str, title: str) -> bool:
+    """``text`` (a description) has words, and none but words about the document and the
+    title's (a Korean word counts as the title's where the title has it, spaces aside)."""
+    if not normalize(text):
+        return False
+    latin, korean = _said_words(text)
+    title_latin, title_korean = _said_words(title)
+    title_hangul = "".join(_HANGUL.findall(normalize(title)))
+    return latin <= title_latin and all(
+        word in title_korean or word in title_hangul for word in korean
+    )
+
+
+def sentences(*texts: str) -> list[str]:
+    """The sentences of ``texts`` (split at a sentence's closing mark or a line break)."""
+    found: list[str] = []
+    for text in texts:
+        for line in text.splitlines():
+            found += [part for part in SENTENCE_END.split(line) if part.strip()]
+    return found
+
+
+def _units(normalized: str) -> set[str]:
+    """A sentence's content units without the words about the document (they are in no
+    document's lines). A Korean word's particle or ending is taken off before its bigrams are
+    (``문서는`` would give ``서는``, which a document may have anywhere)."""
+    units: set[str] = set()
+    for token in normalized.split():
+        for hangul in _HANGUL.findall(token):
+            stem = _stem_ko(hangul)
+            if stem not in _META_KO:
+                units |= content_units(stem)
+        units |= content_units(_HANGUL.sub(" ", token))
+    return units - _META - _META_BIGRAMS
+
+
+class DocumentUnits:
+    """A document's lines, to look for any number of sentences in them. A line's content units
+    are worked out when a passage with it is looked at (most sentences are found, or ruled out,
+    after a few lines), so a long document costs what its candidate lines do."""
+
+    def __init__(self, text: str) -> None:
+        lines = [normalize(line) for line in document_lines(text)]
+        self._lines = [line for line in lines if line]  # blank lines do not part a passage
+        self._starts: list[int] = []  # each line's offset in the joined text
+        offset = 1
+        for line in self._lines:
+            self._starts.append(offset)
+            offset += len(line) + 1
+        self._joined = " " + " ".join(self._lines) + " "
+        self._units: dict[int, set[str]] = {}
+        self._numbers: dict[int, set[str]] = {}
+
+    def _lines_with(self, unit: str) -> set[int]:
+        """The lines whose text has ``unit`` in it (a unit is part of the word it comes from)."""
+        found: set[int] = set()
+        at = self._joined.find(unit)
+        while at >= 0:
+            found.add(bisect.bisect_right(self._starts, at) - 1)
+            at = self._joined.find(unit, at + 1)
+        return found
+
+    def _units_of(self, index: int) -> set[str]:
+        if index not in self._units:
+            self._units[index] = content_units(self._lines[index])
+            self._numbers[index] = numbers(self._lines[index])
+        return self._units[index]
+
+    def holds(self, sentence: str, besides: frozenset[str] = frozenset()) -> bool:
+        """Whether a passage of at most :data:`MAX_CITED_LINES` lines holds at least
+        :data:`AGREEMENT` of ``sentence``'s content units (but those of ``besides``) and every
+        number it states."""
+        said = normalize(sentence)
+        units, stated = _units(said) - besides, numbers(said)
+        if not units:
+            return False
+        needed = AGREEMENT * len(units)
+        # Candidate passages start at a line that has one of the sentence's words (a number
+        # is in too many lines to say where to look, unless the sentence has only numbers).
+        words = {unit for unit in units if not unit.isdigit()} or units
+        lines_of = {unit: self._lines_with(unit) for unit in words}
+        if sum(1 for found in lines_of.values() if found) + len(units - words) < needed:
+            return False  # not even the whole document has enough of them
+        for start in sorted(set().union(*lines_of.values())):
+            window = range(start, min(start + MAX_CITED_LINES, len(self._lines)))
+            found = set().union(*(self._units_of(i) for i in window))
+            if len(units & found) >= needed and stated <= set().union(
+                *(self._numbers[i] for i in window)
+            ):
+                return True
+        return False
+
+
+def grounded(
+    texts: Sequence[str] | Iterable[str], document: str | DocumentUnits, title: str = ""
+) -> bool:
+    """Whether any sentence of ``texts`` is held by a passage of ``document``. The words of the
+    ``title`` count for nothing: the document has them, and a sentence that only names what the
+    document is ("The document is for the on-call runbook") says nothing to find."""
+    units = document if isinstance(document, DocumentUnits) else DocumentUnits(document)
+    besides = frozenset(_units(normalize(title)))
+    return any(units.holds(sentence, besides) for sentence in sentences(*texts))
