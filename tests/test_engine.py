@@ -250,6 +250,25 @@ def test_progress_lines_show_done_of_total_rates_and_time_left(
     assert any(re.search(r" \d+ s left · a [\d.]+/s b [\d.]+/s", m) for m in progress), progress
 
 
+def test_the_start_line_says_what_each_model_really_gets(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # One model pinned to 1 worker beside the dial's 3: no "3 workers/model" that one did not get.
+    synced = corpus(tmp_path, 2)
+    caplog.set_level(logging.INFO, "wiki_assets")
+    with fleet(SimModel(model="a"), SimModel(model="b")) as servers:
+        ingest(
+            synced_root=synced,
+            wiki_root=tmp_path / "wiki",
+            collections=["c"],
+            endpoints=[endpoint(servers[0], "a", workers=1), endpoint(servers[1], "b")],
+            dials=Dials(workers_per_model=3, claim_size=2, flush_seconds=0.1, max_tokens=64),
+        )
+    start = next(m for m in caplog.messages if m.startswith("ingest start:"))
+    assert start.startswith("ingest start: 2 models (a ×1, b ×3) · claim 2"), start
+    assert "workers/model" not in start
+
+
 def test_page_answers_are_validated_and_cut_answers_closed() -> None:
     from wiki_assets.engine.page import DraftError, draft_schema, parse_draft
 
@@ -438,3 +457,30 @@ def test_a_run_collects_less_often_and_restores_the_collector() -> None:
             pass
         assert gc.get_threshold()[0] == max(before[0], YOUNG_THRESHOLD)  # the first still runs
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+
+
+def test_a_deletion_counts_the_pages_it_re_linked(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    synced = corpus(tmp_path, 6)  # alike documents: each page links others
+    wiki = tmp_path / "wiki"
+    caplog.set_level(logging.INFO, "wiki_assets")
+    with fleet(SimModel(model="a")) as servers:
+        run = dict(
+            synced_root=synced, wiki_root=wiki, collections=["c"],
+            endpoints=[endpoint(servers[0], "a")],
+            dials=Dials(workers_per_model=2, claim_size=2, flush_seconds=0.1, max_tokens=64),
+        )  # fmt: skip
+        ingest(**run)  # type: ignore[arg-type]
+        linking = [
+            page for page in (wiki / "c").glob("*.md")
+            if "doc-000" in page.read_text("utf-8") and page.stem != "doc-000"
+        ]  # fmt: skip
+        assert linking, "the sample must have pages linking the document deleted"
+        (synced / "c" / "doc-000.md").unlink()
+        report = ingest(**run)  # type: ignore[arg-type]
+    assert report.removed == 1 and report.relinked == len(linking)
+    assert report.to_dict()["relinked"] == len(linking)
+    assert all("doc-000" not in page.read_text("utf-8") for page in linking)
+    done = [m for m in caplog.messages if m.startswith("ingest done:")][-1]
+    assert f"removed 1 ({len(linking)} pages re-linked)" in done, done

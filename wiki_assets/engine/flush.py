@@ -278,7 +278,8 @@ class Pages:
                 if entry is not None and entry.page and entry.page not in self.owners:
                     self.wiki.remove(entry.page)
             self.journal.forget(gone, at=self.clock())
-            relink(self.journal, self.wiki, linked)  # no link may point at a removed page
+            # No link may point at a removed page.
+            self.report.relinked = relink(self.journal, self.wiki, linked)
             self.report.removed = len(gone)
 
 

@@ -27,6 +27,16 @@ def log_related_index(log: Log, indexed: int, pruned: int, beside: int) -> None:
         log.info(f"related index: {indexed} documents indexed · {pruned} removed{helper}")
 
 
+def _workers(lanes: Sequence[Lane]) -> str:
+    """``4 workers/model · `` when every model really gets the same fixed number, else nothing:
+    the models' list says what each gets (the embedded model runs one, automatic concurrency
+    starts low), and a dial's value that no model got would mislead."""
+    counts = {lane.concurrency.slots for lane in lanes}
+    if len(counts) == 1 and not any(lane.concurrency.auto for lane in lanes):
+        return f"{counts.pop()} workers/model · "
+    return ""
+
+
 def log_start(
     log: Log,
     report: IngestReport,
@@ -46,8 +56,8 @@ def log_start(
         for lane in lanes
     )
     log.info(
-        f"ingest start: {len(lanes)} models ({models}) · "
-        f"{dials.workers_per_model} workers/model · claim {dials.claim_size} · "
+        f"ingest start: {len(lanes)} models ({models}) · {_workers(lanes)}claim "
+        f"{dials.claim_size} · "
         f"flush {dials.flush_seconds:g}s · max_tokens {dials.max_tokens} · "
         f"{total} to summarize · collections {', '.join(report.collections)}"
     )
@@ -89,6 +99,7 @@ def log_done(log: Log, report: IngestReport, lanes: Sequence[Lane]) -> None:
         f"ingest done: {report.count} docs · {report.duration_s:.1f} s · "
         f"{report.docs_per_sec:.2f} docs/s · skipped {report.skipped} · "
         f"failed {len(report.failed)} · removed {report.removed}"
+        + (f" ({report.relinked} pages re-linked)" if report.relinked else "")
         + (f" · hedged {report.hedged}" if report.hedged else "")
     )
     for lane in lanes:

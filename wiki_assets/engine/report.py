@@ -66,6 +66,7 @@ class IngestReport:
     skipped: int = 0  # unchanged since their page was written
     recovered: int = 0  # summarized by an earlier run that died before writing the page
     removed: int = 0  # pages whose document no longer exists
+    relinked: int = 0  # pages rewritten without their links to removed pages
     failed: list[dict[str, str]] = field(default_factory=list)
     requeued: int = 0  # documents sent back to the queue after a timeout, garbage or outage
     unfinished: int = 0  # left for the next run: every model was down, or the run was stopped
@@ -120,6 +121,7 @@ class IngestReport:
             "skipped": self.skipped,
             "recovered": self.recovered,
             "removed": self.removed,
+            "relinked": self.relinked,
             "failed": self.failed,
             "requeued": self.requeued,
             "unfinished": self.unfinished,
