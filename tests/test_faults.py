@@ -130,3 +130,29 @@ def test_a_second_run_on_the_same_collection_is_refused(tmp_path: Path) -> None:
             )
         assert server.snapshot().requests == 0
     assert not (wiki / "c").exists()
+
+
+def test_a_fleet_that_cannot_be_reached_is_given_up_at_once_naming_each_url(
+    tmp_path: Path,
+) -> None:
+    # Nothing listens on port 9 (discard): every connection is refused. With the default
+    # give_up_after_s (60 s), a model that never answered and refuses connections is out at once.
+    synced = corpus(tmp_path / "synced", 6)
+    endpoints = [
+        Endpoint(name=name, base_url=f"http://127.0.0.1:9/v{n}", model="m")
+        for n, name in enumerate(["vllm", "gateway"], start=1)
+    ]
+    report = ingest(
+        synced_root=synced,
+        wiki_root=tmp_path / "wiki",
+        collections=["c"],
+        endpoints=endpoints,
+        dials=Dials(workers_per_model=2, claim_size=2, flush_seconds=1),
+    )
+    assert report.stopped is not None
+    lines = report.stopped.splitlines()
+    assert lines[0] == "every model is down:"
+    assert lines[1].strip().startswith("vllm at http://127.0.0.1:9/v1: connection failed")
+    assert lines[2].strip().startswith("gateway at http://127.0.0.1:9/v2: connection failed")
+    assert report.unfinished == 6 and not report.failed
+    assert report.duration_s < 15, report.duration_s  # not the 60 s of give_up_after_s

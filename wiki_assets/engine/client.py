@@ -342,7 +342,10 @@ class ModelClient:
                 error_reason(error), error_kind(error), error.status_code, error.request_id
             ) from error
         except openai.APIError as error:
-            raise self._error(error_reason(error), error_kind(error)) from error
+            kind = error_kind(error)
+            # A connection that could not be made: no answer, and not a request out of time.
+            unreachable = isinstance(error, openai.APIConnectionError) and kind != "timeout"
+            raise self._error(error_reason(error), kind, unreachable=unreachable) from error
         except (ValueError, TypeError, AttributeError, KeyError) as error:
             # openai parses the body itself: a non-JSON or malformed answer surfaces here.
             raise self._error(f"unparsable answer ({type(error).__name__})", "garbage") from error
@@ -364,12 +367,16 @@ class ModelClient:
         kind: ErrorKind,
         status_code: int | None = None,
         request_id: str | None = None,
+        *,
+        unreachable: bool = False,
     ) -> ModelError:
         return ModelError(
             f"model {self.endpoint.name}: {reason}",
             kind,
             status_code=status_code,
             request_id=request_id,
+            reason=reason,
+            unreachable=unreachable,
         )
 
 

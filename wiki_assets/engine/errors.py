@@ -28,7 +28,8 @@ class ModelError(WikiAssetsError):
     ``timeout`` and ``garbage`` send it back to the queue a bounded number of times, and
     ``unavailable`` is about the model (it counts towards the circuit breaker).
     ``status_code`` and ``request_id`` are the HTTP answer's, when there was one (the request id
-    only when the server sent an ``x-request-id`` header).
+    only when the server sent an ``x-request-id`` header). ``reason`` is the message without
+    the model's name; ``unreachable``: no connection could be made (refused, no such host).
     """
 
     def __init__(
@@ -38,9 +39,13 @@ class ModelError(WikiAssetsError):
         *,
         status_code: int | None = None,
         request_id: str | None = None,
+        reason: str | None = None,
+        unreachable: bool = False,
     ) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
+        self.reason = reason if reason is not None else message
+        self.unreachable = unreachable
         self.status_code = status_code
         self.request_id = request_id
 

@@ -23,6 +23,7 @@ from wiki_assets.engine.dispatch.tail import (
     Prospect,
     remaining_s,
 )
+from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.related import Candidate
 from wiki_assets.engine.report import ModelStats
 
@@ -86,6 +87,8 @@ class Lane:
     leased: dict[int, int] = field(default_factory=dict)  # worker slot -> fleet-wide slot held
     lease_blocked: bool = False  # its fleet-wide limit is taken by other runs
     nudged: int = 0  # documents other models left to this one
+    last_error: ModelError | None = None  # its last failed request's error
+    answered: bool = False  # it has answered a request in this run
 
     def allows(self, slot: int, now: float) -> bool:
         return slot < self.concurrency.limit and self.breaker.allows(slot, now)

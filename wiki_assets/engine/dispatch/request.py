@@ -113,6 +113,7 @@ class Requests:
         now = self.clock()
         latency = now - attempt.started
         lane.breaker.on_success()
+        lane.answered = True
         self.last_success = now
         lane.concurrency.on_success(
             latency, work_units(summary.prompt_tokens, summary.completion_tokens)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from wiki_assets.engine.dispatch.lane import Attempt, Lane
 from wiki_assets.engine.dispatch.queue import Job
@@ -33,6 +34,7 @@ def blame(attempt: Attempt, error: ModelError, now: float, log: Any = None) -> N
     """Count the failure against the request's model (figures, breaker) and, unless it is the
     model's fault, against its document's tries."""
     job, lane, stats = attempt.job, attempt.lane, attempt.lane.stats
+    lane.last_error = error
     stats.errors += 1
     stats.timeouts += error.kind == "timeout"
     stats.garbage += error.kind == "garbage"
@@ -66,11 +68,32 @@ def next_step(job: Job, error: ModelError, *, all_down: bool) -> Next:
 def all_models_down(
     lanes: Sequence[Lane], now: float, last_success: float, give_up_after_s: float
 ) -> bool:
-    """Every model is out, and none has answered for ``give_up_after_s``: the run stops."""
-    return all(lane.breaker.tripped for lane in lanes) and (now - last_success >= give_up_after_s)
+    """Every model is out, and none has answered for ``give_up_after_s``, or none could ever be
+    reached (no answer in this run, connections refused): the run stops. A model that refuses
+    connections from the start is misconfigured or not running; waiting does not bring it up."""
+    if not all(lane.breaker.tripped for lane in lanes):
+        return False
+    return now - last_success >= give_up_after_s or all(unreachable(lane) for lane in lanes)
+
+
+def unreachable(lane: Lane) -> bool:
+    """``lane`` has not answered in this run and its last request could not connect."""
+    error = lane.last_error
+    return not lane.answered and error is not None and error.unreachable
 
 
 def all_down_reason(lanes: Sequence[Lane]) -> str:
-    return "every model is down: " + "; ".join(
-        f"{m.stats.name} failed {m.breaker.failures}x" for m in lanes
+    """One line per model: its name, the URL tried and its last error."""
+    return "every model is down:" + "".join(
+        f"\n  {m.stats.name} at {shown_url(m.endpoint.base_url)}: "
+        f"{m.last_error.reason if m.last_error else 'no answer'} ({m.breaker.failures} failures)"
+        for m in lanes
     )
+
+
+def shown_url(url: str) -> str:
+    """``url`` without any user name, password or query (which may hold a key)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
