@@ -95,6 +95,28 @@ def test_run_failure_exits_one(workspace: Workspace, sim: SimServer) -> None:
     assert "WIKI_TEST_MISSING_KEY is not set" in summary["error"]
 
 
+def test_a_fleet_that_cannot_be_reached_ends_with_one_line_per_model(
+    workspace: Workspace,
+) -> None:
+    # Nothing listens on port 9: the run is given up at once (not after give_up_after_s), exit 1,
+    # and the reason names each model's URL once in the run's log, without Dagster's follow-on
+    # block of ERROR lines (steps skipped, run failed).
+    models = [
+        {"name": name, "base_url": f"http://127.0.0.1:9/{name}/v1", "model": "m"}
+        for name in ("vllm", "gateway")
+    ]
+    config = write_config(workspace.home.parent / "down.yaml", models)
+    done = cli(workspace, "--config", str(config))
+    assert done.returncode == 1
+    errors = [line for line in done.stderr.splitlines() if "  ERROR  " in line]
+    assert len(errors) == 2, errors  # the run's reason, and the CLI's last line
+    assert "Dependencies for step" not in done.stderr and "Execution of run" not in done.stderr
+    for name in ("vllm", "gateway"):
+        url = f"{name} at http://127.0.0.1:9/{name}/v1: connection failed"
+        assert done.stderr.count(url) == 2, done.stderr  # the engine's line and the CLI's
+    assert "dagster._core" not in done.stderr
+
+
 def test_bad_config_names_the_field(workspace: Workspace, sim: SimServer) -> None:
     config = write_config(
         workspace.home.parent / "run.yaml", [sim_model(sim, base_url="gpu1:8000")], claim_size=0

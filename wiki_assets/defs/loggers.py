@@ -25,6 +25,25 @@ class AlignedFormatter(logging.Formatter):
         return super().format(record)
 
 
+# Dagster's own follow-on lines of a failure: the step's failure, the steps skipped after it and
+# the run's failure repeat what the step already logged (and the CLI's last line says again); on
+# the console they would bury one reason under a block of ERROR lines. The UI's event log keeps
+# them all.
+FOLLOW_ON_EVENTS = frozenset({"STEP_FAILURE", "STEP_SKIPPED", "RUN_FAILURE", "PIPELINE_FAILURE"})
+FOLLOW_ON_LINES = ("Dependencies for step ", "Execution of run for ")
+
+
+class FollowOnFailures(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        meta = getattr(record, "dagster_meta", None)
+        if not isinstance(meta, dict):
+            return True
+        event = meta.get("dagster_event")
+        if getattr(event, "event_type_value", None) in FOLLOW_ON_EVENTS:
+            return False
+        return not str(meta.get("orig_message") or "").startswith(FOLLOW_ON_LINES)
+
+
 def aligned_handler(stream: object = None) -> logging.Handler:
     handler = logging.StreamHandler(stream or sys.stderr)  # type: ignore[arg-type]
     handler.setFormatter(AlignedFormatter())
@@ -38,5 +57,7 @@ def aligned_handler(stream: object = None) -> logging.Handler:
 def aligned_console_logger(init_context: dg.InitLoggerContext) -> logging.Logger:
     level = init_context.logger_config["log_level"]
     logger = logging.Logger("wiki_assets.dagster", level=logging.getLevelName(level.upper()))
-    logger.addHandler(aligned_handler())
+    handler = aligned_handler()
+    handler.addFilter(FollowOnFailures())
+    logger.addHandler(handler)
     return logger

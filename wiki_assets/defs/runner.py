@@ -255,5 +255,9 @@ def _failure_reason(event: dg.DagsterEvent | None) -> str:
         if named is not None:
             text = named.message.strip()
             return text.split(f"{named.cls_name}: ", 1)[-1]
-        return chain[-1].message.strip()
+        innermost, text = chain[-1], chain[-1].message.strip()
+        if innermost.cls_name == dg.Failure.__name__:
+            # The asset's own report: its words, without "dagster._core…Failure: ".
+            return text.split(f"{innermost.cls_name}: ", 1)[-1]
+        return text
     return event.message or "the run failed"
