@@ -9,6 +9,7 @@ run, with no partition, and show every partition of the run as skipped.
 
 import warnings
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import dagster as dg
 import polars as pl
@@ -30,6 +31,7 @@ from wiki_assets.engine.wiki.audit import (
     Audit,
     Outcome,
     Severity,
+    WikiCheck,
     failed_documents,
 )
 
@@ -142,21 +144,21 @@ def flagged_by_collection(
     return outcomes
 
 
+def _per_partition_check(check: WikiCheck, asset: dg.AssetsDefinition) -> dict[str, Any]:
+    """A multi-asset check's arguments for ``check`` on ``asset``, evaluated per collection."""
+    spec = dg.AssetCheckSpec(
+        check.name,
+        asset=asset,
+        partitions_def=collections_partitions,
+        description=check.description,
+    )
+    return {"specs": [spec], "name": check.name, "can_subset": True}
+
+
 def build_page_checks(wiki_pages: dg.AssetsDefinition) -> list[dg.AssetChecksDefinition]:
     # Multi-asset checks, as their results are evaluations of one partition each (an
     # `asset_check` returns one result for its whole run).
-    @dg.multi_asset_check(
-        specs=[
-            dg.AssetCheckSpec(
-                NO_FAILED_DOCUMENTS.name,
-                asset=wiki_pages,
-                partitions_def=collections_partitions,
-                description=NO_FAILED_DOCUMENTS.description,
-            )
-        ],
-        name=NO_FAILED_DOCUMENTS.name,
-        can_subset=True,
-    )
+    @dg.multi_asset_check(**_per_partition_check(NO_FAILED_DOCUMENTS, wiki_pages))
     def no_failed_documents(
         context: dg.AssetCheckExecutionContext, corpus: CorpusResource
     ) -> Iterator[dg.AssetCheckEvaluation]:
@@ -164,18 +166,7 @@ def build_page_checks(wiki_pages: dg.AssetsDefinition) -> list[dg.AssetChecksDef
         outcomes = {key: failed_documents(store, [key]) for key in context.partition_keys}
         yield from _per_partition(context, outcomes)
 
-    @dg.multi_asset_check(
-        specs=[
-            dg.AssetCheckSpec(
-                FLAGGED_SHARE.name,
-                asset=wiki_pages,
-                partitions_def=collections_partitions,
-                description=FLAGGED_SHARE.description,
-            )
-        ],
-        name=FLAGGED_SHARE.name,
-        can_subset=True,
-    )
+    @dg.multi_asset_check(**_per_partition_check(FLAGGED_SHARE, wiki_pages))
     def flagged_share(
         context: dg.AssetCheckExecutionContext, corpus: CorpusResource, config: FlaggedShareConfig
     ) -> Iterator[dg.AssetCheckEvaluation]:
