@@ -52,6 +52,7 @@ def run(
     servers: list[SimServer],
     flagged_pages: str,
     documents: int | None = None,
+    share: float = 1.0,
     **endpoint: object,
 ) -> tuple[IngestReport, dict[str, dict[str, object]]]:
     """Ingest the sample's collections; the report and each page's front matter by page."""
@@ -63,7 +64,7 @@ def run(
             Endpoint(name=s.sim.model, base_url=s.base_url, model=s.sim.model, **endpoint)  # type: ignore[arg-type]
             for s in servers
         ],
-        dials=Dials(flagged_pages=flagged_pages, **DIALS),  # type: ignore[arg-type]
+        dials=Dials(flagged_pages=flagged_pages, second_opinion_share=share, **DIALS),  # type: ignore[arg-type]
     )
     pages = {
         page.relative_to(tmp_path / "wiki").as_posix(): front_matter(page.read_text("utf-8"))
@@ -88,17 +89,17 @@ def test_retry_has_the_faithful_model_answer_what_the_fabricating_one_got_wrong(
         answered = one.snapshot().answered, other.snapshot().answered
     assert outcome.success, outcome.error
     metadata = outcome.metadata
-    fabricated = metadata["model/sim1/docs"]
-    assert fabricated > 0
-    # The fabricating model's quality still shows in its figures; no page stays flagged.
-    assert metadata["model/sim1/flagged"] == fabricated
+    # Per model, docs counts the pages a model wrote: the fabricating model's answers were all
+    # flagged and replaced, so none of its pages stands; its quality still shows in its figures.
+    fabricated = metadata["model/sim1/flagged"]
+    assert fabricated > 0 and metadata["model/sim1/docs"] == 0
     assert metadata["flagged"] == 0
     # Each of its answers got a second opinion from the faithful model, which was kept.
     assert metadata["second_opinions"] == metadata["second_opinions_kept"] == fabricated
     assert metadata["model/sim0/second_opinions"] == fabricated
     assert metadata["model/sim0/second_opinions_kept"] == fabricated
     assert metadata["model/sim1/second_opinions"] == 0
-    # Every document was answered by the faithful model in the end: its own and the others'.
+    # Every page is the faithful model's: its own documents and the others' second opinions.
     documents = len(workspace.documents())
     assert metadata["model/sim0/docs"] == documents
     assert answered[0] >= documents and answered[1] >= fabricated
@@ -114,8 +115,9 @@ def test_retry_counts_second_opinions_per_model(tmp_path: Path) -> None:
     with SimServer(fabricating()) as bad, SimServer(faithful()) as good:
         report, pages = run(tmp_path, [bad, good], "retry")
     by = stats(report)
-    fabricated = by["fabricating"].docs  # type: ignore[attr-defined]
-    assert fabricated > 0 and report.count == len(pages) == 12
+    fabricated = by["fabricating"].flagged  # type: ignore[attr-defined]
+    assert fabricated > 0 and by["fabricating"].docs == 0  # type: ignore[attr-defined]
+    assert report.count == len(pages) == 12
     assert report.second_opinions == fabricated
     assert by["faithful"].second_opinions == by["faithful"].second_opinions_kept == fabricated  # type: ignore[attr-defined]
     assert by["fabricating"].second_opinions == 0  # type: ignore[attr-defined]
@@ -123,6 +125,23 @@ def test_retry_counts_second_opinions_per_model(tmp_path: Path) -> None:
     assert report.to_dict()["second_opinions"] == fabricated
     assert report.to_dict()["models"]["faithful"]["second_opinions_kept"] == fabricated
     assert {meta["model"] for meta in pages.values()} == {"faithful"}
+
+
+def test_second_opinion_share_bounds_the_requests_and_says_what_it_skipped(
+    tmp_path: Path,
+) -> None:
+    # A quarter of 12 documents: at most 3 second opinions. The fabricating model's other flagged
+    # pages stay flagged (published for review), counted as skipped for the budget.
+    with SimServer(fabricating()) as bad, SimServer(faithful()) as good:
+        report, pages = run(tmp_path, [bad, good], "retry", share=0.25)
+    by = stats(report)
+    flagged_first = by["fabricating"].flagged  # type: ignore[attr-defined]
+    assert report.second_opinions == 3 < flagged_first
+    assert report.second_opinions_skipped == {"budget": flagged_first - 3}
+    assert report.flagged == flagged_first - report.second_opinions_kept
+    left = [meta for meta in pages.values() if meta["verdict"] == "flagged"]
+    assert len(left) == report.flagged and all(m["model"] == "fabricating" for m in left)
+    assert report.to_dict()["second_opinions_skipped"] == {"budget": flagged_first - 3}
 
 
 def test_keep_leaves_the_fabricating_models_pages_flagged(tmp_path: Path) -> None:

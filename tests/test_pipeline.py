@@ -152,6 +152,7 @@ def test_a_run_launched_as_the_asset_job_carries_a_tag_per_dial(
         "wiki_assets/language": "auto",
         "wiki_assets/redo_models": "sim0",
         "wiki_assets/flagged_pages": "retry",
+        "wiki_assets/second_opinion_share": "0.5",
     }
     assert {f"wiki_assets/{name}" for name in IngestConfig.model_fields} <= set(dials)
     # Runs filter on a dial as the Runs list does.

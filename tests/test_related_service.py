@@ -193,7 +193,9 @@ def test_a_first_run_asks_for_its_helper_while_it_still_indexes(tmp_path: Path) 
     synced, wiki = tmp_path / "synced", tmp_path / "wiki"
     paths = write_notes(synced, SERVICE_MIN * 2)
     plan, asked = plan_run(synced, wiki)
-    assert plan.answers_beside == paths
+    # Every document, in the order the run takes them (longest first).
+    assert sorted(plan.answers_beside) == paths
+    assert plan.answers_beside == [doc.path for doc, _ in plan.todo]
     assert len(asked) == 1 and 0 < asked[0] < len(paths)
     plan, asked = plan_run(synced, wiki)  # indexed and answered: nothing for a helper to do
     assert plan.indexed == 0 and not plan.answers_beside and asked == []

@@ -118,7 +118,8 @@ def test_sigterm_mid_run_stops_within_seconds_and_the_next_run_resumes(tmp_path:
 def test_sigterm_while_workers_wait_at_the_end_of_a_run(tmp_path: Path) -> None:
     synced = tmp_path / "synced" / "c"
     synced.mkdir(parents=True)
-    (synced / "a-long.md").write_text("# Long\n\n" + "a long document " * 4000)
+    # Long, but one request: the slow model holds the whole of it.
+    (synced / "a-long.md").write_text("# Long\n\n" + "a long document " * 1000)
     for i in range(5):
         (synced / f"short-{i}.md").write_text(f"# Short {i}\n\nA short note {i}.")
     # The slow model is first in the fleet, so its worker takes the long document at the start

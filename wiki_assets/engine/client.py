@@ -77,6 +77,17 @@ class Summary:
     prose: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class Notes:
+    """Notes on one part of a long document, and what taking them took on the model."""
+
+    text: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    requests: int
+
+
 class _Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -121,12 +132,7 @@ class ModelClient:
         await self._client.close()
 
     def _input_budget(self, reserved: str = "") -> int:
-        return (
-            self.endpoint.context_tokens
-            - self.max_tokens
-            - PROMPT_OVERHEAD_TOKENS
-            - estimate_tokens(reserved)
-        )
+        return input_budget(self.endpoint, self.max_tokens) - estimate_tokens(reserved)
 
     async def summarize(
         self,
@@ -135,9 +141,14 @@ class ModelClient:
         text: str,
         candidates: Sequence[Candidate] = (),
         language: str = "English",
+        *,
+        notes: str | None = None,
+        parts: int = 1,
     ) -> Summary:
-        """One page for one document. A document longer than the context is summarized over its
-        whole length: each part is turned into notes, and the page is written from the notes."""
+        """One page for one document. ``notes`` are a long document's notes on its ``parts``
+        parts (taken by whichever models of the fleet took the parts), to write the page from.
+        Without them, a document longer than this model's context is summarized over its whole
+        length here: each part is turned into notes, and the page is written from the notes."""
         compact = self.endpoint.page_shape == "compact"
         prose = self.endpoint.writes(language)
         # The compact request lists no candidates: its links are the closest ones.
@@ -145,8 +156,8 @@ class ModelClient:
         usage = _Usage()
         # The model sees numbered lines so that a key point can cite them; numbered before any
         # split, a part keeps the whole document's numbers.
-        numbered = number_lines(text)
-        body, parts = numbered, 1
+        source = number_lines(text) if notes is None else notes
+        body, count = source, parts
         budget = self._input_budget(listing)
         if budget < 64:
             raise self._error(
@@ -160,29 +171,23 @@ class ModelClient:
         for _ in range(3):
             try:
                 if estimate_tokens(body) > budget:
-                    body, parts = await self._notes(path, numbered, budget, language, usage)
+                    body, split = await self._notes(path, source, budget, language, usage)
+                    count = split if notes is None else parts
                 if compact:
                     draft, finish = await self._compact_page(
                         path, title, text, body, language, prose, candidates, usage
                     )
                 else:
                     draft, finish = await self._page(
-                        path, title, body, parts, listing, language, candidates, usage
+                        path, title, body, count, listing, language, candidates, usage
                     )
                 break
             except _Overflow as refused:
                 overflow = refused
                 budget //= 2
-                body, parts = numbered, 1
+                body, count = source, parts
         else:
-            # The server's last refusal: its status (and request id) like any other answer's.
-            assert overflow is not None  # every attempt ended in one
-            raise self._error(
-                "prompt too long for the model's context",
-                "rejected",
-                overflow.status_code,
-                overflow.request_id,
-            )
+            raise self._overflow_error(overflow)
         allowed = {candidate.path for candidate in candidates} - {path}
         return Summary(
             draft=draft.keep_links_to(allowed),
@@ -190,9 +195,47 @@ class ModelClient:
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             finish_reason=finish,
-            parts=parts,
+            parts=count,
             requests=usage.requests,
             prose=prose,
+        )
+
+    async def notes(self, path: str, text: str, part: int, parts: int, language: str) -> Notes:
+        """Notes on part ``part`` of ``parts`` of a long document (``text``: its lines, numbered
+        as in the whole document). A part the server still finds too long is taken in pieces
+        half as long."""
+        usage = _Usage()
+        budget = self._input_budget()
+        overflow: _Overflow | None = None
+        for _ in range(3):
+            try:
+                if estimate_tokens(text) > budget:
+                    content, _ = await self._notes(path, text, budget, language, usage)
+                else:
+                    content = await self._part_notes(path, text, part, parts, language, usage)
+                break
+            except _Overflow as refused:
+                overflow = refused
+                budget //= 2
+        else:
+            raise self._overflow_error(overflow)
+        return Notes(
+            text=content,
+            model=self.endpoint.model,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            requests=usage.requests,
+        )
+
+    def _overflow_error(self, overflow: _Overflow | None) -> ModelError:
+        """The server's last refusal of a prompt as too long: its status (and request id) like
+        any other answer's."""
+        assert overflow is not None  # every attempt ended in one
+        return self._error(
+            "prompt too long for the model's context",
+            "rejected",
+            overflow.status_code,
+            overflow.request_id,
         )
 
     async def _notes(
@@ -202,22 +245,25 @@ class ModelClient:
         chunks = split_to_budget(text, budget)
         notes = []
         for index, chunk in enumerate(chunks, start=1):
-            messages = [
-                {"role": "system", "content": CHUNK_SYSTEM.format(language=language)},
-                {
-                    "role": "user",
-                    "content": CHUNK_USER.format(
-                        path=path, part=index, parts=len(chunks), text=chunk
-                    ),
-                },
-            ]
-            content, _ = await self._request(messages, None, usage)
-            notes.append(f"Part {index}: {content}")
-        joined = "\n\n".join(notes)
+            notes.append(await self._part_notes(path, chunk, index, len(chunks), language, usage))
+        joined = join_notes(notes)
         if estimate_tokens(joined) > budget and len(chunks) > 1:
             deeper, _ = await self._notes(path, joined, budget, language, usage)
             return deeper, len(chunks)
         return joined, len(chunks)
+
+    async def _part_notes(
+        self, path: str, text: str, part: int, parts: int, language: str, usage: _Usage
+    ) -> str:
+        messages = [
+            {"role": "system", "content": CHUNK_SYSTEM.format(language=language)},
+            {
+                "role": "user",
+                "content": CHUNK_USER.format(path=path, part=part, parts=parts, text=text),
+            },
+        ]
+        content, _ = await self._request(messages, None, usage)
+        return content
 
     async def _page(
         self,
@@ -391,6 +437,22 @@ class _Overflow(Exception):
         super().__init__(error.message)
         self.status_code = error.status_code
         self.request_id = error.request_id
+
+
+def input_budget(endpoint: Endpoint, max_tokens: int) -> int:
+    """Tokens of document text (or notes) that fit one request to ``endpoint`` besides its
+    prompts and its answer (``max_tokens``, unless the endpoint caps its own)."""
+    return endpoint.context_tokens - (endpoint.max_tokens or max_tokens) - PROMPT_OVERHEAD_TOKENS
+
+
+def join_notes(notes: Sequence[str]) -> str:
+    """A long document's notes on its parts, in order, as the page request shows them."""
+    return "\n\n".join(f"Part {index}: {text}" for index, text in enumerate(notes, start=1))
+
+
+def candidate_listing_tokens(candidates: Sequence[Candidate]) -> int:
+    """What the list of link candidates costs a page request, in tokens."""
+    return estimate_tokens(_candidate_list(candidates))
 
 
 def _candidate_list(candidates: Sequence[Candidate]) -> str:

@@ -82,7 +82,10 @@ class Endpoint:
     max_tokens: int | None = Field(default=None, ge=16, description="Overrides max_tokens.")
     timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout in seconds.")
     context_tokens: int = Field(
-        default=8192, ge=512, description="Context window; longer documents are cut to fit."
+        default=8192,
+        ge=512,
+        description="Context window. A longer document is taken in parts (notes on each, then "
+        "the page from the notes), split to fit the smallest context of the fleet.",
     )
     max_in_flight: int | None = Field(
         default=None,
@@ -200,4 +203,14 @@ class Dials:
         "default: a second opinion before publishing a doubtful entry, the model's work never "
         "discarded); or 'extract' (the document's title, headings and opening sentences, "
         "labelled as not summarized).",
+    )
+    second_opinion_share: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="With flagged_pages 'retry': at most this share of the run's documents get "
+        "a second opinion (a request each). Within it the run learns which second opinions "
+        "help: it stops asking a model whose second opinions are not kept and retrying a reason "
+        "no other model's answer fixed, and a second opinion not known to help only uses "
+        "models that would otherwise be idle.",
     )

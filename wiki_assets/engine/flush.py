@@ -21,7 +21,7 @@ from typing import Any
 from wiki_assets.engine.client import Summary
 from wiki_assets.engine.config import FlaggedPages
 from wiki_assets.engine.corpus import SourceDocument
-from wiki_assets.engine.dispatch import Dispatcher, Job, Lane
+from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Recorded
 from wiki_assets.engine.errors import disk_full
 from wiki_assets.engine.journal import SUMMARIZED, Entry, Journal
 from wiki_assets.engine.journal_writer import JournalWriter
@@ -71,8 +71,9 @@ class Pages:
         self.language = language  # the page-language dial, part of each page's fingerprint
         self.flagged_pages = flagged_pages  # what a flagged answer becomes (Dials.flagged_pages)
         self.clock = clock  # when a page is written or removed, as the pages' history records it
-        # Documents whose flagged first answer awaits a second opinion: how that answer ranks.
-        self.first_opinions: dict[str, Rank] = {}
+        # Documents whose flagged first answer may get a second opinion: how that answer ranks,
+        # and why it was flagged.
+        self.first_opinions: dict[str, tuple[Rank, tuple[str, ...]]] = {}
         self.unwritten: list[tuple[Job, Entry]] = []  # recorded in the journal, page not written
         self.failures: list[tuple[SourceDocument, str]] = []  # from the flush thread
         self.owners: dict[str, str] = {}  # page -> document, for the pages of this run
@@ -88,11 +89,12 @@ class Pages:
         # The flush thread renders pages and this process writes them, on another core.
         self.page_writer = PageWriter.start(self.wiki.scratch)
 
-    async def record(self, job: Job, lane: Lane, summary: Summary) -> bool:
-        """Journal a model's answer (durable before its page is written); its page next. True:
-        it is flagged and the dial asks for a second opinion (the dispatcher sends the document
-        to another model, if it has one). A second opinion is journaled only when it ranks above
-        the first answer (:func:`rank`), so a run that stops before it answers keeps the first."""
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> Recorded:
+        """Journal a model's answer (durable before its page is written); its page next. A first
+        answer that is flagged, when the dial asks for a second opinion, is recorded with its
+        reasons (the dispatcher may send the document to another model). A second opinion is
+        journaled only when it ranks above the first answer (:func:`rank`), so a run that stops
+        before it answers keeps the first."""
         doc, prepared = job.doc, job.prepared
         assert prepared is not None
         draft = summary.draft
@@ -102,12 +104,14 @@ class Pages:
             finish_reason=summary.finish_reason, prose=summary.prose,
         )  # fmt: skip
         lane.stats.judged(len(assessment.points), assessment.verified, assessment.verdict.reasons)
+        reasons = tuple(assessment.verdict.reasons)
+        kept = Recorded()
         if job.second_opinion:
-            lane.stats.second_opinions += 1
             first = self.first_opinions.pop(doc.path, None)
-            if first is not None and rank(assessment) <= first:
-                return False  # the first answer stands: journaled, its page written or due
-            lane.stats.second_opinions_kept += 1
+            if first is not None and rank(assessment) <= first[0]:
+                return kept  # the first answer stands: journaled, its page written or due
+            fixed = tuple(reason for reason in first[1] if reason not in reasons) if first else ()
+            kept = Recorded(kept=True, fixed=fixed)
         flagged = not assessment.verdict.ok
         if not summary.prose:
             fields = picked(title, prepared.text, prepared.language, summary, assessment)
@@ -129,14 +133,14 @@ class Pages:
         await self.writer.record(entry)
         self.keep(job, entry)
         if job.second_opinion:
-            return False
+            return kept
         self.report.count += 1
-        # A second opinion costs one request: a document summarized in parts would cost its whole
-        # map step again (and hold the run's end on the longest documents), so it keeps its page.
-        if flagged and self.flagged_pages == "retry" and summary.parts == 1:
-            self.first_opinions[doc.path] = rank(assessment)
-            return True
-        return False
+        if flagged and self.flagged_pages == "retry":
+            # A second opinion costs one request (a long document's is its page's request, from
+            # the same notes); the dispatcher decides whether it is worth asking.
+            self.first_opinions[doc.path] = (rank(assessment), reasons)
+            return Recorded(flags=reasons)
+        return Recorded()
 
     def keep(self, job: Job, entry: Entry) -> None:
         """An answer in the journal (recorded by this run, or by one that died): its page next.

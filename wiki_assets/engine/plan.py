@@ -265,8 +265,15 @@ class RunPlan:
 
         self.indexed = related.update_many(stale_in_related_index())
         self.pruned = 0 if self.interrupted else related.prune(lambda path: path in present)
-        # The whole tree comes in path order; the run takes its collections one after another.
-        self.todo.sort(key=lambda planned: planned[0].collection)
+        # When two page names collide (a.txt, a.txt.md), the page is the first's in path order,
+        # whatever order the run takes them in.
+        self.page_claims: dict[str, str] = {}
+        for doc, what in self.todo:
+            if what != RECOVER:
+                self.page_claims.setdefault(page_for(doc.path), doc.path)
+        # Longest first (by size; in path order among equals): a long document's parts then
+        # spread over the fleet from the start, instead of holding up the end of the run.
+        self.todo.sort(key=lambda planned: -planned[0].size)
         # Link candidates of the documents to summarize. When the index changed (every stored
         # answer expired) and they are many, the run asks a helper process for them beside its
         # requests (:mod:`~wiki_assets.engine.related.service`); else they are answered here, a
@@ -335,7 +342,8 @@ class RunPlan:
             if page.split("/", 1)[0] == DIGEST_DIR:
                 fail(doc, f"page name {page!r} is in {DIGEST_DIR}/, reserved for the daily digests")
                 continue
-            owner = pages.owner(page, doc)
+            claimant = self.page_claims.get(page, doc.path)
+            owner = claimant if claimant != doc.path else pages.owner(page, doc)
             if owner != doc.path:
                 fail(doc, f"page name {page!r} is already the page of {owner!r}")
                 continue

@@ -101,6 +101,12 @@ def log_done(log: Log, report: IngestReport, lanes: Sequence[Lane]) -> None:
         f"failed {len(report.failed)} · removed {report.removed}"
         + (f" ({report.relinked} pages re-linked)" if report.relinked else "")
         + (f" · hedged {report.hedged}" if report.hedged else "")
+        + (
+            f" · {report.requests_per_doc:.2f} requests/doc"
+            if report.requests_per_doc is not None
+            else ""
+        )
+        + _second_opinions(report)
     )
     for lane in lanes:
         if lane.concurrency.auto:
@@ -117,3 +123,16 @@ def log_done(log: Log, report: IngestReport, lanes: Sequence[Lane]) -> None:
             f"ingest stopped: {report.stopped} · {report.unfinished} documents left for "
             "the next run"
         )
+
+
+def _second_opinions(report: IngestReport) -> str:
+    """`` · second opinions 12 asked, 9 kept, 40 skipped (budget 30, model_not_kept 10)``, or
+    nothing when the run asked none and skipped none."""
+    skipped = report.second_opinions_skipped
+    if not report.second_opinions and not skipped:
+        return ""
+    why = ", ".join(f"{reason} {count}" for reason, count in sorted(skipped.items()))
+    return (
+        f" · second opinions {report.second_opinions} asked, {report.second_opinions_kept} kept"
+        + (f", {sum(skipped.values())} skipped ({why})" if skipped else "")
+    )

@@ -16,7 +16,6 @@ class ModelStats:
     workers: int  # requests in flight: the fixed number, or where automatic concurrency settled
     auto: bool = False
     peak_workers: int = 0
-    docs: int = 0
     failed: int = 0  # documents that failed on this model
     errors: int = 0  # failed requests of any kind (after the client's own retries)
     timeouts: int = 0
@@ -25,10 +24,15 @@ class ModelStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     hit_max_tokens: int = 0
+    docs: int = 0  # documents whose page this model's answer is
+    requests: int = 0  # every request sent to it: pages, parts, second opinions, hedges
+    parts: int = 0  # notes on a part of a long document it answered
+    busy_s: float = 0.0  # its requests' seconds in flight, added up (its share of the fleet's)
     hedges: int = 0  # requests this model sent to race another model's slow request
     hedges_won: int = 0  # of those, the ones whose answer came first
     # The quality of this model's pages (wiki_assets.engine.quality): key points given and
     # verified against their documents, pages flagged, and how often each reason flagged one.
+    checked: int = 0  # its answers checked (its pages, and those it gave second opinions on)
     points: int = 0
     points_verified: int = 0
     flagged: int = 0
@@ -37,6 +41,9 @@ class ModelStats:
     # model's flagged page, and of those the ones kept in its place (judged better).
     second_opinions: int = 0
     second_opinions_kept: int = 0
+    # Its pages were replaced by other models' second opinions so often that it stopped taking
+    # new documents (only second opinions) while the run's budget of them lasted.
+    superseded: bool = False
 
     @property
     def verified_share(self) -> float | None:
@@ -45,10 +52,12 @@ class ModelStats:
 
     @property
     def flagged_share(self) -> float | None:
-        return self.flagged / self.docs if self.docs else None
+        """The share of its answers the checks flagged."""
+        return self.flagged / self.checked if self.checked else None
 
     def judged(self, points: int, verified: int, reasons: Iterable[str]) -> None:
-        """Count one page's assessment."""
+        """Count one answer's assessment."""
+        self.checked += 1
         self.points += points
         self.points_verified += verified
         reasons = list(reasons)
@@ -72,6 +81,9 @@ class IngestReport:
     unfinished: int = 0  # left for the next run: every model was down, or the run was stopped
     hedged: int = 0  # documents a second model raced at the end of the run
     second_opinions: int = 0  # flagged answers sent to another model (flagged_pages 'retry')
+    # Flagged answers that got no second opinion, or whose second opinion was given up, by why
+    # (wiki_assets.engine.dispatch.opinions: budget, model_not_kept, reason_not_fixed, ...).
+    second_opinions_skipped: dict[str, int] = field(default_factory=dict)
     stopped: str | None = None  # why the run stopped early
     stopped_by: str | None = None  # the signal that stopped it (SIGTERM, SIGINT), if one did
     duration_s: float = 0.0
@@ -111,8 +123,23 @@ class IngestReport:
         points = sum(m.points for m in self.models)
         return sum(m.points_verified for m in self.models) / points if points else None
 
+    @property
+    def requests(self) -> int:
+        return sum(m.requests for m in self.models)
+
+    @property
+    def requests_per_doc(self) -> float | None:
+        """Requests the fleet sent per document summarized: 1 when every document took one
+        request; more for long documents' parts, second opinions, hedges and retries."""
+        return self.requests / self.count if self.count else None
+
     def model_docs_per_sec(self, stats: ModelStats) -> float:
         return stats.docs / self.duration_s if self.duration_s > 0 else 0.0
+
+    def busy_share(self, stats: ModelStats) -> float | None:
+        """The model's share of the fleet's busy time (its requests' seconds in flight)."""
+        busy = sum(m.busy_s for m in self.models)
+        return stats.busy_s / busy if busy > 0 else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -128,6 +155,9 @@ class IngestReport:
             "hedged": self.hedged,
             "second_opinions": self.second_opinions,
             "second_opinions_kept": self.second_opinions_kept,
+            "second_opinions_skipped": dict(self.second_opinions_skipped),
+            "requests": self.requests,
+            "requests_per_doc": _rounded(self.requests_per_doc),
             "stopped": self.stopped,
             "stopped_by": self.stopped_by,
             "duration_s": round(self.duration_s, 3),
@@ -141,6 +171,8 @@ class IngestReport:
             "models": {
                 m.name: {
                     **asdict(m),
+                    "busy_s": round(m.busy_s, 3),
+                    "busy_share": _rounded(self.busy_share(m)),
                     "docs_per_sec": round(self.model_docs_per_sec(m), 3),
                     "verified_share": _rounded(m.verified_share),
                     "flagged_share": _rounded(m.flagged_share),

@@ -13,11 +13,18 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from wiki_assets.engine.budget import estimate_tokens
-from wiki_assets.engine.client import PROMPT_OVERHEAD_TOKENS, ModelClient, Summary
+from wiki_assets.engine.budget import estimate_tokens, split_to_budget
+from wiki_assets.engine.client import (
+    PROMPT_OVERHEAD_TOKENS,
+    ModelClient,
+    Summary,
+    candidate_listing_tokens,
+    input_budget,
+    join_notes,
+)
 from wiki_assets.engine.collector import fewer_collections
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.corpus import (
@@ -27,7 +34,14 @@ from wiki_assets.engine.corpus import (
     read_text,
     title_of,
 )
-from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, concurrency_for
+from wiki_assets.engine.dispatch import (
+    Dispatcher,
+    Job,
+    Lane,
+    Prepared,
+    Recorded,
+    concurrency_for,
+)
 from wiki_assets.engine.flush import Pages
 from wiki_assets.engine.journal import Journal
 from wiki_assets.engine.leases import SlotLeases
@@ -39,12 +53,15 @@ from wiki_assets.engine.plan import (
     fingerprints,
 )
 from wiki_assets.engine.progress import Log, log_done, log_related_index, log_start, progress_line
-from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.quality import number_lines
+from wiki_assets.engine.related import Candidate, RelatedIndex
 from wiki_assets.engine.related.service import CandidatesService
 from wiki_assets.engine.report import IngestReport, ModelStats
 from wiki_assets.engine.signals import stop_on_signals
 from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import UnsafePath, Wiki
+
+MIN_PART_TOKENS = 64  # a context with less room than this for text cannot be split usefully
 
 
 def ingest(
@@ -112,6 +129,10 @@ class _Run:
     loop: asyncio.AbstractEventLoop | None = None
     stop_signal: str | None = None
     candidates_helper: CandidatesService | None = None  # answers link candidates, if any
+    # Tokens of text one request of every model of the fleet can take: a longer document is
+    # taken in parts this long (any model may take any part).
+    part_budget: int = 0
+    full_pages: bool = True  # some model of the fleet is asked for a full page (with candidates)
 
     def request_stop(self, signal_name: str) -> None:
         """A signal arrived (called from the signal handler, on the main thread)."""
@@ -128,6 +149,8 @@ class _Run:
             dispatcher.stop(f"stopped by {self.stop_signal}")
 
     def _lanes(self) -> list[Lane]:
+        self.part_budget = min(input_budget(e, self.dials.max_tokens) for e in self.endpoints)
+        self.full_pages = any(e.page_shape != "compact" for e in self.endpoints)
         lanes = []
         for order, endpoint in enumerate(self.endpoints):
             concurrency = concurrency_for(endpoint, self.dials)
@@ -183,6 +206,7 @@ class _Run:
                 claim_size=self.dials.claim_size,
                 give_up_after_s=self.dials.give_up_after_s,
                 expected=lambda: plan.total,
+                second_opinion_share=self.dials.second_opinion_share,
                 leases=leases,
                 log=self.log,
             )
@@ -212,7 +236,7 @@ class _Run:
                     lane.stats.peak_workers = lane.concurrency.peak
                     lane.stats.breaker_trips = lane.breaker.trips
                 if self.report.stopped is not None:
-                    self.report.unfinished = dispatcher.queue.remaining()
+                    self.report.unfinished = dispatcher.remaining()
                 pages.final_flush()
             if self.report.stopped is None:
                 pages.remove_vanished(plan.seen)
@@ -281,15 +305,54 @@ class _Run:
                 self.related.candidates, doc.path, RELATED_CANDIDATES
             )
         language = detect_language(text) if self.dials.language == "auto" else self.dials.language
-        return Prepared(
-            title=title_of(text, doc.path),
-            text=text,
-            language=LANGUAGES.get(language, language),
-            prompt_tokens=estimate_tokens(text) + PROMPT_OVERHEAD_TOKENS,
-            candidates=candidates,
+        language = LANGUAGES.get(language, language)
+        title = title_of(text, doc.path)
+        listing = self._listing_tokens(candidates)
+        tokens = estimate_tokens(text)
+        # Counted as the model will see it (numbered lines) only when it may be long.
+        numbered = number_lines(text) if tokens > self.part_budget // 2 else ""
+        if estimate_tokens(numbered) + listing > self.part_budget >= MIN_PART_TOKENS:
+            # Longer than one request of the fleet's smallest context: notes on its parts first,
+            # each a job any model may take (numbered first: a part keeps the whole document's
+            # line numbers).
+            # (The estimate of a cut part may exceed its budget by the one token it rounds up.)
+            parts = split_to_budget(numbered, self.part_budget - 1)
+            return Prepared(
+                title, text, language, tokens + PROMPT_OVERHEAD_TOKENS, candidates,
+                parts=len(parts), split=self._parts(title, parts, language),
+            )  # fmt: skip
+        return Prepared(title, text, language, tokens + PROMPT_OVERHEAD_TOKENS, candidates)
+
+    def gathered(self, job: Job, notes: list[str]) -> Prepared:
+        prepared = job.prepared
+        assert prepared is not None
+        joined = join_notes(notes)
+        tokens = estimate_tokens(joined)
+        listing = self._listing_tokens(prepared.candidates)
+        if tokens + listing > self.part_budget and len(notes) > 1:
+            # Still too long for one request: notes on the notes, like a map step again.
+            split = self._parts(prepared.title, split_to_budget(joined, self.part_budget - 1),
+                                prepared.language)  # fmt: skip
+            return replace(prepared, split=split)
+        return replace(
+            prepared,
+            notes=joined,
+            split=(),
+            prompt_tokens=tokens + listing + PROMPT_OVERHEAD_TOKENS,
         )
 
-    async def record(self, job: Job, lane: Lane, summary: Summary) -> bool:
+    def _parts(self, title: str, parts: list[str], language: str) -> tuple[Prepared, ...]:
+        return tuple(
+            Prepared(title, part, language, estimate_tokens(part) + PROMPT_OVERHEAD_TOKENS, [])
+            for part in parts
+        )
+
+    def _listing_tokens(self, candidates: list[Candidate]) -> int:
+        """What a page request's list of candidates costs, where any model of the fleet asks
+        for a full page (a compact page lists none)."""
+        return candidate_listing_tokens(candidates) if self.full_pages else 0
+
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> Recorded:
         return await self.pages.record(job, lane, summary)
 
     def fail(self, job: Job, reason: str) -> None:

@@ -6,18 +6,22 @@ The timing is the HTTP simulator's own continuous-batching scheduler
 latency noise and the faults the real client turns into :class:`ModelError` after its retries:
 HTTP 500 and 429 (retried with backoff, honouring Retry-After, then "unavailable"), hangs (until
 the endpoint's timeout), unparsable answers, and a model that dies for a while and comes back.
-A document longer than the context is summarized in parts, then a page, as the real client does.
+A long document comes as parts (notes on each) and then its page from the notes, as the real
+client is asked; one longer than this model's own context is taken in parts here, as the real
+client does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from wiki_assets.engine.client import PROMPT_OVERHEAD_TOKENS, Summary
+from wiki_assets.engine.budget import ASCII_TOKENS_PER_CHAR, estimate_tokens
+from wiki_assets.engine.client import PROMPT_OVERHEAD_TOKENS, Notes, Summary
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.page import PageDraft
@@ -49,6 +53,11 @@ class Traffic:
 
 
 _DRAFT = PageDraft(title="t", description="d", summary="s")
+
+
+def simulated_text(tokens: int) -> str:
+    """A text the engine's estimate counts as ``tokens`` tokens (only its length matters here)."""
+    return "x" * math.ceil(max(0, tokens - 1) / ASCII_TOKENS_PER_CHAR)
 
 
 class VirtualModel:
@@ -95,17 +104,46 @@ class VirtualModel:
         text: str,
         candidates: Sequence[Candidate] = (),
         language: str = "English",
+        *,
+        notes: str | None = None,
+        parts: int = 1,
     ) -> Summary:
-        racing = self.shared.get(path, 0)
-        self.shared[path] = racing + 1
-        if racing:
-            self.traffic.overlapping[path] = self.traffic.overlapping.get(path, 0) + 1
-        try:
-            return await self._summarize(path)
-        finally:
-            self.shared[path] -= 1
+        with self._racing(path):
+            return await self._summarize(path, notes, parts)
 
-    async def _summarize(self, path: str) -> Summary:
+    async def notes(self, path: str, text: str, part: int, parts: int, language: str) -> Notes:
+        # A part is known by its place and length: a later round of notes on the notes has
+        # parts of other lengths, which may start the instant the last one's loser stops.
+        with self._racing(f"{path}#{part}/{parts}:{len(text)}"):
+            prompt = estimate_tokens(text) + PROMPT_OVERHEAD_TOKENS
+            out, _ = await self._request(prompt)
+            return Notes(simulated_text(out), self.endpoint.model, prompt, out, 1)
+
+    @contextlib.contextmanager
+    def _racing(self, key: str) -> Iterator[None]:
+        """Counts requests for the same document (or part) in flight at once, fleet-wide."""
+        racing = self.shared.get(key, 0)
+        self.shared[key] = racing + 1
+        if racing:
+            self.traffic.overlapping[key] = self.traffic.overlapping.get(key, 0) + 1
+        try:
+            yield
+        finally:
+            self.shared[key] -= 1
+
+    async def _summarize(self, path: str, notes: str | None, noted: int) -> Summary:
+        if notes is not None:  # a long document's page, from the notes on its parts
+            page_prompt = estimate_tokens(notes) + PROMPT_OVERHEAD_TOKENS
+            out, capped = await self._request(page_prompt)
+            return Summary(
+                draft=_DRAFT,
+                model=self.endpoint.model,
+                prompt_tokens=page_prompt,
+                completion_tokens=out,
+                finish_reason="length" if capped else "stop",
+                parts=noted,
+                requests=1,
+            )
         budget = max(64, self.endpoint.context_tokens - self.max_tokens - PROMPT_OVERHEAD_TOKENS)
         tokens = self.tokens(path) - PROMPT_OVERHEAD_TOKENS
         parts = max(1, math.ceil(tokens / budget))

@@ -40,12 +40,30 @@ def check(outcome: Outcome) -> list[str]:
         problems.append(f"{left} documents unaccounted, but {outcome.unfinished} reported left")
     if report.stopped and not every_model_down:
         problems.append(f"stopped: {report.stopped}")
+    for path, models in outcome.second_opinions.items():
+        first = outcome.answers.get(path, [])
+        if len(models) > 1:
+            problems.append(f"{path} got {len(models)} second opinions ({', '.join(models)})")
+        if set(models) & set(first):
+            problems.append(f"{path}: a second opinion from the model of its first answer")
+    asked = report.second_opinions
+    if asked > scenario.dials.second_opinion_share * len(paths) + 1e-9:
+        problems.append(f"{asked} second opinions asked, over the budget")
+    if scenario.second_opinions and not outcome.fixed and not outcome.stuck and not report.stopped:
+        # Nothing was ever kept, so no second opinion was worth waiting for: the run ended
+        # when its last first answer came in.
+        late = outcome.makespan_s - outcome.first_answers_at
+        if late > 1e-3:
+            problems.append(
+                f"the run ended {late:.3f} s after its last first answer, though no second "
+                "opinion was ever kept"
+            )
     problems.extend(outcome.idle_violations[:3])
     for path, raced in outcome.overlapping.items():
         if raced > 1:
             problems.append(f"{path} raced {raced} times by one model (each races it at most once)")
-    if report.hedged > len(paths) * len(scenario.models):
-        problems.append(f"{report.hedged} hedges for {len(paths)} documents")
+    if report.hedged > outcome.jobs * len(scenario.models):
+        problems.append(f"{report.hedged} hedges for {outcome.jobs} jobs (documents and parts)")
     if outcome.hang_free_s is not None and not outcome.stuck:
         if outcome.makespan_s >= outcome.hang_free_s:
             problems.append(
@@ -55,6 +73,10 @@ def check(outcome: Outcome) -> list[str]:
             )
     if scenario.clean and not outcome.stuck:
         bound = MAKESPAN_BOUND * outcome.ideal_s + outcome.blind_s + HEDGE_BLIND_S
+        if outcome.fixed:
+            # Second opinions were kept, so the end of the run may wait for one more that is
+            # likely to be (opinions.py): at most one request, on the slowest model at worst.
+            bound += outcome.blind_s
         if outcome.makespan_s > bound + 1e-6:
             problems.append(
                 f"makespan {outcome.makespan_s:.2f} s is over the bound {bound:.2f} s "

@@ -10,9 +10,12 @@ for an idle model next to a document it would finish first, and returns what hap
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+import math
+import random
+from dataclasses import dataclass, field, replace
 
-from wiki_assets.engine.client import Summary
+from wiki_assets.engine.budget import estimate_tokens, split_to_budget
+from wiki_assets.engine.client import PROMPT_OVERHEAD_TOKENS, Summary, join_notes
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.corpus import DocumentError, SourceDocument
 from wiki_assets.engine.dispatch import (
@@ -20,12 +23,13 @@ from wiki_assets.engine.dispatch import (
     Job,
     Lane,
     Prepared,
+    Recorded,
     concurrency_for,
 )
 from wiki_assets.engine.report import IngestReport, ModelStats
 from wiki_assets.simulation.clock import Stuck, run_virtual
-from wiki_assets.simulation.models import VirtualModel
-from wiki_assets.simulation.scenarios import Scenario, hang_free_s, ideal_makespan
+from wiki_assets.simulation.models import VirtualModel, simulated_text
+from wiki_assets.simulation.scenarios import Scenario, hang_free_s, ideal_makespan, part_budget
 
 MONITOR_EVERY_S = 0.1  # how often the idle-model watch looks, in virtual seconds
 IDLE_GRACE_S = 0.5  # longer than this next to a document it would finish first is idling
@@ -40,6 +44,10 @@ class Outcome:
     answers: dict[str, list[str]] = field(default_factory=dict)  # document -> models recorded
     failures: dict[str, str] = field(default_factory=dict)  # document -> reason
     unfinished: int = 0
+    jobs: int = 0  # documents and long documents' parts
+    second_opinions: dict[str, list[str]] = field(default_factory=dict)  # document -> models
+    fixed: dict[str, str] = field(default_factory=dict)  # document -> model kept in its place
+    first_answers_at: float = 0.0  # when the last first answer was recorded (or document failed)
     idle_violations: list[str] = field(default_factory=list)
     overlapping: dict[str, int] = field(default_factory=dict)  # document -> most races by one model
     stuck: str | None = None  # why the run did not end
@@ -49,25 +57,64 @@ class Outcome:
 
 
 class _Work:
-    """The dispatcher's Work for a simulation: bad inputs fail, answers are counted."""
+    """The dispatcher's Work for a simulation: bad inputs fail, long documents come in parts as
+    the run's do (split by the fleet's smallest context), answers are counted."""
 
-    def __init__(self, tokens: dict[str, int], outcome: Outcome) -> None:
+    def __init__(self, tokens: dict[str, int], outcome: Outcome, part_budget: int) -> None:
         self.tokens = tokens
         self.outcome = outcome
+        self.part_budget = part_budget
 
     async def prepare(self, job: Job) -> Prepared:
         tokens = self.tokens[job.doc.path]
         if tokens == 0:
             raise DocumentError("not a text document (simulated bad input)")
-        return Prepared(job.doc.path, "", "English", tokens, [])
+        body = tokens - PROMPT_OVERHEAD_TOKENS
+        if body <= self.part_budget:
+            return Prepared(job.doc.path, "", "English", tokens, [])
+        count = math.ceil(body / self.part_budget)
+        part = self._part(min(self.part_budget, body))
+        return Prepared(job.doc.path, "", "English", tokens, [], parts=count, split=(part,) * count)
 
-    async def record(self, job: Job, lane: Lane, summary: Summary) -> bool:
-        self.outcome.answers.setdefault(job.doc.path, []).append(lane.stats.name)
-        self.outcome.report.count += 1
+    def gathered(self, job: Job, notes: list[str]) -> Prepared:
+        prepared = job.prepared
+        assert prepared is not None
+        joined = join_notes(notes)
+        tokens = estimate_tokens(joined)
+        if tokens > self.part_budget and len(notes) > 1:
+            parts = split_to_budget(joined, self.part_budget)
+            split = tuple(self._part(estimate_tokens(part)) for part in parts)
+            return replace(prepared, split=split)
+        return replace(
+            prepared, notes=joined, split=(), prompt_tokens=tokens + PROMPT_OVERHEAD_TOKENS
+        )
+
+    @staticmethod
+    def _part(tokens: int) -> Prepared:
+        return Prepared("", simulated_text(tokens), "English", tokens + PROMPT_OVERHEAD_TOKENS, [])
+
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> Recorded:
+        """Like the run's pages: the model's answer is flagged at its model's rate (the same for
+        a document every time); a second opinion is kept when it is not flagged."""
         await asyncio.sleep(0.0005)  # the journal's group commit
-        return False  # no page, so no verdict: never a second opinion
+        path = job.doc.path
+        plan = self.outcome.scenario.models[lane.order]
+        flagged = random.Random(f"{path}/{lane.order}").random() < plan.flag_rate
+        lane.stats.judged(0, 0, (plan.flaw,) if flagged else ())
+        if job.second_opinion:
+            self.outcome.second_opinions.setdefault(path, []).append(lane.stats.name)
+            if flagged:
+                return Recorded()
+            self.outcome.fixed[path] = lane.stats.name
+            return Recorded(kept=True, fixed=job.flags)
+        self.outcome.answers.setdefault(path, []).append(lane.stats.name)
+        self.outcome.report.count += 1
+        self.outcome.first_answers_at = asyncio.get_running_loop().time()
+        retry = self.outcome.scenario.dials.flagged_pages == "retry"
+        return Recorded(flags=(plan.flaw,)) if flagged and retry else Recorded()
 
     def fail(self, job: Job, reason: str) -> None:
+        self.outcome.first_answers_at = asyncio.get_running_loop().time()
         self.outcome.failures[job.doc.path] = reason
         self.outcome.report.failed.append({"path": job.doc.path, "reason": reason})
 
@@ -116,11 +163,12 @@ def run(scenario: Scenario) -> Outcome:
     dispatcher = Dispatcher(
         lanes,
         jobs,
-        _Work(tokens, outcome),
+        _Work(tokens, outcome, part_budget(scenario)),
         report,
         claim_size=dials.claim_size,
         give_up_after_s=dials.give_up_after_s,
         expected=lambda: len(tokens),
+        second_opinion_share=dials.second_opinion_share,
     )
     slowest_timeout = max(p.timeout_s * (p.max_retries + 1) for p in scenario.models)
     deadline = DEADLINE_FACTOR * outcome.ideal_s + 20 * slowest_timeout + 600.0
@@ -128,6 +176,7 @@ def run(scenario: Scenario) -> Outcome:
     async def main() -> None:
         loop = asyncio.get_running_loop()
         start = loop.time()
+        outcome.first_answers_at = start
         watch = asyncio.create_task(_watch_idle(dispatcher, outcome))
         try:
             async with asyncio.timeout(deadline):
@@ -137,12 +186,20 @@ def run(scenario: Scenario) -> Outcome:
         finally:
             watch.cancel()
             outcome.makespan_s = loop.time() - start
+            outcome.first_answers_at -= start
 
     try:
         run_virtual(main())
     except Stuck as error:
         outcome.stuck = str(error)
-    outcome.unfinished = dispatcher.queue.remaining()
+    outcome.unfinished = dispatcher.remaining()
+    superseded = {stats.name for stats in report.models if stats.superseded}
+    standing = [plan for plan in scenario.models if plan.sim.model not in superseded]
+    if superseded and standing:
+        # A model whose pages the others' second opinions kept replacing writes none: the fleet
+        # that writes the pages is the one the makespan is bound by.
+        outcome.ideal_s = ideal_makespan(scenario, standing)[0]
+    outcome.jobs = len(tokens) + dispatcher.added
     for client in clients:
         for path, count in client.traffic.overlapping.items():
             outcome.overlapping[path] = max(outcome.overlapping.get(path, 0), count)
@@ -159,7 +216,7 @@ async def _watch_idle(dispatcher: Dispatcher, outcome: Outcome) -> None:
         now = loop.time()
         seen = set()
         if not dispatcher.finished:
-            for job in list(dispatcher.queue._returned)[:50]:
+            for job in [*dispatcher.queue._urgent, *dispatcher.queue._returned][:50]:
                 if job.started or job.prepared is None:
                     continue
                 tokens = job.prepared.prompt_tokens
@@ -171,8 +228,8 @@ async def _watch_idle(dispatcher: Dispatcher, outcome: Outcome) -> None:
                 if not prospects:
                     continue
                 best, lane = min(prospects, key=lambda item: (item[0].finish_s, item[0].order))
-                if len(lane.attempts) >= lane.concurrency.limit:
-                    continue  # its model has no free worker: nobody idles
+                if len(lane.attempts) >= lane.concurrency.limit or dispatcher.demoted(lane):
+                    continue  # its model has no free worker, or takes no documents: no idling
                 key = (id(job), lane.order)
                 seen.add(key)
                 since = idle_since.setdefault(key, now)

@@ -37,6 +37,10 @@ class ModelPlan:
     context_tokens: int
     noise: float
     outages: tuple[Outage, ...] = ()
+    # The share of its answers the page checks flag, and the reason they give: with
+    # flagged_pages 'retry', another model's unflagged answer is kept in their place.
+    flag_rate: float = 0.0
+    flaw: str = "unverified_points"
 
     @property
     def faulty(self) -> bool:
@@ -57,11 +61,18 @@ class Scenario:
         return any(model.faulty for model in self.models)
 
     @property
+    def second_opinions(self) -> bool:
+        """Whether flagged pages may be sent to another model."""
+        return self.dials.flagged_pages == "retry" and len(self.models) > 1
+
+    @property
     def clean(self) -> bool:
         """No faults, and no request that runs into its model's timeout even alone (then the
         makespan is held to its bound)."""
+        budget = part_budget(self)
         return not self.faulty and all(
-            time_alone(plan, tokens, self.dials.max_tokens)[0] < plan.timeout_s / 2
+            time_alone(plan, tokens, self.dials.max_tokens, budget).longest_request_s
+            < plan.timeout_s / 2
             for plan in self.models
             for tokens in self.tokens
             if tokens
@@ -70,7 +81,8 @@ class Scenario:
     def describe(self) -> str:
         kinds = ", ".join(
             f"{m.sim.model}[{m.sim.per_request_tps:.0f}/{m.sim.aggregate_tps:.0f} tps, "
-            f"batch {m.sim.max_batch}, W={m.workers}{', faults' if m.faulty else ''}]"
+            f"batch {m.sim.max_batch}, W={m.workers}{', faults' if m.faulty else ''}"
+            f"{f', flags {m.flag_rate:.0%}' if self.second_opinions else ''}]"
             for m in self.models
         )
         longest = max(self.tokens, default=0)
@@ -144,6 +156,23 @@ def generate(seed: int, max_docs: int = 80) -> Scenario:
     tokens = tuple(_tokens(rng) for _ in range(docs))
     if faults and len(models) > 1 and rng.random() < 0.5:
         models = _beside_a_healthy_model(rng, models)
+    # Page checks and second opinions, from a generator of their own (the scenarios above stay
+    # what they were): half the scenarios retry flagged pages, of models that flag none, some,
+    # or all of their pages.
+    quality = random.Random(seed * 7919 + 1)
+    if quality.random() < 0.5:
+        dials = replace(dials, flagged_pages="retry", second_opinion_share=quality.choice(
+            [0.25, 1.0]))  # fmt: skip
+        models = tuple(
+            replace(
+                plan,
+                flag_rate=quality.choice([0.0, 0.3, 1.0]),
+                flaw=quality.choice(["unverified_points", "prompt_echo"]),
+            )
+            for plan in models
+        )
+    else:
+        dials = replace(dials, flagged_pages="keep")
     return Scenario(seed, models, tokens, dials)
 
 
@@ -170,12 +199,14 @@ def _beside_a_healthy_model(
 def ideal_makespan(
     scenario: Scenario, models: Sequence[ModelPlan] | None = None
 ) -> tuple[float, float]:
-    """(lower bound of the makespan, time of the longest document on the slowest model) for a
+    """(lower bound of the makespan, longest document's time on the slowest model) for a
     fault-free fleet of ``models`` (the scenario's by default) at the configured concurrency. No
-    run beats any of: all the work at the fleet's full rate; every document's time alone on its
-    fastest model, spread over every worker of the fleet; the longest document alone."""
+    run beats any of: all the work at the fleet's full rate; every request's time alone on its
+    fastest model, spread over every worker of the fleet; the longest document alone (its parts
+    side by side, then its page)."""
     dials = scenario.dials
     models = scenario.models if models is None else models
+    budget = part_budget(scenario)
     capacity = 0.0
     workers = 0
     for plan in models:
@@ -187,14 +218,25 @@ def ideal_makespan(
     for tokens in scenario.tokens:
         if tokens == 0:
             continue
-        alone = [time_alone(plan, tokens, dials.max_tokens) for plan in models]
-        fastest = min(seconds for seconds, _ in alone)
-        longest = max(longest, fastest)
-        blind = max(blind, max(seconds for seconds, _ in alone))
-        busy += fastest
-        work += min(units for _, units in alone)
+        alone = [time_alone(plan, tokens, dials.max_tokens, budget) for plan in models]
+        longest = max(longest, min(each.critical_s for each in alone))
+        blind = max(blind, max(each.critical_s for each in alone))
+        busy += min(each.total_s for each in alone)
+        work += min(each.units for each in alone)
+    if scenario.second_opinions:
+        # Second opinions the run waits for (those it learned are kept) are work too: at most
+        # second_opinion_share of the documents, a page's request each.
+        extra = 1.0 + dials.second_opinion_share
+        work, busy = work * extra, busy * extra
     spread = busy / workers if workers else 0.0
     return max(work / capacity if capacity else 0.0, spread, longest), blind
+
+
+def part_budget(scenario: Scenario) -> int:
+    """Tokens of text in one part of a long document: one request of the fleet's smallest
+    context, as the run splits them."""
+    smallest = min(plan.context_tokens for plan in scenario.models)
+    return max(64, smallest - scenario.dials.max_tokens - PROMPT_OVERHEAD_TOKENS)
 
 
 def hang_free_s(scenario: Scenario) -> float | None:
@@ -214,19 +256,39 @@ def hang_free_s(scenario: Scenario) -> float | None:
     return min(hanging) if promised < min(hanging) / 2 else None
 
 
-def time_alone(plan: ModelPlan, tokens: int, max_tokens: int) -> tuple[float, float]:
-    """(seconds, work units) of a document on a model with nothing else running: its parts'
-    requests and then the page's, as :class:`VirtualModel` sends them."""
+@dataclass(frozen=True)
+class Alone:
+    """A document's requests on one model with nothing else running."""
+
+    critical_s: float  # its rounds one after another, each round's requests side by side
+    total_s: float  # every request's time added up
+    longest_request_s: float
+    units: float  # work units of all its requests
+
+
+def time_alone(plan: ModelPlan, tokens: int, max_tokens: int, budget: int) -> Alone:
+    """A document on one model alone: a long one's parts (rounds of notes, ``budget`` tokens
+    each, side by side), then its page, as the run asks for them."""
     sim = plan.sim
-    budget = max(64, plan.context_tokens - max_tokens - PROMPT_OVERHEAD_TOKENS)
+    rounds = []
     body = tokens - PROMPT_OVERHEAD_TOKENS
-    parts = max(1, math.ceil(body / budget))
-    prompts = [min(budget, body) + PROMPT_OVERHEAD_TOKENS] * parts if parts > 1 else []
-    page = min(budget, parts * max_tokens) if parts > 1 else body
-    prompts.append(page + PROMPT_OVERHEAD_TOKENS)
-    seconds = units = 0.0
-    for prompt in prompts:
-        out, _ = sim.output_tokens(prompt, max_tokens)
-        seconds += sim.latency_s + sim.work(prompt, out) / sim.per_request_tps
-        units += sim.work(prompt, out)
-    return seconds, units
+    while body > budget:
+        count = math.ceil(body / budget)
+        rounds.append([min(budget, body) + PROMPT_OVERHEAD_TOKENS] * count)
+        out, _ = sim.output_tokens(rounds[-1][0], max_tokens)
+        body = count * (out + 4)  # each part's notes, as "Part i: ..."
+        if count == 1:
+            break
+    rounds.append([min(budget, body) + PROMPT_OVERHEAD_TOKENS])
+    critical = total = longest = units = 0.0
+    for prompts in rounds:
+        slowest = 0.0
+        for prompt in prompts:
+            out, _ = sim.output_tokens(prompt, max_tokens)
+            seconds = sim.latency_s + sim.work(prompt, out) / sim.per_request_tps
+            slowest = max(slowest, seconds)
+            total += seconds
+            units += sim.work(prompt, out)
+        critical += slowest
+        longest = max(longest, slowest)
+    return Alone(critical, total, longest, units)

@@ -3,7 +3,8 @@
 ``queue`` (claims, give-back, stealing), ``limits`` (how many requests each model gets in flight,
 and the breaker), ``tail`` (pace, the end-of-run rule and hedges), ``lane`` (one model during a
 run and its requests in flight), ``workers`` (a model's workers, in the :class:`Dispatcher`),
-``hedge`` (which late request an idle worker races), ``request`` (one request sent and settled),
+``hedge`` (which late request an idle worker races), ``opinions`` (which flagged answers get a
+second opinion, learned as they answer), ``request`` (one request sent and settled),
 ``retry`` (what a failure means for the model and the document) and ``slots`` (fleet-wide
 in-flight slots).
 """
@@ -17,9 +18,10 @@ from wiki_assets.engine.dispatch.limits import (
     concurrency_for,
     work_units,
 )
+from wiki_assets.engine.dispatch.opinions import SecondOpinions
 from wiki_assets.engine.dispatch.queue import Job, Prepared, WorkQueue
 from wiki_assets.engine.dispatch.tail import Pace, Prospect, should_start
-from wiki_assets.engine.dispatch.workers import Dispatcher, Work
+from wiki_assets.engine.dispatch.workers import Dispatcher, Recorded, Work
 
 __all__ = [
     "AdaptiveConcurrency",
@@ -34,6 +36,8 @@ __all__ = [
     "Pace",
     "Prepared",
     "Prospect",
+    "Recorded",
+    "SecondOpinions",
     "Work",
     "WorkQueue",
     "concurrency_for",

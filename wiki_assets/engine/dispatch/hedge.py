@@ -54,6 +54,8 @@ def hedgeable(lanes: Sequence[Lane], lane: Lane) -> Iterator[Attempt]:
             seen.add(id(job))
             if job.done or job.prepared is None or lane.order in job.raced_by:
                 continue
+            if job.part is not None and job.part.document.failed:
+                continue
             if not job.may_take(lane.order):  # a second opinion on this model's own answer
                 continue
             if any(running.lane is lane for running in job.running):

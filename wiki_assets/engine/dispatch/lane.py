@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from wiki_assets.engine.client import Summary
+from wiki_assets.engine.client import Notes, Summary
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.dispatch.limits import Breaker, Concurrency
 from wiki_assets.engine.dispatch.queue import Job
@@ -41,7 +41,12 @@ class Client(Protocol):
         text: str,
         candidates: Sequence[Candidate] = (),
         language: str = "English",
+        *,
+        notes: str | None = None,
+        parts: int = 1,
     ) -> Summary: ...
+
+    async def notes(self, path: str, text: str, part: int, parts: int, language: str) -> Notes: ...
 
     async def close(self) -> None: ...
 
@@ -56,7 +61,7 @@ class Attempt:
     expected_s: float  # the model's pace for this document when the request was sent
     give_up_s: float | None  # its 95th-percentile time for it: past that, presumed stuck
     hedge: bool
-    task: asyncio.Future[Summary] | None = None
+    task: asyncio.Future[Summary | Notes] | None = None
 
     def outlook(self) -> tuple[float, float]:
         """(expected seconds, seconds past which it is presumed stuck) with what its model's

@@ -5,17 +5,22 @@ one at a time; when its claim is empty it claims again, so a fast model simply t
 source is dry, an idle worker steals the unstarted back half of the largest claim, so a slow model
 cannot sit on documents a free model could start now. Single-threaded (asyncio): no locks.
 
+A long document's parts, and its page once their notes are in, are *urgent*: they wait apart and
+come before a worker's claim, so that they spread over every free worker of the fleet at once
+(the document's page waits for its slowest part).
+
 A flagged answer may go back for a second opinion (:meth:`WorkQueue.ask_another`): it waits apart,
-for the first free worker of a model that has not answered it, and comes before anything else a
-worker would claim (its first answer is journaled; nothing else waits for it).
+for a worker of a model that has not answered it (its first answer is journaled; nothing else
+waits for it). One worth waiting for comes before anything else a worker would claim; the others
+are taken only by workers with nothing else to do (:mod:`~wiki_assets.engine.dispatch.opinions`).
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
 from wiki_assets.engine.corpus import SourceDocument
@@ -26,13 +31,43 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """What a request needs besides the model: read and worked out once per document."""
+    """What a request needs besides the model: read and worked out once per document (or part).
+
+    A long document is prepared with its ``split``: the parts to take notes on first, each a job
+    of its own. Once their notes are in, the document is prepared again for its page, written
+    from the ``notes`` of its ``parts`` parts."""
 
     title: str
-    text: str
+    text: str  # the document's text (a part's own text, for a part)
     language: str
-    prompt_tokens: int
+    prompt_tokens: int  # of this job's request
     candidates: list[Candidate]
+    notes: str | None = None  # a long document's page: written from these notes on its parts
+    parts: int = 1  # how many parts a long document was taken in
+    split: tuple[Prepared, ...] = ()  # a long document's parts, to take notes on first
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """Which part of which document a part job is."""
+
+    document: Job
+    index: int  # from 0
+    count: int
+
+
+@dataclass(slots=True)
+class Gathering:
+    """A long document's parts out for notes, and what their requests cost (for its page's
+    figures), whichever models took them."""
+
+    notes: list[str | None]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0
+
+    def complete(self) -> bool:
+        return all(text is not None for text in self.notes)
 
 
 @dataclass(eq=False, slots=True)
@@ -50,6 +85,13 @@ class Job:
     done: bool = False  # answered and recorded: later answers are dropped
     answered_by: set[int] = field(default_factory=set)  # models whose answer was recorded
     second_opinion: bool = False  # sent back for another model's answer (its first is kept)
+    part: Part | None = None  # a part of a long document, to take notes on
+    gathering: Gathering | None = None  # a long document whose parts are out for notes
+    urgent: bool = False  # a long document's part or page: taken before any claim
+    failed: bool = False  # the document failed (its other parts are dropped)
+    flags: tuple[str, ...] = ()  # a second opinion: why its first answer was flagged
+    writer: Any = None  # the model (Lane) whose answer is the document's page, once answered
+    given_up: str | None = None  # a second opinion cancelled on purpose: why (opinions.py)
 
     def may_take(self, model: int) -> bool:
         """Whether the model in place ``model`` may be sent this job: a second opinion goes only
@@ -64,6 +106,7 @@ class WorkQueue:
         self._source = source
         self._returned: deque[Job] = deque()
         self._second: deque[Job] = deque()  # second opinions waiting (see the module docstring)
+        self._urgent: deque[Job] = deque()  # long documents' parts and pages (see the docstring)
         self._claims: dict[int, deque[Job]] = {}
         self.stolen = 0
         self.version = 0  # bumped whenever a job comes back: waiting workers may look again
@@ -75,9 +118,23 @@ class WorkQueue:
         again. A second opinion goes back to wait with the others."""
         if job.second_opinion:
             self._second.appendleft(job)
+        elif job.urgent:
+            self._urgent.appendleft(job)
         else:
             self._returned.appendleft(job)
         self.version += news
+
+    def add_urgent(self, jobs: Iterable[Job], *, first: bool = False) -> None:
+        """A long document's parts (after the urgent jobs waiting), or its page once the notes
+        are in (``first``: it completes a document)."""
+        jobs = list(jobs)
+        for job in jobs:
+            job.urgent = True
+        if first:
+            self._urgent.extendleft(reversed(jobs))
+        else:
+            self._urgent.extend(jobs)
+        self.version += 1
 
     def ask_another(self, job: Job) -> None:
         """``job`` (answered) waits for a second opinion from a model that has not answered it."""
@@ -85,26 +142,60 @@ class WorkQueue:
         self._second.append(job)
         self.version += 1
 
+    def waiting_second(self) -> list[Job]:
+        """The second opinions waiting for a model."""
+        return [job for job in self._second if not job.done]
+
     def second_opinions(self) -> int:
         """Second opinions waiting for a model."""
         return len(self._second)
 
-    def abandon(self, unanswerable: Callable[[Job], bool]) -> int:
-        """Drop the waiting second opinions ``unanswerable`` says no model can give now (their
-        first answers stand); how many."""
-        kept = deque(job for job in self._second if not unanswerable(job))
-        dropped, self._second = len(self._second) - len(kept), kept
+    def abandon(self, unwanted: Callable[[Job], bool]) -> list[Job]:
+        """Drop the waiting second opinions ``unwanted`` says none will give (their first answers
+        stand): the ones dropped."""
+        dropped = [job for job in self._second if unwanted(job)]
+        if dropped:
+            self._second = deque(job for job in self._second if not unwanted(job))
         return dropped
 
-    def remaining(self) -> int:
-        """Unstarted jobs (claimed, returned and not yet claimed); consumes the source. Second
-        opinions are not among them: their first answer is kept."""
-        rest = sum(1 for _ in self._source)
-        return rest + len(self._returned) + sum(len(claim) for claim in self._claims.values())
+    def take_second(self, wanted: Callable[[Job], bool]) -> Job | None:
+        """The first waiting second opinion ``wanted`` accepts, taken out of the queue (for a
+        worker with nothing else to do)."""
+        for index, job in enumerate(self._second):
+            if not job.done and wanted(job):
+                del self._second[index]
+                return job
+        return None
 
-    def has_work(self, model: int) -> bool:
-        """Whether a job came back that the model in place ``model`` may take."""
-        return bool(self._returned) or any(job.may_take(model) for job in self._second)
+    def remaining(self) -> int:
+        """Unstarted documents (claimed, returned and not yet claimed, and long documents'
+        pages); consumes the source. Parts are not counted (their document is, by the
+        dispatcher, while they are out), nor second opinions: their first answer is kept."""
+        rest = sum(1 for _ in self._source)
+        waiting = [self._returned, self._urgent, *self._claims.values()]
+        return rest + sum(1 for jobs in waiting for job in jobs if job.part is None)
+
+    def has_work(
+        self, model: int, second: Callable[[Job], bool] | None = None, *, first_work: bool = True
+    ) -> bool:
+        """Whether a job came back that the model in place ``model`` may take (of the second
+        opinions, those ``second`` accepts, if given; only those, unless ``first_work``)."""
+        return (
+            (first_work and (bool(self._returned) or bool(self._urgent)))
+            or any(
+                job.may_take(model) and not job.done and (second is None or second(job))
+                for job in self._second
+            )
+        )
+
+    def dry(self) -> bool:
+        """Whether no document, part or page is left to start (second opinions aside)."""
+        if self._returned or self._urgent or any(self._claims.values()):
+            return False
+        for job in self._source:  # looked at, and put back in front of the rest
+            self._source = chain((job,), self._source)
+            return False
+        return True
 
     def returned(self) -> int:
         """Jobs put back and not yet claimed again."""
@@ -121,24 +212,43 @@ class WorkQueue:
             own.clear()
 
     def take_returned(self, wanted: Callable[[Job], bool], look_at: int = 64) -> Job | None:
-        """The first of the next ``look_at`` returned jobs that ``wanted`` accepts, taken out of
-        the queue: a worker that left one document to a faster model may still start another."""
-        for index, job in enumerate(islice(self._returned, look_at)):
-            if wanted(job):
-                del self._returned[index]
-                return job
+        """The first of the next ``look_at`` urgent or returned jobs that ``wanted`` accepts,
+        taken out of the queue: a worker that left one job to a faster model may still start
+        another."""
+        for waiting in (self._urgent, self._returned):
+            for index, job in enumerate(islice(waiting, look_at)):
+                if wanted(job):
+                    del waiting[index]
+                    return job
         return None
 
-    def next_job(self, worker: int, claim_size: int, model: int | None = None) -> Job | None:
+    def next_job(
+        self,
+        worker: int,
+        claim_size: int,
+        model: int | None = None,
+        urgent_second: Callable[[Job], bool] | None = None,
+        *,
+        first_work: bool = True,
+    ) -> Job | None:
         """The next job for ``worker`` of the model in place ``model``: a second opinion it may
-        give (any, for ``None``), else the next of its claim (claimed again, or stolen, when the
-        claim is empty)."""
+        give that ``urgent_second`` says is worth waiting for (any, for ``None``), else (unless
+        not ``first_work``) a long document's part or page, else the next of its claim (claimed
+        again, or stolen, when the claim is empty)."""
         if any(job.done for job in self._second):
             # Answered meanwhile by a request that was already out for it: nothing to ask.
             self._second = deque(job for job in self._second if not job.done)
         for index, job in enumerate(self._second):
-            if model is None or job.may_take(model):
+            if (model is None or job.may_take(model)) and (
+                urgent_second is None or urgent_second(job)
+            ):
                 del self._second[index]
+                return job
+        if not first_work:
+            return None
+        while self._urgent:
+            job = self._urgent.popleft()
+            if not job.failed and not (job.part is not None and job.part.document.failed):
                 return job
         own = self._claims.setdefault(worker, deque())
         if not own:

@@ -11,19 +11,21 @@ sends, and when, is the workers' business (:mod:`~wiki_assets.engine.dispatch.wo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from wiki_assets.engine.client import Summary
+from wiki_assets.engine.client import Notes, Summary
 from wiki_assets.engine.dispatch import retry
 from wiki_assets.engine.dispatch.lane import Attempt, Lane
 from wiki_assets.engine.dispatch.limits import work_units
+from wiki_assets.engine.dispatch.opinions import FAILED, OUT_OF_SERVICE, SecondOpinions
 from wiki_assets.engine.dispatch.queue import Job, WorkQueue
 from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.report import IngestReport
 
 if TYPE_CHECKING:
-    from wiki_assets.engine.dispatch.workers import Work
+    from wiki_assets.engine.dispatch.workers import Recorded, Work
 
 
 class Requests:
@@ -39,6 +41,8 @@ class Requests:
         clock: Callable[[], float],
         give_up_after_s: float,
         stop: Callable[[str], None],
+        gathered: Callable[[Job], None],
+        opinions: SecondOpinions,
         log: Any = None,
     ) -> None:
         self.lanes = lanes
@@ -48,6 +52,8 @@ class Requests:
         self.clock = clock
         self.give_up_after_s = give_up_after_s
         self.stop = stop  # ends the run, leaving requests in flight to finish
+        self.gathered = gathered  # a long document's notes are all in: its page is next
+        self.opinions = opinions  # what second opinions are worth (learned as they answer)
         self.log = log
         self.started = 0  # documents sent to a model at least once
         self.settled = 0  # requests that ended (answered, failed or cancelled)
@@ -71,11 +77,26 @@ class Requests:
         if not job.started:
             job.started = True
             self.started += 1
-        task = asyncio.ensure_future(
-            lane.client.summarize(
-                job.doc.path, prepared.title, prepared.text, prepared.candidates, prepared.language
+        lane.stats.requests += 1
+        second = job.second_opinion  # (a first answer's job may become one when it is recorded)
+        if second:
+            self.opinions.sent(job.flags, lane.order)
+        request: Awaitable[Summary | Notes]
+        if job.part is not None:
+            request = lane.client.notes(
+                job.doc.path, prepared.text, job.part.index + 1, job.part.count, prepared.language
             )
-        )
+        else:
+            request = lane.client.summarize(
+                job.doc.path,
+                prepared.title,
+                prepared.text,
+                prepared.candidates,
+                prepared.language,
+                notes=prepared.notes,
+                parts=prepared.parts,
+            )
+        task: asyncio.Future[Summary | Notes] = asyncio.ensure_future(request)
         attempt.task = task
         job.running.append(attempt)
         lane.attempts.append(attempt)
@@ -87,25 +108,45 @@ class Requests:
             job.running.remove(attempt)
             lane.attempts.remove(attempt)
             self.settled += 1
+            lane.stats.busy_s += self.clock() - attempt.started
+        recorded = False
+        try:
+            recorded = await self._settle(attempt, task)
+        finally:
+            if second and not recorded:
+                self._second_opinion_lost(attempt)
+
+    async def _settle(self, attempt: Attempt, task: asyncio.Future[Summary | Notes]) -> bool:
+        """What a request's end means; True when it gave a second opinion that was recorded."""
+        job = attempt.job
         if task.cancelled():
-            if not job.done and not job.running and not job.second_opinion:
+            dropped = job.part is not None and job.part.document.failed
+            if not job.done and not job.running and not job.second_opinion and not dropped:
                 # Cancelled with no answer from anyone (the run is stopping): the document goes
                 # back, to be counted as left for the next run. A second opinion is dropped:
                 # the document's first answer is journaled.
                 self.queue.put_back(job)
-            return
+            return False
         error = task.exception()
         if error is None:
-            await self._answered(attempt, task.result())
-        elif isinstance(error, ModelError):
+            return await self._answered(attempt, task.result())
+        if isinstance(error, ModelError):
             self._failed(attempt, error)
-        else:
-            raise error
+            return False
+        raise error
 
-    async def _answered(self, attempt: Attempt, summary: Summary) -> None:
+    def _second_opinion_lost(self, attempt: Attempt) -> None:
+        """A second opinion's request ended with no answer recorded (failed, cancelled, or beaten
+        by a hedge's): the first answer stands."""
+        job = attempt.job
+        self.opinions.settled(job.flags, attempt.lane.order, kept=None)
+        if job.given_up is not None and not job.running:
+            self.opinions.skip(job.given_up)
+
+    async def _answered(self, attempt: Attempt, answer: Summary | Notes) -> bool:
         job, lane, stats = attempt.job, attempt.lane, attempt.lane.stats
         if job.done:
-            return  # another model's answer came first, in the same instant
+            return False  # another model's answer came first, in the same instant
         job.done = True
         for other in job.running:
             if other.task is not None:
@@ -116,32 +157,95 @@ class Requests:
         lane.answered = True
         self.last_success = now
         lane.concurrency.on_success(
-            latency, work_units(summary.prompt_tokens, summary.completion_tokens)
+            latency, work_units(answer.prompt_tokens, answer.completion_tokens)
         )
         assert job.prepared is not None
-        lane.pace.observe(latency, job.prepared.prompt_tokens, summary.completion_tokens)
-        stats.docs += 1
+        lane.pace.observe(latency, job.prepared.prompt_tokens, answer.completion_tokens)
         stats.hedges_won += attempt.hedge
-        stats.prompt_tokens += summary.prompt_tokens
-        stats.completion_tokens += summary.completion_tokens
+        stats.prompt_tokens += answer.prompt_tokens
+        stats.completion_tokens += answer.completion_tokens
+        if isinstance(answer, Notes):
+            stats.parts += 1
+            self._noted(job, answer)
+            return False
+        summary = answer
         stats.hit_max_tokens += summary.finish_reason == "length"
+        gathering = job.gathering
+        if gathering is not None:
+            # The page's figures count the whole document: its parts' requests too.
+            summary = replace(
+                summary,
+                prompt_tokens=summary.prompt_tokens + gathering.prompt_tokens,
+                completion_tokens=summary.completion_tokens + gathering.completion_tokens,
+                requests=summary.requests + gathering.requests,
+            )
         job.answered_by.add(lane.order)
-        wants_another = await self.work.record(job, lane, summary)
-        if wants_another and not job.second_opinion and self._another_model(job):
-            self.queue.ask_another(job)  # prepared is kept: the same request, another model
-            self.report.second_opinions += 1
-            return
+        recorded = await self.work.record(job, lane, summary)
+        if job.second_opinion:
+            self._second_opinion_answered(job, lane, recorded)
+            return True
+        stats.docs += 1
+        job.writer = lane
+        self.opinions.first_answer(lane.order, flagged=bool(recorded.flags))
+        if recorded.flags and self._ask_another(job, recorded.flags):
+            return False  # prepared is kept: the same request, another model
         job.prepared = None
+        return False
 
-    def _another_model(self, job: Job) -> bool:
-        """Whether another model of the fleet can give ``job`` a second opinion: one that has
-        not answered it (none in a one-model fleet), has answered something in this run and is
-        in service. Nobody can race a second opinion (the model that could answered already),
-        so one sent to a model that hangs would hold the end of the run for its timeout."""
-        return any(
-            job.may_take(lane.order) and lane.stats.docs and not lane.breaker.tripped
-            for lane in self.lanes
+    def _second_opinion_answered(self, job: Job, lane: Lane, recorded: Recorded) -> None:
+        """Count and learn from a second opinion; a kept one's model wrote the page now."""
+        job.prepared = None
+        writer = job.writer.order if job.writer is not None else None
+        self.opinions.settled(
+            job.flags, lane.order, kept=recorded.kept, fixed=recorded.fixed, writer=writer
         )
+        lane.stats.second_opinions += 1
+        if recorded.kept:
+            lane.stats.second_opinions_kept += 1
+            if job.writer is not None:
+                job.writer.stats.docs -= 1
+            lane.stats.docs += 1
+            job.writer = lane
+
+    def _ask_another(self, job: Job, flags: tuple[str, ...]) -> bool:
+        """Send a flagged answer's document back for a second opinion, unless no model may give
+        one or the run has learned it would not help (counted as skipped, with why)."""
+        others = [lane.order for lane in self.lanes if self._could_give(job, lane)]
+        if not others:
+            if len(self.lanes) > 1:
+                self.opinions.skip(OUT_OF_SERVICE)  # (a one-model fleet has nobody to ask)
+            return False
+        why = self.opinions.refusal(flags, others)
+        if why is not None:
+            self.opinions.skip(why)
+            return False
+        job.flags = flags
+        self.opinions.ask()
+        self.queue.ask_another(job)
+        self.report.second_opinions += 1
+        return True
+
+    def _noted(self, job: Job, notes: Notes) -> None:
+        """A part's notes: kept on its document, whose page is next once every part has them."""
+        job.prepared = None
+        assert job.part is not None
+        document = job.part.document
+        gathering = document.gathering
+        if document.failed or gathering is None:
+            return
+        gathering.notes[job.part.index] = notes.text
+        gathering.prompt_tokens += notes.prompt_tokens
+        gathering.completion_tokens += notes.completion_tokens
+        gathering.requests += notes.requests
+        if gathering.complete():
+            self.gathered(document)
+
+    @staticmethod
+    def _could_give(job: Job, lane: Lane) -> bool:
+        """Whether ``lane`` could give ``job`` a second opinion: it has not answered it and is in
+        service. (One sent to a model that then hangs or never answers holds nothing up: until
+        its model has had a second opinion kept, the end of the run does not wait for it.)"""
+        return job.may_take(lane.order) and not lane.breaker.tripped
 
     def _failed(self, attempt: Attempt, error: ModelError) -> None:
         """Apply the retry policy to a failed request: its document is failed, put back, or
@@ -149,19 +253,38 @@ class Requests:
         job, lane = attempt.job, attempt.lane
         now = self.clock()
         retry.blame(attempt, error, now, self.log)
+        if job.part is not None and job.part.document.failed:
+            return  # its document failed already (another part's failure)
         all_down = retry.all_models_down(self.lanes, now, self.last_success, self.give_up_after_s)
         step = retry.next_step(job, error, all_down=all_down)
         if step == "drop":
             job.prepared = None
+            self.opinions.skip(FAILED)
             if self.log is not None:
                 self.log.info(f"second opinion on {job.doc.path} failed; its first answer stands")
         elif step == "fail":
             lane.stats.failed += 1
             job.prepared = None
-            self.work.fail(job, str(error))
+            if job.part is not None:
+                self._fail_document(job.part.document, str(error))
+            else:
+                self.work.fail(job, str(error))
         elif step != "wait":  # put back: to be tried again, or for the next run
             self.queue.put_back(job)
             if step == "retry":
                 self.report.requeued += 1
         if all_down:
             self.stop(retry.all_down_reason(self.lanes))
+
+    def _fail_document(self, document: Job, reason: str) -> None:
+        """A part failed for good: so does its document; its other parts still out stop."""
+        if document.failed:
+            return
+        document.failed = True
+        document.prepared = None
+        self.work.fail(document, reason)
+        for lane in self.lanes:
+            for attempt in lane.attempts:
+                part = attempt.job.part
+                if part is not None and part.document is document and attempt.task is not None:
+                    attempt.task.cancel()

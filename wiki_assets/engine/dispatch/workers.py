@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from wiki_assets.engine.client import Summary
@@ -22,7 +23,8 @@ from wiki_assets.engine.dispatch.hedge import (
     next_idle_change,
 )
 from wiki_assets.engine.dispatch.lane import Lane
-from wiki_assets.engine.dispatch.queue import Job, Prepared, WorkQueue
+from wiki_assets.engine.dispatch.opinions import HUNG, RUN_DONE, SecondOpinions
+from wiki_assets.engine.dispatch.queue import Gathering, Job, Part, Prepared, WorkQueue
 from wiki_assets.engine.dispatch.request import Requests
 from wiki_assets.engine.dispatch.slots import FleetSlots
 from wiki_assets.engine.dispatch.tail import Prospect, first, should_start
@@ -34,6 +36,18 @@ TAIL_RECHECK_S = 5.0  # a worker that left a document looks again at least this 
 RESCANS = 4  # returned documents a worker that left one may try before it waits
 
 
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """What the run made of an answer it recorded. A first answer's ``flags``: why the checks
+    flagged it, when the run would have another model look at it (``flagged_pages: retry``). A
+    second opinion: whether it was ``kept`` (ranked above the first answer, whose page it
+    replaces) and the first answer's reasons it ``fixed`` (the kept answer no longer has them)."""
+
+    flags: tuple[str, ...] = ()
+    kept: bool = False
+    fixed: tuple[str, ...] = ()
+
+
 class Work(Protocol):
     """What the dispatcher asks of the run around it."""
 
@@ -41,9 +55,15 @@ class Work(Protocol):
         """Read the document and work out its request; DocumentError fails it alone."""
         ...
 
-    async def record(self, job: Job, lane: Lane, summary: Summary) -> bool:
-        """Keep an answer (durably, before it counts). True: the answer is flagged and the run
-        asks for a second opinion, which the dispatcher sends to another model if it has one."""
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> Recorded:
+        """Keep an answer (durably, before it counts), and say what it made of it: a flagged
+        first answer's reasons (the dispatcher may ask another model), or whether a second
+        opinion replaced the first answer."""
+        ...
+
+    def gathered(self, job: Job, notes: list[str]) -> Prepared:
+        """A long document's notes on its parts are in: its page's request, or (notes still
+        too long for one request) the parts of another round of notes."""
         ...
 
     def fail(self, job: Job, reason: str) -> None: ...
@@ -67,6 +87,7 @@ class Dispatcher:
         claim_size: int,
         give_up_after_s: float,
         expected: Callable[[], int],
+        second_opinion_share: float = 1.0,
         leases: SlotLeases | None = None,
         log: Any = None,
     ) -> None:
@@ -78,6 +99,10 @@ class Dispatcher:
         self.expected = expected  # documents the run expects to send (known once planned)
         self.slots = FleetSlots(leases)
         self.holding = 0  # workers holding a job (preparing it or waiting for its answer)
+        self.added = 0  # jobs beyond one per document: long documents' parts
+        self.gathering: set[Job] = set()  # long documents whose parts are out for notes
+        self.holding_second = 0  # of the workers holding a job, those holding a second opinion
+        self.opinions = SecondOpinions(budget=int(second_opinion_share * expected()))
         self.finished = False
         self._now: Callable[[], float] = lambda: 0.0
         self._changed: asyncio.Event | None = None
@@ -89,6 +114,8 @@ class Dispatcher:
             clock=lambda: self._now(),
             give_up_after_s=give_up_after_s,
             stop=lambda reason: self.stop(reason, cancel=False),
+            gathered=self._gathered,
+            opinions=self.opinions,
             log=log,
         )
 
@@ -106,6 +133,7 @@ class Dispatcher:
                     for slot in range(lane.concurrency.slots):
                         group.create_task(self._work(lane, slot))
         finally:
+            self.report.second_opinions_skipped = dict(self.opinions.skipped)
             if renewer is not None:
                 renewer.cancel()
 
@@ -168,13 +196,29 @@ class Dispatcher:
                     await self.slots.release(lane, slot)
                     await self._wait(lambda: not self.work.held_back(), None)
                     continue
-                job = self.queue.next_job(worker, self.claim_size, lane.order)
+                demoted = self.demoted(lane)
+                if demoted:
+                    lane.stats.superseded = True
+                    self.queue.give_back(worker)
+                job = self.queue.next_job(
+                    worker,
+                    self.claim_size,
+                    lane.order,
+                    urgent_second=lambda job: self.opinions.likely(job.flags, lane.order),
+                    first_work=not demoted,
+                )
                 if job is None:
-                    if await self._hedge(lane):
+                    if not demoted and await self._hedge(lane):
+                        continue
+                    # Nothing of its own to start: capacity that would otherwise be idle, which
+                    # an optional second opinion may use (see opinions.py).
+                    job = self.queue.take_second(lambda job: self._may_give(job, lane))
+                    if job is not None:
+                        await self._start(job, lane, idle=True)
                         continue
                     self._give_up_late_second_opinions(lane)
-                    if self.holding == 0 and not self._second_opinions_due():
-                        self.stop_done()
+                    self._end_if_answered()
+                    if self.finished:
                         return
                     # Requests still out may fail and put their document back: stay until they
                     # end, without holding a fleet-wide slot another run could use meanwhile.
@@ -194,23 +238,96 @@ class Dispatcher:
         """Cancel the hung second opinions idle ``lane`` sees (their first answers stand)."""
         for attempt in late_second_opinions(self.lanes, lane, self._now()):
             if attempt.task is not None:
+                attempt.job.given_up = attempt.job.given_up or HUNG
                 attempt.task.cancel()
 
-    def _second_opinions_due(self) -> bool:
-        """Whether second opinions wait that a model in service may give. Those only models out
-        of service (breaker open) could give are dropped, their first answers standing: an
-        optional second look must not hold the end of the run for a model's cooldowns."""
+    def demoted(self, lane: Lane) -> bool:
+        """Whether ``lane`` takes no new documents: its answers are superseded (opinions.py) and
+        a model whose answers are not is in service to take them. Once the run's second
+        opinions are spent, its answers would stand: it takes documents again."""
+        if self.opinions.spent() or not self.opinions.superseded(lane.order):
+            return False
+        return any(
+            not other.breaker.tripped
+            and other.pace.seconds_per_request is not None
+            and not self.opinions.superseded(other.order)
+            for other in self.lanes
+        )
+
+    def _may_give(self, job: Job, lane: Lane) -> bool:
+        return job.may_take(lane.order) and self.opinions.may_give(job.flags, lane.order)
+
+    def _end_if_answered(self) -> None:
+        """Once every document has its first answer (or failed), the run ends at once, whoever
+        notices: the second opinions not worth waiting for are given up (opinions.py)."""
+        if self.finished or not self._first_answers_in() or not self.queue.dry():
+            return
+        self._end_second_opinions()
+        if not self._waited_for():
+            self.stop_done()
+
+    def _first_answers_in(self) -> bool:
+        """Every document has its first answer or failed: no job but second opinions is held,
+        and the queue has none (a worker found nothing to claim)."""
+        if any(job.failed for job in self.gathering):
+            self.gathering = {job for job in self.gathering if not job.failed}
+        return self.holding == self.holding_second and not self.gathering
+
+    def _waited_for(self) -> bool:
+        """Whether a second opinion worth waiting for is out or waits for a model in service;
+        the others are dropped."""
+        in_service = [lane for lane in self.lanes if not lane.breaker.tripped]
+
+        def worth(job: Job, order: int, sent: bool) -> bool:
+            return self.opinions.worth_waiting(job.flags, order, sent=sent)
+
+        waiting = any(
+            job.may_take(lane.order) and worth(job, lane.order, False)
+            for job in self.queue.waiting_second()
+            for lane in in_service
+        )
+        out = any(
+            attempt.job.second_opinion and worth(attempt.job, lane.order, True)
+            for lane in self.lanes
+            for attempt in lane.attempts
+        )
+        return waiting or out
+
+    def _end_second_opinions(self) -> None:
+        """The first answers are in: the second opinions not worth waiting for are given up,
+        those still out cancelled (their first answers stand) and those waiting dropped."""
+        for lane in self.lanes:
+            for attempt in lane.attempts:
+                job = attempt.job
+                if not job.second_opinion or attempt.task is None or attempt.task.done():
+                    continue
+                if not self.opinions.worth_waiting(job.flags, lane.order, sent=True):
+                    job.given_up = RUN_DONE
+                    attempt.task.cancel()
         in_service = [lane.order for lane in self.lanes if not lane.breaker.tripped]
-        self.queue.abandon(lambda job: not any(job.may_take(order) for order in in_service))
-        return bool(self.queue.second_opinions())
+        dropped = self.queue.abandon(
+            lambda job: (
+                not any(
+                    job.may_take(order) and self.opinions.worth_waiting(job.flags, order)
+                    for order in in_service
+                )
+            )
+        )
+        for _ in dropped:
+            self.opinions.skip(RUN_DONE)
 
     def _idle_over(self, lane: Lane, settled: int) -> Callable[[], bool]:
-        """For a worker of ``lane`` with nothing to start: work it may take came back, nothing is
-        held any more, or a request ended since ``settled`` (it may have left a document to
-        race). A second opinion it may not give (its own answer) is no news to it."""
+        """For a worker of ``lane`` with nothing to start: work it may take came back, the run may
+        end (the first answers are in, and no second opinion is worth waiting for), or a request
+        ended since ``settled`` (it may have left a document to race). A second opinion it may
+        not give (its own answer) is no news to it."""
         return lambda: (
-            self.queue.has_work(lane.order)
-            or (self.holding == 0 and not self.queue.second_opinions())
+            self.queue.has_work(
+                lane.order,
+                lambda job: self._may_give(job, lane),
+                first_work=not self.demoted(lane),
+            )
+            or (self._first_answers_in() and self.queue.dry() and not self._waited_for())
             or self.requests.settled != settled
         )
 
@@ -251,26 +368,41 @@ class Dispatcher:
                         times.append(attempt.started + offset + 1e-6)
         return min(times)
 
+    def remaining(self) -> int:
+        """Documents left unstarted or unfinished (a long document whose parts are out)."""
+        out = sum(1 for job in self.gathering if not job.failed)
+        return self.queue.remaining() + out
+
     def stop_done(self) -> None:
         """Nothing is left: every worker ends."""
         self.finished = True
         self.wake()
 
-    async def _start(self, job: Job, lane: Lane) -> bool:
+    async def _start(self, job: Job, lane: Lane, *, idle: bool = False) -> bool:
         """Send one document to ``lane``; False when it was left to a model that would finish it
-        sooner (see :mod:`~wiki_assets.engine.dispatch.tail`)."""
+        sooner (see :mod:`~wiki_assets.engine.dispatch.tail`). A second opinion an ``idle``
+        worker takes is sent whatever the other models would do: it only uses idle capacity."""
         self.holding += 1
+        second = job.second_opinion
+        self.holding_second += second
         try:
+            if job.failed or (job.part is not None and job.part.document.failed):
+                return True  # its document failed meanwhile: nothing to send
             if job.prepared is None:
                 try:
                     job.prepared = await self.work.prepare(job)
                 except DocumentError as error:
                     self.work.fail(job, str(error))
                     return True
+            if job.prepared.split:
+                self._spread(job)
+                return True
             if self.finished:
                 self.queue.put_back(job)
                 return True
-            start, first = self._outlook(lane, job, job.prepared.prompt_tokens)
+            start, first = (
+                (True, None) if idle else self._outlook(lane, job, job.prepared.prompt_tokens)
+            )
             if not start:
                 self.queue.put_back(job, news=False)
                 if first is not None:
@@ -282,7 +414,45 @@ class Dispatcher:
             return True
         finally:
             self.holding -= 1
+            self.holding_second -= second
+            if not second:
+                self._end_if_answered()  # every worker may be busy with second opinions
             self.wake()
+
+    def _spread(self, job: Job) -> None:
+        """A long document: its parts go to the queue as jobs of their own, ahead of every claim,
+        for any free worker of any model; its page follows once their notes are in
+        (:meth:`_gathered`)."""
+        prepared = job.prepared
+        assert prepared is not None
+        count = len(prepared.split)
+        parts = [
+            Job(job.doc, job.page, prepared=part, part=Part(job, index, count))
+            for index, part in enumerate(prepared.split)
+        ]
+        if job.gathering is None:
+            job.gathering = Gathering([None] * count)
+        else:  # another round: notes on the notes
+            job.gathering.notes = [None] * count
+        self.added += count
+        self.gathering.add(job)
+        self.queue.add_urgent(parts)
+        self.wake()
+
+    def _gathered(self, job: Job) -> None:
+        """Every part of ``job`` has its notes: its page is next, first in line (or another
+        round of notes, if they are still too long for one request)."""
+        gathering = job.gathering
+        assert gathering is not None and job.prepared is not None
+        notes = [text for text in gathering.notes if text is not None]
+        job.prepared = self.work.gathered(job, notes)
+        if job.prepared.split:
+            self.gathering.discard(job)
+            self._spread(job)
+            return
+        self.gathering.discard(job)
+        self.queue.add_urgent([job], first=True)
+        self.wake()
 
     def _outlook(self, lane: Lane, job: Job, prompt_tokens: int) -> tuple[bool, int | None]:
         """Whether ``lane`` should start ``job`` now, and if not, which model would finish it
@@ -293,16 +463,22 @@ class Dispatcher:
             return True, None  # no pace yet: nothing to compare with
         # This worker is free: its model's finish is its own time for the document.
         mine = Prospect(lane.order, own, lane.pace.docs_per_s(lane.concurrency.limit))
-        # Only models that may take it: a second opinion is never left to a model that gave the
-        # first answer (it could not take it, and would be waited for forever).
+        # Only models that would take it: a second opinion is never left to a model that gave
+        # the first answer, nor to one that would not take it now (it could wait forever).
         others = [
             prospect
             for other in self.lanes
             if other is not lane
             and job.may_take(other.order)
+            and (
+                self.opinions.likely(job.flags, other.order)
+                if job.second_opinion
+                else not self.demoted(other)
+            )
             and (prospect := other.prospect(prompt_tokens, now)) is not None
         ]
-        unstarted = max(0, self.expected() - self.requests.started - (not job.started))
+        expected = self.expected() + self.added
+        unstarted = max(0, expected - self.requests.started - (not job.started))
         if should_start(mine, others, unstarted):
             return True, None
         return False, first(others).order
@@ -320,9 +496,14 @@ class Dispatcher:
         lane.stats.hedges += 1
         self.report.hedged += 1
         self.holding += 1
+        second = job.second_opinion
+        self.holding_second += second
         try:
             await self.requests.send(job, lane, hedge=True)
         finally:
             self.holding -= 1
+            self.holding_second -= second
+            if not second:
+                self._end_if_answered()  # every worker may be busy with second opinions
             self.wake()
         return True
