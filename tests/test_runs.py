@@ -30,8 +30,6 @@ from wiki_assets.defs.history import (
 )
 from wiki_assets.defs.plan import MODEL_READS
 from wiki_assets.defs.runner import IngestOutcome, sync_then_ingest
-from wiki_assets.engine import Dials
-from wiki_assets.engine.report import IngestReport, ModelStats
 from wiki_assets.simulator import SimServer
 
 ALL = "_root,engineering,operations,people,product"
@@ -159,7 +157,7 @@ def test_cli_json_and_table(history: History) -> None:
     assert brief.returncode == 0, brief.stderr
     lines = brief.stdout.splitlines()
     assert all(len(line) <= 100 for line in lines), brief.stdout
-    headers = "when run docs seconds docs/s workers claim status models"
+    headers = "when run docs seconds docs/s req/doc workers claim status models"
     assert lines[0].split() == headers.split()
     assert "run_id" not in brief.stdout and "flush_seconds" not in brief.stdout
     documents = len(history.workspace.documents())
@@ -186,6 +184,7 @@ def test_the_brief_view_cuts_only_its_last_column() -> None:
         "failed": 3,
         "duration_s": 1234.56,
         "docs_per_sec": 10.0,
+        "requests_per_doc": 1.42,
         "workers_auto": True,
         "claim_size": 16,
         "status": "success",
@@ -194,8 +193,10 @@ def test_the_brief_view_cuts_only_its_last_column() -> None:
     text = brief_text(pl.DataFrame([row], schema=SCHEMA))
     header, line = text.splitlines()
     assert len(line) == 100 and line.endswith("…")
-    assert line.startswith("2026-03-01 09:30  abcdef12  12345   1234.6   10.00     auto     16")
-    assert line.endswith("3 failed  qwen-2.5-7b-instruct-…")
+    assert line.startswith(
+        "2026-03-01 09:30  abcdef12  12345   1234.6   10.00     1.42     auto     16"
+    )
+    assert line.endswith("3 failed  qwen-2.5-7b-…")
     failed = brief_text(pl.DataFrame([row | {"status": "failure", "models": "m"}], schema=SCHEMA))
     assert failed.splitlines()[1].endswith("failure  m")
 
@@ -266,26 +267,3 @@ def test_every_key_the_readers_read_is_one_the_writer_writes(history: History) -
         for key in (MODEL_SPEED, *MODEL_READS):
             assert key.read(models["sim0"]) is not None, key.name
         assert md.STOPPED_BY.name not in recorded  # only on the failure of a stopped run
-
-
-def test_a_model_figure_the_engine_adds_is_a_column_and_one_it_lacks_is_left_out() -> None:
-    """The models' table is built from MODEL_FIELDS by name: a field the engine's ModelStats
-    does not have (yet) is left out, and once it has it, it is a column read like the others."""
-
-    @dataclass
-    class Later(ModelStats):
-        requests: int = 0
-
-    dials = Dials()
-    before = IngestReport(["c"], dials, [ModelStats("a", "m", 2, docs=3)], count=3, duration_s=1)
-    after = IngestReport(["c"], dials, [Later("a", "m", 2, docs=3, requests=5)], count=3)
-    for report, requests in ((before, None), (after, 5)):
-        recorded = md.run_metadata(report)
-        table = recorded[md.MODELS_TABLE.name]
-        assert isinstance(table, dg.TableMetadataValue)
-        names = [column.name for column in table.schema.columns]
-        assert names[:4] == ["name", "model", "docs", "docs_per_sec"]
-        assert ("requests" in names) is (requests is not None)
-        figures = md.models_of(md.plain(recorded))["a"]
-        assert figures["docs"] == 3 and figures.get("requests") == requests
-        assert md.MODEL_STATS["requests"].read(figures) == requests

@@ -29,7 +29,8 @@ SHORT_RUN_ID = 8  # as the Dagster UI shows run ids
 # The metadata keys a row reads, each a column of its name and type.
 DIALS = (md.WORKERS_PER_MODEL, md.WORKERS_AUTO, md.CLAIM_SIZE, md.FLUSH_SECONDS, md.MAX_TOKENS)
 FIGURES = (
-    md.COUNT, md.SKIPPED, md.FAILED, md.DURATION_S, md.DOCS_PER_SEC, md.VERIFIED_SHARE, md.FLAGGED
+    md.COUNT, md.SKIPPED, md.FAILED, md.DURATION_S, md.DOCS_PER_SEC, md.REQUESTS_PER_DOC,
+    md.VERIFIED_SHARE, md.FLAGGED,
 )  # fmt: skip
 MODEL_SPEED = md.MODEL_DOCS_PER_SEC  # the models column: each model's docs/s
 # The quality column: each model's verified share, flagged pages and the reasons that flagged them.
@@ -59,6 +60,7 @@ BRIEF: tuple[tuple[str, str], ...] = (
     ("docs", "count"),
     ("seconds", "duration_s"),
     ("docs/s", "docs_per_sec"),
+    ("req/doc", "requests_per_doc"),
     ("workers", "workers_per_model"),
     ("claim", "claim_size"),
     ("status", "status"),
@@ -235,7 +237,7 @@ def brief_text(table: pl.DataFrame, width: int = BRIEF_WIDTH) -> str:
     rows = [[header for header, _ in BRIEF]]
     rows += [_brief(row) for row in table.to_dicts()]
     widths = [max(len(row[i]) for row in rows) for i in range(len(BRIEF) - 1)]
-    numeric = {"docs", "seconds", "docs/s", "workers", "claim"}
+    numeric = {"docs", "seconds", "docs/s", "req/doc", "workers", "claim"}
     lines = []
     for row in rows:
         cells = [
@@ -258,7 +260,8 @@ def _brief(row: dict[str, Any]) -> list[str]:
     when = row["time"].strftime("%Y-%m-%d %H:%M") if row["time"] is not None else ""
     return [
         when, row["run_id"] or "", number(row["count"]), number(row["duration_s"], 1),
-        number(row["docs_per_sec"], 2), workers, number(row["claim_size"]), status,
+        number(row["docs_per_sec"], 2), number(row["requests_per_doc"], 2), workers,
+        number(row["claim_size"]), status,
         row["models"] or "",
     ]  # fmt: skip
 

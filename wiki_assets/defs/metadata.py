@@ -183,11 +183,11 @@ UNFINISHED = Key[IngestReport]("unfinished", int, lambda r: r.unfinished)
 HEDGED = Key[IngestReport]("hedged", int, lambda r: r.hedged)
 DURATION_S = Key[IngestReport]("duration_s", float, lambda r: round(r.duration_s, 3))
 DOCS_PER_SEC = Key[IngestReport]("docs_per_sec", float, lambda r: round(r.docs_per_sec, 3))
-# Requests per summarized document (parts of long documents, retries, hedges, second opinions),
-# once the engine's report has it; until then not recorded.
+# Requests per summarized document (parts of long documents, retries, hedges, second opinions).
 REQUESTS_PER_DOC = Key[IngestReport](
-    "requests_per_doc", float, lambda r: _share(getattr(r, "requests_per_doc", None))
+    "requests_per_doc", float, lambda r: _share(r.requests_per_doc)
 )
+REQUESTS = Key[IngestReport]("requests", int, lambda r: r.requests)
 PROMPT_TOKENS = Key[IngestReport]("prompt_tokens", int, lambda r: r.prompt_tokens)
 COMPLETION_TOKENS = Key[IngestReport]("completion_tokens", int, lambda r: r.completion_tokens)
 HIT_MAX_TOKENS = Key[IngestReport]("hit_max_tokens", int, lambda r: r.hit_max_tokens)
@@ -197,9 +197,17 @@ SECOND_OPINIONS = Key[IngestReport]("second_opinions", int, lambda r: r.second_o
 SECOND_OPINIONS_KEPT = Key[IngestReport](
     "second_opinions_kept", int, lambda r: r.second_opinions_kept
 )
+# Flagged pages that got no second opinion, and why (opinions.py's reasons: budget, ...).
 SECOND_OPINIONS_SKIPPED = Key[IngestReport](
-    "second_opinions_skipped", int, lambda r: getattr(r, "second_opinions_skipped", None)
-)  # once the engine's report has it
+    "second_opinions_skipped", int, lambda r: sum(r.second_opinions_skipped.values())
+)
+SECOND_OPINIONS_SKIPPED_WHY = Key[IngestReport](
+    "second_opinions_skipped_why",
+    str,
+    lambda r: (
+        ", ".join(f"{why} {n}" for why, n in sorted(r.second_opinions_skipped.items())) or None
+    ),
+)
 VERIFIED_SHARE = Key[IngestReport]("verified_share", float, lambda r: _share(r.verified_share))
 # The dials. 'auto' is a flag; where it settled is each model's workers. A fixed count is a number.
 WORKERS_AUTO = Key[IngestReport]("workers_auto", bool, lambda r: r.dials.workers_per_model == AUTO)
@@ -213,6 +221,10 @@ WORKERS_PER_MODEL = Key[IngestReport](
     "workers_per_model",
     int,
     lambda r: None if r.dials.workers_per_model == AUTO else r.dials.workers_per_model,
+)
+FLAGGED_PAGES = Key[IngestReport]("flagged_pages", str, lambda r: r.dials.flagged_pages)
+SECOND_OPINION_SHARE = Key[IngestReport](
+    "second_opinion_share", float, lambda r: r.dials.second_opinion_share
 )
 REDO_MODELS = Key[IngestReport](
     "redo_models", str, lambda r: ", ".join(r.dials.redo_models) or None
@@ -244,9 +256,11 @@ DETAILS = (
     REQUEUED,
     UNFINISHED,
     HEDGED,
+    REQUESTS,
     SECOND_OPINIONS,
     SECOND_OPINIONS_KEPT,
     SECOND_OPINIONS_SKIPPED,
+    SECOND_OPINIONS_SKIPPED_WHY,
     PARTITIONS,
 )
 DIALS = (
@@ -258,6 +272,8 @@ DIALS = (
     FORCE,
     LANGUAGE,
     WORKERS_PER_MODEL,
+    FLAGGED_PAGES,
+    SECOND_OPINION_SHARE,
     REDO_MODELS,
 )
 FIGURES = (*PLOTTED, *DETAILS)
@@ -276,8 +292,8 @@ class ModelRun(NamedTuple):
     stats: ModelStats
 
 
-# A model's figures as its ModelStats has them: one line per column. A field the engine does not
-# report (yet) is an empty column, left out of the table.
+# A model's figures as its ModelStats has them: one line per column. An empty column (a figure
+# the run did not have) is left out of the table.
 MODEL_FIELDS: tuple[tuple[str, type], ...] = (
     ("model", str),  # the model id the endpoint serves
     ("docs", int),
@@ -288,7 +304,6 @@ MODEL_FIELDS: tuple[tuple[str, type], ...] = (
     ("breaker_trips", int),
     ("requests", int),
     ("parts", int),
-    ("busy_share", float),
     ("workers", int),  # where automatic concurrency settled, or the fixed count
     ("auto", bool),
     ("peak_workers", int),
@@ -303,12 +318,13 @@ MODEL_FIELDS: tuple[tuple[str, type], ...] = (
     ("flagged", int),
     ("second_opinions", int),
     ("second_opinions_kept", int),
+    ("superseded", bool),  # its pages kept being replaced: it stopped taking new documents
 )
 
 
 def _stat(field: str, kind: type) -> Key[ModelRun]:
     def of(m: ModelRun) -> Any:
-        value = getattr(m.stats, field, None)
+        value = getattr(m.stats, field)
         return _share(value) if kind is float else value
 
     return Key[ModelRun](field, kind, of)
@@ -333,6 +349,11 @@ MODEL_VERIFIED_SHARE = Key[ModelRun](
     "verified_share", float, lambda m: _share(m.stats.verified_share)
 )
 MODEL_FLAGGED_SHARE = Key[ModelRun]("flagged_share", float, lambda m: _share(m.stats.flagged_share))
+# Its share of the fleet's busy time (requests' seconds in flight): what it did, parts and
+# second opinions included, where docs counts only the pages it wrote.
+MODEL_BUSY_SHARE = Key[ModelRun](
+    "busy_share", float, lambda m: _share(m.report.busy_share(m.stats))
+)
 # How often each reason flagged one of the model's pages: flagged_<reason>, every reason (zero
 # included) so that runs read alike.
 MODEL_FLAGS = tuple(_flagged_by(reason) for reason in Reason)
@@ -341,6 +362,7 @@ MODEL = (
     MODEL_ID,
     MODEL_DOCS,
     MODEL_DOCS_PER_SEC,
+    MODEL_BUSY_SHARE,
     *(key for name, key in MODEL_STATS.items() if name not in ("model", "docs")),
     MODEL_VERIFIED_SHARE,
     MODEL_FLAGGED_SHARE,
