@@ -82,6 +82,7 @@ def test_per_model_quality_separates_a_faithful_from_a_fabricating_model(
     assert record is not None and record.event is not None
     check = record.event.dagster_event.event_specific_data  # type: ignore[union-attr]
     assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
+
     # A result per collection: the share of its own pages flagged.
     def collection(name: str) -> str:
         return name.split("/")[0] if "/" in name else "_root"

@@ -180,12 +180,9 @@ class WorkQueue:
     ) -> bool:
         """Whether a job came back that the model in place ``model`` may take (of the second
         opinions, those ``second`` accepts, if given; only those, unless ``first_work``)."""
-        return (
-            (first_work and (bool(self._returned) or bool(self._urgent)))
-            or any(
-                job.may_take(model) and not job.done and (second is None or second(job))
-                for job in self._second
-            )
+        return (first_work and (bool(self._returned) or bool(self._urgent))) or any(
+            job.may_take(model) and not job.done and (second is None or second(job))
+            for job in self._second
         )
 
     def dry(self) -> bool:
