@@ -19,19 +19,16 @@ from wiki_assets.defs.assets import (
 )
 from wiki_assets.defs.checks import build_page_checks
 from wiki_assets.defs.digest import (
-    DIGEST_JOB,
     DigestResource,
     build_digest_sensor,
     build_wiki_digest,
 )
 from wiki_assets.defs.loggers import aligned_console_logger
+from wiki_assets.defs.names import AUTOMATION_SENSOR, DIGEST_JOB, INGEST_JOB
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.settings import Settings, load_settings
 from wiki_assets.defs.sync import build_ingest_sensor, build_schedule, build_sync_job
-
-INGEST_JOB = "ingest_job"
-AUTOMATION_SENSOR = "default_automation_condition_sensor"
 
 
 def build_defs(

@@ -15,7 +15,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
 from pydantic import Field, field_validator
 
-from wiki_assets.defs.assets import wiki_index
 from wiki_assets.defs.metadata import (
     DELIVERED,
     DELIVERY,
@@ -26,6 +25,7 @@ from wiki_assets.defs.metadata import (
     build,
     plain,
 )
+from wiki_assets.defs.names import DIGEST_SENSOR, WIKI_DIGEST, WIKI_INDEX, WIKI_PAGES
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.engine import environment
 from wiki_assets.engine.digest import write_digest
@@ -37,8 +37,6 @@ from wiki_assets.engine.digest.webhook import (
     slack_message,
 )
 
-DIGEST_JOB = "wiki_digest_job"
-DIGEST_SENSOR = "wiki_digest_after_ingest"
 DEFAULT_START_DATE = "2026-01-01"
 
 
@@ -114,9 +112,9 @@ def build_wiki_digest(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefi
     timezone = partitions.timezone  # one definition of the day: the partitions'
 
     @dg.asset(
-        name="wiki_digest",
+        key=WIKI_DIGEST,
         partitions_def=partitions,
-        deps=[wiki_index],
+        deps=[WIKI_INDEX],
         group_name="wiki",
         kinds={"markdown", "slack"},
     )
@@ -226,9 +224,6 @@ def build_digest_sensor(
         return dg.RunRequest(run_key=f"{day} after {run_id}", partition_key=day)
 
     return wiki_digest_after_ingest
-
-
-WIKI_PAGES = dg.AssetKey("wiki_pages")
 
 
 def materialized_pages(instance: dg.DagsterInstance, run_id: str) -> bool:

@@ -32,6 +32,16 @@ from wiki_assets.defs.metadata import (
     build,
     plain,
 )
+from wiki_assets.defs.names import (
+    INGEST_JOB,
+    INGEST_SENSOR,
+    SCHEDULE,
+    SYNC_JOB,
+    SYNC_OP,
+    SYNCED_DOCUMENTS,
+    WIKI_INDEX,
+    WIKI_PAGES,
+)
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.plan import plan_lines, recorded_rates
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
@@ -192,9 +202,6 @@ def sync(
     )
 
 
-WIKI_INDEX = dg.AssetKey("wiki_index")
-WIKI_PAGES = dg.AssetKey("wiki_pages")
-INGEST_JOB_NAME = "ingest_job"  # definitions.INGEST_JOB (which imports this module)
 _UNFINISHED = [dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED]
 _RECENT_FAILURES = 20  # failed runs looked at, newest first, for one that wrote pages
 
@@ -228,7 +235,7 @@ def unfinished_index(
         run = record.dagster_run
         if record.end_time is None or record.end_time <= built:
             break  # newest first: the rest ended before the last index too
-        wrote = run.job_name == INGEST_JOB_NAME or bool(
+        wrote = run.job_name == INGEST_JOB or bool(
             run.asset_selection and {WIKI_PAGES, WIKI_INDEX} & run.asset_selection
         )
         if wrote:
@@ -238,7 +245,6 @@ def unfinished_index(
     return found
 
 
-SYNCED_DOCUMENTS = dg.AssetKey("synced_documents")
 DATA_VERSION_TAG = "dagster/data_version"
 
 
@@ -278,11 +284,6 @@ def report_collections(
                     asset_key=SYNCED_DOCUMENTS, partition=state.name, tags=tags, metadata=metadata
                 )
             )
-
-
-SYNC_JOB = "sync_job"
-SYNC_OP = "sync_collections"
-INGEST_SENSOR = "ingest_after_sync"
 
 
 def build_sync_job(dials: IngestConfig) -> dg.JobDefinition:
@@ -328,7 +329,7 @@ def build_schedule(sync_job: dg.JobDefinition) -> dg.ScheduleDefinition:
     else: it reads and writes nothing, however large the synced tree."""
 
     return dg.ScheduleDefinition(
-        name="daily_sync_then_ingest",
+        name=SCHEDULE,
         cron_schedule=environment.cron_schedule(),
         job=sync_job,
         run_config=LOGGERS,
