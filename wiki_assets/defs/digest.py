@@ -28,6 +28,7 @@ from wiki_assets.defs.metadata import (
 from wiki_assets.defs.names import DIGEST_SENSOR, WIKI_DIGEST, WIKI_INDEX, WIKI_PAGES
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.engine import environment
+from wiki_assets.engine.config import OptionalVariableName
 from wiki_assets.engine.digest import write_digest
 from wiki_assets.engine.digest.webhook import (
     ATTEMPTS,
@@ -52,7 +53,7 @@ class DigestResource(dg.ConfigurableResource):
     start_date: str = Field(
         default=DEFAULT_START_DATE, description="The first day with a partition (YYYY-MM-DD)."
     )
-    webhook_url_env: str | None = Field(
+    webhook_url_env: OptionalVariableName = Field(
         default=None,
         description="Name of the environment variable holding a Slack-compatible incoming "
         "webhook URL (never the URL itself). Unset: no message is posted.",
@@ -86,11 +87,6 @@ class DigestResource(dg.ConfigurableResource):
     def _iso_date(cls, value: str) -> str:
         date.fromisoformat(value)
         return value
-
-    @field_validator("webhook_url_env")
-    @classmethod
-    def _env_name(cls, value: str | None) -> str | None:
-        return None if value is None else environment.variable_name(value)
 
     def partitions(self) -> dg.DailyPartitionsDefinition:
         # end_offset=1: today is a partition already, so the digest can follow today's ingest

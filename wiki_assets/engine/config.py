@@ -49,17 +49,16 @@ def _http_url(value: str) -> str:
     return value.rstrip("/")
 
 
-def _env_name(value: str | None) -> str | None:
-    return None if value is None else environment.variable_name(value)
-
-
 # The validators sit on the whole field (not inside a union), so that a config class built from
 # these fields with a looser annotation (Dagster's config has no "int or 'auto'") keeps them.
 _WorkersField = Annotated[Workers, BeforeValidator(parse_workers)]
 _OptionalWorkersField = Annotated[Workers | None, BeforeValidator(_optional_workers)]
 _NonBlank = Annotated[str, AfterValidator(_not_blank)]
 _HttpUrl = Annotated[str, AfterValidator(_http_url)]
-_EnvName = Annotated[str | None, AfterValidator(_env_name)]
+# A field that names an environment variable, never the secret it holds: the type of every such
+# field (the endpoint's api_key_env, the corpus's state_url_env, the digest's webhook_url_env).
+VariableName = Annotated[str, AfterValidator(environment.variable_name)]
+OptionalVariableName = Annotated[str | None, AfterValidator(environment.variable_name)]
 
 # Unknown fields are errors: a misspelt dial must never mean "ran with the default".
 _STRICT = ConfigDict(extra="forbid")
@@ -72,7 +71,7 @@ class Endpoint:
     name: _NonBlank = Field(description="Short name used in logs and metadata, e.g. 'vllm-qwen'.")
     base_url: _HttpUrl = Field(description="OpenAI-compatible base URL, e.g. http://gpu1:8000/v1.")
     model: _NonBlank = Field(description="Model id the endpoint serves.")
-    api_key_env: _EnvName = Field(
+    api_key_env: OptionalVariableName = Field(
         default=None,
         description="Name of the environment variable holding the API key (never the key itself).",
     )

@@ -31,11 +31,11 @@ OpenBLAS starts a thread per core when imported, which lengthens the helper's st
 docs/benchmarks.md), and the helper never calls BLAS."""
 
 
-def variable_name(value: str) -> str:
-    """``value`` if it can name an environment variable (letters, digits and ``_``): a config
-    field that names where a secret is (``api_key_env``, ``state_url_env``, ``webhook_url_env``)
-    must never hold the secret itself."""
-    if not value.replace("_", "").isalnum():
+def variable_name(value: str | None) -> str | None:
+    """``value`` if it can name an environment variable (letters, digits and ``_``), or None: a
+    config field that names where a secret is (``api_key_env``, ``state_url_env``,
+    ``webhook_url_env``) must never hold the secret itself."""
+    if value is not None and not value.replace("_", "").isalnum():
         raise ValueError("must be the name of an environment variable, not a key or a URL")
     return value
 
