@@ -230,8 +230,6 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
     return wiki_pages
 
 
-wiki_pages = build_wiki_pages()
-
 
 @dg.asset(
     key=WIKI_INDEX,
