@@ -81,7 +81,11 @@ class Endpoint:
     max_tokens: int | None = Field(default=None, ge=16, description="Overrides max_tokens.")
     timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout in seconds.")
     context_tokens: int = Field(
-        default=8192, ge=512, description="Context window; longer documents are cut to fit."
+        default=8192,
+        ge=512,
+        description="Context window in tokens. A document too long for it is read in parts, none "
+        "left out: the model takes notes on each part (a request each), then writes the page "
+        "from the notes.",
     )
     max_in_flight: int | None = Field(
         default=None,
@@ -148,9 +152,11 @@ class Dials:
 
     workers_per_model: _WorkersField = Field(
         default=4,
-        description="Concurrent requests per model (an integer), or 'auto' to find each model's "
-        "useful concurrency from its latency as requests grow. More keeps a batching server busy; "
-        "past its saturation point it only adds latency.",
+        description="Requests in flight per model (an integer), or 'auto' to find each model's "
+        "useful concurrency from its latency as requests grow. A batching server (vLLM) gets "
+        "faster with more until it saturates; past that, more only adds latency. A model's own "
+        "'workers' overrides it: the embedded model uses 1, as llama.cpp's server decodes one "
+        "request at a time.",
     )
     max_workers: int = Field(
         default=64, ge=1, description="Ceiling of automatic concurrency, per model."
@@ -158,26 +164,34 @@ class Dials:
     claim_size: int = Field(
         default=32,
         ge=1,
-        description="Documents a worker takes from the shared queue at once. Small contends on the "
-        "queue; large leaves work stranded with slow models at the end.",
+        description="Documents a worker takes from the shared queue at once. Small claims mean "
+        "more trips to the queue; large claims strand work with slow models at the end (tail "
+        "stealing limits the damage).",
     )
     flush_seconds: float = Field(
         default=30.0,
         gt=0,
-        description="How often finished pages are written and a progress line is logged.",
+        description="How often finished pages are written and a progress line is logged (sooner "
+        "once 2,000 results wait for their pages). Results are journaled the moment they return "
+        "either way, so this trades visibility against write churn, not safety.",
     )
     max_tokens: int = Field(
         default=200,
         ge=16,
-        description="Output cap per summary. Summaries are short; a loose cap lets models ramble.",
+        description="Output cap per page answer. Pages are short; a loose cap lets models ramble "
+        "and slows every request. A page cut by it is kept and flagged. Changing it marks pages "
+        "for re-summary.",
     )
     force: bool = Field(
-        default=False, description="Re-summarize every document of the partitions, changed or not."
+        default=False,
+        description="Re-summarize every document of the selected partitions, changed or not "
+        "(from the CLI: every collection).",
     )
     language: str = Field(
         default="auto",
         description="Language of the pages: 'auto' writes each page in its document's language "
-        "(a Korean document gets a Korean page); or a language such as 'en' or 'ko' for all.",
+        "(a Korean document gets a Korean page); or a language such as 'en' or 'ko' for all. "
+        "Changing it marks pages for re-summary.",
     )
     redo_models: tuple[str, ...] = Field(
         default=(),
@@ -198,5 +212,6 @@ class Dials:
         "review); 'retry' it once on another model of the fleet and keep the better answer (the "
         "default: a second opinion before publishing a doubtful entry, the model's work never "
         "discarded); or 'extract' (the document's title, headings and opening sentences, "
-        "labelled as not summarized).",
+        "labelled as not summarized). 'retry' costs a second request per flagged page; changing "
+        "it redoes no page.",
     )
