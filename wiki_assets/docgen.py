@@ -15,11 +15,9 @@ date (``tests/test_docgen.py`` fails then too).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import textwrap
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -27,7 +25,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from wiki_assets.defs.settings import LISTS, SECTIONS
-from wiki_assets.engine.environment import PACKAGE_ROOT
+from wiki_assets.engine.environment import PACKAGE_ROOT, project_variables_unset
 
 EXAMPLE_FILE = PACKAGE_ROOT / "wiki_assets.example.yaml"
 README = PACKAGE_ROOT / "README.md"
@@ -77,23 +75,10 @@ EXAMPLES: dict[tuple[type[BaseModel], str], Any] = {
 }
 
 
-@contextmanager
-def _project_environment_unset() -> Iterator[None]:
-    """Defaults as a deployment without wiki_assets' environment variables gets them (some
-    fields default to a variable's value)."""
-    saved = {name: value for name, value in os.environ.items() if name.startswith("WIKI_ASSETS_")}
-    for name in saved:
-        del os.environ[name]
-    try:
-        yield
-    finally:
-        os.environ.update(saved)
-
-
 def default(info: FieldInfo) -> Any:
-    """A field's default (a factory's value without wiki_assets' environment variables);
-    ``PydanticUndefined`` for a required field."""
-    with _project_environment_unset():
+    """A field's default: a factory's value as a deployment without wiki_assets' environment
+    variables gets it (some fields default to a variable's value)."""
+    with project_variables_unset():
         return info.get_default(call_default_factory=True, validated_data={})
 
 

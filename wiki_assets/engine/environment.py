@@ -12,6 +12,8 @@ Dagster itself reads two more, named in ``deploy/postgres/dagster.yaml`` rather 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 SYNCED_ROOT = "WIKI_ASSETS_SYNCED_ROOT"
@@ -38,6 +40,19 @@ def variable_name(value: str | None) -> str | None:
     if value is not None and not value.replace("_", "").isalnum():
         raise ValueError("must be the name of an environment variable, not a key or a URL")
     return value
+
+
+@contextmanager
+def project_variables_unset() -> Iterator[None]:
+    """For its duration, none of wiki_assets' own variables (``WIKI_ASSETS_*``) is set: what the
+    defaults are without them (``python -m wiki_assets.docgen`` documents those)."""
+    saved = {name: value for name, value in os.environ.items() if name.startswith("WIKI_ASSETS_")}
+    for name in saved:
+        del os.environ[name]
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
 
 
 def synced_root() -> str:
