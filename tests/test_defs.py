@@ -1,20 +1,24 @@
-"""The Dagster definitions load as `dagster dev -w workspace.yaml` loads them, with the asset keys,
-resource key, job, schedule and partitions that other tools rely on."""
+"""The Dagster definitions load as `dagster dev -w workspace.yaml` and `dg` load them, with the
+asset keys, resource key, job, schedule and partitions that other tools rely on; importing the
+module that holds them reads nothing (no project file, no environment variable) until the location
+loads."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import dagster as dg
 
-from wiki_assets.definitions import defs
+from wiki_assets.definitions import defs as load_defs
 
 PROJECT = Path(__file__).resolve().parents[1]
 
 
 def test_definitions_load_with_the_fixed_names() -> None:
+    defs = load_defs()
     dg.Definitions.validate_loadable(defs)
     graph = defs.resolve_asset_graph()
     assert {key.to_user_string() for key in graph.get_all_asset_keys()} == {
@@ -47,5 +51,36 @@ def test_dagster_definitions_validate_passes_on_the_workspace() -> None:
         capture_output=True,
         text=True,
         timeout=180,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_importing_the_definitions_reads_nothing(tmp_path: Path) -> None:
+    """A `@dg.definitions` function: the import succeeds with a bad project file and a bad
+    environment variable, which only the location's load reads."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import wiki_assets.definitions"],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            **os.environ,
+            "WIKI_ASSETS_CONFIG": str(tmp_path / "missing.yaml"),
+            "WIKI_ASSETS_COLLECTIONS_PER_RUN": "x",
+        },
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_dg_check_defs_passes_on_the_project() -> None:
+    """`dg check defs` (CI runs it too) loads the location the [tool.dg] section names."""
+    dg_cli = Path(sys.executable).with_name("dg")
+    done = subprocess.run(
+        [str(dg_cli), "check", "defs"],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr

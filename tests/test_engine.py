@@ -173,7 +173,7 @@ def test_a_summary_that_returned_before_a_crash_is_not_requested_again(tmp_path:
                 result={
                     "title": "Doc 0", "summary": "from the journal", "model": "sim",
                     "prompt_version": "x", "generated": "now", "prompt_tokens": 1,
-                    "completion_tokens": 1, "finish_reason": "stop", "input_cut": False,
+                    "completion_tokens": 1, "finish_reason": "stop",
                 },
             )  # fmt: skip
         report = ingest(

@@ -184,18 +184,22 @@ def _settings(
 ) -> Settings | None:
     """The project file, then --config over it, then --synced and --wiki over both; a mistake is
     logged as one line (and printed as JSON with --json)."""
+    from wiki_assets.engine import environment
     from wiki_assets.engine.errors import ConfigurationError  # here, not at import: see below
 
     flags = {"synced_root": synced, "wiki_root": wiki}
     try:
-        # Dagster is imported here, not at module import, so `--help` stays fast. Importing the
-        # definitions reads environment variables (WIKI_ASSETS_COLLECTIONS_PER_RUN): a bad one is a
-        # ValueError with its own one-line message, like a ConfigError (a ConfigurationError).
+        # Dagster is imported here, not at module import, so `--help` stays fast.
         from wiki_assets.defs.settings import load_settings
 
-        return load_settings(
+        settings = load_settings(
             config, {key: str(value) for key, value in flags.items() if value is not None}
         )
+        # The environment variable the definitions read when they load, checked here too: a bad
+        # value is a ValueError with its own one-line message, like a ConfigError (a
+        # ConfigurationError), not a code location that fails to load.
+        environment.collections_per_run()
+        return settings
     except (ConfigurationError, ValueError) as error:
         logging.getLogger("wiki_assets").error(str(error))
         if as_json:

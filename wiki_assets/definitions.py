@@ -1,9 +1,11 @@
-"""Assembles the Dagster definitions; ``defs`` is what ``dagster dev -w workspace.yaml`` loads.
+"""Assembles the Dagster definitions; ``defs`` is what ``dagster dev -w workspace.yaml`` and
+``dg dev`` load.
 
-The resources and the dials' defaults come from the project file (``wiki_assets.yaml`` or
-``$WIKI_ASSETS_CONFIG``, see :mod:`wiki_assets.defs.settings`), so the schedule, the launchpad,
-backfills and re-executions all run on the configured fleet. A bad file fails the load with one line
-that names the file and the key.
+``defs`` is a ``@dg.definitions`` function: importing this module reads nothing, and the code
+location's load calls it. The resources and the dials' defaults come from the project file
+(``wiki_assets.yaml`` or ``$WIKI_ASSETS_CONFIG``, see :mod:`wiki_assets.defs.settings`), so the
+schedule, the launchpad, backfills and re-executions all run on the configured fleet. A bad file
+fails the load with one line that names the file and the key.
 """
 
 from __future__ import annotations
@@ -19,19 +21,16 @@ from wiki_assets.defs.assets import (
 )
 from wiki_assets.defs.checks import build_page_checks
 from wiki_assets.defs.digest import (
-    DIGEST_JOB,
     DigestResource,
     build_digest_sensor,
     build_wiki_digest,
 )
 from wiki_assets.defs.loggers import aligned_console_logger
+from wiki_assets.defs.names import AUTOMATION_SENSOR, DIGEST_JOB, INGEST_JOB
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.settings import Settings, load_settings
 from wiki_assets.defs.sync import build_ingest_sensor, build_schedule, build_sync_job
-
-INGEST_JOB = "ingest_job"
-AUTOMATION_SENSOR = "default_automation_condition_sensor"
 
 
 def build_defs(
@@ -95,4 +94,7 @@ def project_defs(settings: Settings | None = None) -> dg.Definitions:
     return build_defs(settings.corpus, settings.summarizer, settings.dials, settings.digest)
 
 
-defs = project_defs()
+@dg.definitions
+def defs() -> dg.Definitions:
+    """The code location: the project file's deployment, read when the location loads."""
+    return project_defs()

@@ -13,6 +13,7 @@ from wiki_assets.defs import handoff
 from wiki_assets.defs.checks import wiki_check_results, wiki_check_specs
 from wiki_assets.defs.derived import fields_from
 from wiki_assets.defs.metadata import INDEX, IndexRun, build, partition_metadata, run_metadata
+from wiki_assets.defs.names import SYNCED_DOCUMENTS, WIKI_INDEX, WIKI_PAGES, node
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import Dials, environment, ingest, survey
@@ -25,7 +26,7 @@ from wiki_assets.engine.wiki.index import index_wiki
 warnings.filterwarnings("ignore", message="Parameter `backfill_policy`", category=dg.BetaWarning)
 
 synced_documents = dg.AssetSpec(
-    "synced_documents",
+    SYNCED_DOCUMENTS,
     partitions_def=collections_partitions,
     group_name="wiki",
     description=(
@@ -70,7 +71,7 @@ LOGGERS: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "INFO
 
 def run_config(dials: IngestConfig) -> dict[str, Any]:
     """Run config for the ingest job: the dials, and the aligned console logger."""
-    return {"ops": {"wiki_pages": {"config": dials.model_dump()}}, **LOGGERS}
+    return {"ops": {node(WIKI_PAGES): {"config": dials.model_dump()}}, **LOGGERS}
 
 
 @contextlib.contextmanager
@@ -160,7 +161,7 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
     """The ``wiki_pages`` asset, its dials' defaults taken from ``dials`` (the project file's)."""
 
     @dg.asset(
-        name="wiki_pages",
+        key=WIKI_PAGES,
         partitions_def=collections_partitions,
         deps=[synced_documents],
         group_name="wiki",
@@ -229,11 +230,10 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
     return wiki_pages
 
 
-wiki_pages = build_wiki_pages()
-
 
 @dg.asset(
-    deps=[wiki_pages],
+    key=WIKI_INDEX,
+    deps=[WIKI_PAGES],
     group_name="wiki",
     kinds={"markdown"},
     # Rebuilt whenever pages change, by the ingest job itself or, for runs that only select
@@ -241,7 +241,7 @@ wiki_pages = build_wiki_pages()
     automation_condition=dg.AutomationCondition.eager(),
     # The wiki's checks are evaluated by the build itself: one pass over the pages serves both
     # the index's figures and the checks.
-    check_specs=wiki_check_specs("wiki_index"),
+    check_specs=wiki_check_specs(WIKI_INDEX),
 )
 def wiki_index(context: dg.AssetExecutionContext, corpus: CorpusResource) -> dg.MaterializeResult:
     """``index.md``: every page by collection and by shared topic. Building it also re-renders any

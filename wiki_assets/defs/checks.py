@@ -19,6 +19,7 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 from pydantic import Field
 
 from wiki_assets.defs.metadata import CHECK, build
+from wiki_assets.defs.names import WIKI_PAGES
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.engine.journal import WRITTEN, Journal
@@ -51,7 +52,7 @@ def _result(outcome: Outcome) -> dg.AssetCheckResult:
     )
 
 
-def wiki_check_specs(asset: str) -> list[dg.AssetCheckSpec]:
+def wiki_check_specs(asset: dg.AssetKey) -> list[dg.AssetCheckSpec]:
     """The checks of the whole wiki, declared on ``asset`` (``wiki_index``: its build runs them)."""
     return [
         dg.AssetCheckSpec(check.name, asset=asset, description=check.description)
@@ -71,9 +72,6 @@ class FlaggedShareConfig(dg.Config):
         description="The share of a partition's pages flagged for review past which "
         "flagged_share warns.",
     )
-
-
-WIKI_PAGES = dg.AssetKey("wiki_pages")
 
 
 def _targets(

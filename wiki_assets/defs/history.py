@@ -20,9 +20,9 @@ import dagster as dg
 import polars as pl
 
 from wiki_assets.defs import metadata as md
+from wiki_assets.defs.names import WIKI_PAGES
 from wiki_assets.defs.partitions import collections_partitions
 
-ASSET_KEY = dg.AssetKey("wiki_pages")
 PAGE_SIZE = 500
 SHORT_RUN_ID = 8  # as the Dagster UI shows run ids
 
@@ -119,10 +119,10 @@ def _run_records(
     """Each run's figures (its observation of wiki_pages), newest first; with ``partition``, only
     runs that materialized it."""
     if partition is None:
-        yield from _paged(instance.fetch_observations, dg.AssetRecordsFilter(asset_key=ASSET_KEY))
+        yield from _paged(instance.fetch_observations, dg.AssetRecordsFilter(asset_key=WIKI_PAGES))
         return
     seen: set[str] = set()
-    materialized = dg.AssetRecordsFilter(asset_key=ASSET_KEY, asset_partitions=[partition])
+    materialized = dg.AssetRecordsFilter(asset_key=WIKI_PAGES, asset_partitions=[partition])
     for record in _paged(instance.fetch_materializations, materialized):
         if record.run_id in seen:
             continue
@@ -145,7 +145,7 @@ def _paged(fetch: Any, records_filter: dg.AssetRecordsFilter) -> Iterator[dg.Eve
 
 def _is_wiki_pages(record: dg.EventLogRecord) -> bool:
     event = record.event_log_entry.dagster_event
-    return event is not None and event.asset_key == ASSET_KEY
+    return event is not None and event.asset_key == WIKI_PAGES
 
 
 def _statuses(instance: dg.DagsterInstance, run_ids: list[str]) -> dict[str, str]:

@@ -14,10 +14,10 @@ import dagster as dg
 
 from wiki_assets.defs import metadata as md
 from wiki_assets.defs.assets import IngestConfig
+from wiki_assets.defs.names import WIKI_PAGES
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import CollectionState, survey
 
-ASSET_KEY = dg.AssetKey("wiki_pages")
 RECENT_RUNS = 50  # how far back recorded rates are looked for
 # Each model's figures an estimate reads from a run's metadata.
 MODEL_READS = (
@@ -99,7 +99,7 @@ def recorded_rates(
     wanted = [endpoint.name for endpoint in summarizer.planned_endpoints()]
     found: dict[str, ModelRate] = {}
     records = instance.fetch_observations(
-        dg.AssetRecordsFilter(asset_key=ASSET_KEY), limit=RECENT_RUNS
+        dg.AssetRecordsFilter(asset_key=WIKI_PAGES), limit=RECENT_RUNS
     ).records
     for record in records:  # newest first
         observation = record.asset_observation

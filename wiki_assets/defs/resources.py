@@ -5,10 +5,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from wiki_assets.defs.derived import fields_from
 from wiki_assets.engine import Endpoint, environment
+from wiki_assets.engine.config import VariableName
 from wiki_assets.engine.corpus import DEFAULT_MAX_BYTES
 from wiki_assets.engine.local_model import embedded_endpoint, embedded_server
 from wiki_assets.engine.store import DEFAULT_SCHEMA, StateStore
@@ -41,7 +42,7 @@ class CorpusResource(dg.ConfigurableResource):
         "Without it, sync only observes.",
     )
     sync_timeout_s: float = Field(default=3600.0, gt=0, description="Limit for sync_command.")
-    state_url_env: str = Field(
+    state_url_env: VariableName = Field(
         default=environment.STATE_URL,
         description="Name of the environment variable holding a postgresql:// URL for the "
         "per-document state that parallel runs and machines share (the Dagster instance's own "
@@ -51,11 +52,6 @@ class CorpusResource(dg.ConfigurableResource):
         default=DEFAULT_SCHEMA,
         description="PostgreSQL schema for that state: one per wiki sharing a database.",
     )
-
-    @field_validator("state_url_env")
-    @classmethod
-    def _state_env_name(cls, value: str) -> str:
-        return environment.variable_name(value)
 
     def state_store(self) -> StateStore:
         url = environment.state_url(self.state_url_env)

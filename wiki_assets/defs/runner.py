@@ -24,10 +24,11 @@ from dagster._utils.hosted_user_process import recon_job_from_origin
 from wiki_assets.defs import handoff
 from wiki_assets.defs.assets import IngestConfig, run_config, run_tags
 from wiki_assets.defs.metadata import plain
+from wiki_assets.defs.names import INGEST_JOB, WIKI_INDEX, WIKI_PAGES, node
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.plan import RECOVERED
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
-from wiki_assets.defs.sync import WIKI_INDEX, SyncPlan, sync
+from wiki_assets.defs.sync import SyncPlan, sync
 from wiki_assets.engine.errors import DiskFull
 from wiki_assets.engine.report import IngestReport
 
@@ -95,8 +96,6 @@ def sync_then_ingest(
     log: Any = None,
     config_source: str = "",
 ) -> IngestOutcome:
-    from wiki_assets.definitions import INGEST_JOB
-
     dials = dials or IngestConfig()
     plan = sync(instance, corpus, summarizer, log, dials)
     if log:
@@ -147,7 +146,7 @@ def sync_then_ingest(
         return outcome
     if index_only:
         return outcome
-    observation = result.asset_observations_for_node("wiki_pages")[0]
+    observation = result.asset_observations_for_node(node(WIKI_PAGES))[0]
     outcome.metadata = plain(observation.metadata)
     return outcome
 

@@ -1,13 +1,9 @@
 """The deployment's configuration: one project file in the shape of Dagster's run config.
 
-``wiki_assets.yaml`` in the working directory, or the file named by ``WIKI_ASSETS_CONFIG``::
-
-    resources:
-      summarizer: {config: {models: [...]}}      # the fleet
-      corpus: {config: {synced_root: synced}}   # where documents and the wiki live
-      digest: {config: {timezone: UTC}}         # the daily digest's days and webhook
-    ops:
-      wiki_pages: {config: {claim_size: 16}}    # the dials
+``wiki_assets.yaml`` in the working directory, or the file named by ``WIKI_ASSETS_CONFIG``. Its
+shape is :data:`SECTIONS`: the fleet (``resources.summarizer``), where documents and the wiki live
+(``resources.corpus``), the daily digest (``resources.digest``) and the dials
+(``ops.wiki_pages``); ``wiki_assets.example.yaml`` is that shape written out with every key.
 
 The definitions build their resources from it (so the schedule, the launchpad, backfills and
 re-executions use that fleet) and its dials are the defaults of every run. A CLI ``--config`` file
@@ -21,7 +17,7 @@ import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from dagster import DagsterInvalidConfigError
@@ -29,25 +25,39 @@ from pydantic import BaseModel, ValidationError
 
 from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.digest import DigestResource
+from wiki_assets.defs.names import WIKI_PAGES, node
 from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
 from wiki_assets.engine import environment
 from wiki_assets.engine.errors import ConfigurationError
 
 DEFAULT_FILE = "wiki_assets.yaml"
 
-# The shape of the file: a mapping names its keys, a pydantic class its fields, a one-item list a
-# list of that class.
-_SHAPE: dict[str, Any] = {
-    "resources": {
-        "summarizer": {"config": SummarizerResource},
-        "corpus": {"config": CorpusResource},
-        "digest": {"config": DigestResource},
-    },
-    "ops": {"wiki_pages": {"config": IngestConfig}},
+# The shape of the file, the one definition of it: where each section is and the pydantic class
+# its keys are the fields of, in the file's order; and the fields that hold a list of another class.
+SECTIONS: dict[tuple[str, ...], type[BaseModel]] = {
+    ("resources", "summarizer", "config"): SummarizerResource,
+    ("resources", "corpus", "config"): CorpusResource,
+    ("resources", "digest", "config"): DigestResource,
+    ("ops", node(WIKI_PAGES), "config"): IngestConfig,
 }
-_LISTS: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
+LISTS: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
     (SummarizerResource, "models"): ModelConfig,
 }
+
+
+def _nested(sections: Mapping[tuple[str, ...], type[BaseModel]]) -> dict[str, Any]:
+    """The sections as nested mappings of their keys, each ending in its class."""
+    shape: dict[str, Any] = {}
+    for keys, cls in sections.items():
+        *outer, last = keys
+        level = shape
+        for key in outer:
+            level = level.setdefault(key, {})
+        level[last] = cls
+    return shape
+
+
+_SHAPE = _nested(SECTIONS)
 
 
 class ConfigError(ConfigurationError):
@@ -95,7 +105,6 @@ def read_file(path: Path) -> dict[str, Any]:
     _check(data, _SHAPE, "the top level", path)
     # Values too, so that a mistake is reported against the file that made it.
     _build(data, path)
-    _digest(data, path)
     return data
 
 
@@ -111,9 +120,14 @@ def load_settings(
     if corpus_overrides:
         merged = merge(merged, {"resources": {"corpus": {"config": dict(corpus_overrides)}}})
     where = " + ".join(str(path) for path in files) or "config"
-    corpus, summarizer, dials = _build(merged, where)
-    digest = _digest(merged, where)
-    return Settings(corpus, summarizer, dials, tuple(str(path) for path in files), digest)
+    built = _build(merged, where)
+    return Settings(
+        corpus=_of(built, CorpusResource),
+        summarizer=_of(built, SummarizerResource),
+        dials=_of(built, IngestConfig),
+        files=tuple(str(path) for path in files),
+        digest=_of(built, DigestResource),
+    )
 
 
 def merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:
@@ -134,37 +148,27 @@ def _section(data: Mapping[str, Any], *keys: str) -> dict[str, Any]:
     return dict(data)
 
 
-def _build(
-    data: Mapping[str, Any], where: object
-) -> tuple[CorpusResource, SummarizerResource, IngestConfig]:
-    built = []
-    for keys, cls in (
-        (("resources", "corpus", "config"), CorpusResource),
-        (("resources", "summarizer", "config"), SummarizerResource),
-        (("ops", "wiki_pages", "config"), IngestConfig),
-    ):
+def _build(data: Mapping[str, Any], where: object) -> dict[type[BaseModel], BaseModel]:
+    """Each section's object, by its class; the first mistake as one line."""
+    built: dict[type[BaseModel], BaseModel] = {}
+    for keys, cls in SECTIONS.items():
         try:
-            built.append(cls(**_section(data, *keys)))
+            built[cls] = cls(**_section(data, *keys))
         except ValidationError as error:
             raise ConfigError(f"{where}: {_describe(error, '.'.join(keys))}") from None
         except DagsterInvalidConfigError as error:
             problem = error.errors[0].message if error.errors else str(error).splitlines()[0]
             raise ConfigError(f"{where}: {'.'.join(keys)}: {problem}") from None
-    corpus, summarizer, dials = built
-    assert isinstance(corpus, CorpusResource) and isinstance(summarizer, SummarizerResource)
-    assert isinstance(dials, IngestConfig)
-    return corpus, summarizer, dials
+    return built
 
 
-def _digest(data: Mapping[str, Any], where: object) -> DigestResource:
-    keys = ("resources", "digest", "config")
-    try:
-        return DigestResource(**_section(data, *keys))
-    except ValidationError as error:
-        raise ConfigError(f"{where}: {_describe(error, '.'.join(keys))}") from None
-    except DagsterInvalidConfigError as error:
-        problem = error.errors[0].message if error.errors else str(error).splitlines()[0]
-        raise ConfigError(f"{where}: {'.'.join(keys)}: {problem}") from None
+Section = TypeVar("Section", bound=BaseModel)
+
+
+def _of(built: Mapping[type[BaseModel], BaseModel], cls: type[Section]) -> Section:
+    section = built[cls]
+    assert isinstance(section, cls)
+    return section
 
 
 def _describe(error: ValidationError, section: str) -> str:
@@ -204,9 +208,9 @@ def _check(value: Any, shape: Any, where: str, path: object) -> None:
         if isinstance(shape, dict):
             if item is not None:
                 _check(item, shape[key], inner, path)
-        elif (shape, key) in _LISTS and isinstance(item, list):
+        elif (shape, key) in LISTS and isinstance(item, list):
             for index, element in enumerate(item):
-                _check(element, _LISTS[(shape, key)], f"{inner}[{index}]", path)
+                _check(element, LISTS[(shape, key)], f"{inner}[{index}]", path)
 
 
 def where_of(where: str, key: str) -> str:

@@ -4,63 +4,36 @@ One shared work queue feeds every model's workers; each worker claims a few docu
 comes back for more when it is done, so no model ever waits for another. Results are journaled the
 moment they return and written to the wiki on a timer; the state that runs share (journal, locks,
 fleet-wide model slots) lives in a :class:`StateStore`, SQLite by default or PostgreSQL when several
-machines run at once. The Dagster layer (``wiki_assets.defs``) is a
-thin adapter over :func:`ingest`.
+machines run at once. The Dagster layer (``wiki_assets.defs``) is a thin adapter over
+:func:`ingest`.
 
-The names are imported when first used (PEP 562): a process that needs one part of the engine, such
-as the helper process that answers link candidates ahead of a run
+The public names are listed once, in ``__init__.pyi`` beside this file: type checkers read them
+there, and each is imported from the module it names when first used (PEP 562), so a process that
+needs one part of the engine, such as the helper process that answers link candidates ahead of a run
 (:mod:`~wiki_assets.engine.related.helper`), does not import ``openai`` and the dispatch with it.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
-if TYPE_CHECKING:
-    from wiki_assets.engine.config import Dials, Endpoint
-    from wiki_assets.engine.corpus import ROOT_COLLECTION, SourceDocument, collection_version, scan
-    from wiki_assets.engine.errors import (
-        CollectionBusy,
-        ConfigurationError,
-        DocumentError,
-        DraftError,
-        EmbeddedModelUnavailable,
-        ModelError,
-        StateError,
-        StateUnavailable,
-        UnsafePath,
-        WikiAssetsError,
-    )
-    from wiki_assets.engine.plan import CollectionState, survey
-    from wiki_assets.engine.report import IngestReport, ModelStats
-    from wiki_assets.engine.run import ingest
-    from wiki_assets.engine.store import StateStore
 
-_HOME = {
-    "Dials": "wiki_assets.engine.config",
-    "Endpoint": "wiki_assets.engine.config",
-    "ROOT_COLLECTION": "wiki_assets.engine.corpus",
-    "SourceDocument": "wiki_assets.engine.corpus",
-    "collection_version": "wiki_assets.engine.corpus",
-    "scan": "wiki_assets.engine.corpus",
-    "CollectionBusy": "wiki_assets.engine.errors",
-    "ConfigurationError": "wiki_assets.engine.errors",
-    "DocumentError": "wiki_assets.engine.errors",
-    "DraftError": "wiki_assets.engine.errors",
-    "EmbeddedModelUnavailable": "wiki_assets.engine.errors",
-    "ModelError": "wiki_assets.engine.errors",
-    "StateError": "wiki_assets.engine.errors",
-    "StateUnavailable": "wiki_assets.engine.errors",
-    "UnsafePath": "wiki_assets.engine.errors",
-    "WikiAssetsError": "wiki_assets.engine.errors",
-    "CollectionState": "wiki_assets.engine.plan",
-    "survey": "wiki_assets.engine.plan",
-    "IngestReport": "wiki_assets.engine.report",
-    "ModelStats": "wiki_assets.engine.report",
-    "ingest": "wiki_assets.engine.run",
-    "StateStore": "wiki_assets.engine.store",
-}
+def _public_names() -> dict[str, str]:
+    """Each public name and the module it comes from, as ``__init__.pyi`` imports them."""
+    stub = ast.parse(Path(__file__).with_suffix(".pyi").read_text(encoding="utf-8"))
+    return {
+        alias.asname or alias.name: statement.module
+        for statement in stub.body
+        if isinstance(statement, ast.ImportFrom) and statement.module
+        for alias in statement.names
+    }
+
+
+_HOME = _public_names()
+__all__ = sorted(_HOME)
 
 
 def __getattr__(name: str) -> Any:
@@ -72,27 +45,5 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = [
-    "ROOT_COLLECTION",
-    "CollectionBusy",
-    "CollectionState",
-    "ConfigurationError",
-    "Dials",
-    "DocumentError",
-    "DraftError",
-    "EmbeddedModelUnavailable",
-    "Endpoint",
-    "IngestReport",
-    "ModelError",
-    "ModelStats",
-    "SourceDocument",
-    "StateError",
-    "StateStore",
-    "StateUnavailable",
-    "UnsafePath",
-    "WikiAssetsError",
-    "collection_version",
-    "ingest",
-    "scan",
-    "survey",
-]
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})

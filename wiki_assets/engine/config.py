@@ -49,17 +49,16 @@ def _http_url(value: str) -> str:
     return value.rstrip("/")
 
 
-def _env_name(value: str | None) -> str | None:
-    return None if value is None else environment.variable_name(value)
-
-
 # The validators sit on the whole field (not inside a union), so that a config class built from
 # these fields with a looser annotation (Dagster's config has no "int or 'auto'") keeps them.
 _WorkersField = Annotated[Workers, BeforeValidator(parse_workers)]
 _OptionalWorkersField = Annotated[Workers | None, BeforeValidator(_optional_workers)]
 _NonBlank = Annotated[str, AfterValidator(_not_blank)]
 _HttpUrl = Annotated[str, AfterValidator(_http_url)]
-_EnvName = Annotated[str | None, AfterValidator(_env_name)]
+# A field that names an environment variable, never the secret it holds: the type of every such
+# field (the endpoint's api_key_env, the corpus's state_url_env, the digest's webhook_url_env).
+VariableName = Annotated[str, AfterValidator(environment.variable_name)]
+OptionalVariableName = Annotated[str | None, AfterValidator(environment.variable_name)]
 
 # Unknown fields are errors: a misspelt dial must never mean "ran with the default".
 _STRICT = ConfigDict(extra="forbid")
@@ -72,7 +71,7 @@ class Endpoint:
     name: _NonBlank = Field(description="Short name used in logs and metadata, e.g. 'vllm-qwen'.")
     base_url: _HttpUrl = Field(description="OpenAI-compatible base URL, e.g. http://gpu1:8000/v1.")
     model: _NonBlank = Field(description="Model id the endpoint serves.")
-    api_key_env: _EnvName = Field(
+    api_key_env: OptionalVariableName = Field(
         default=None,
         description="Name of the environment variable holding the API key (never the key itself).",
     )
@@ -84,8 +83,9 @@ class Endpoint:
     context_tokens: int = Field(
         default=8192,
         ge=512,
-        description="Context window. A longer document is taken in parts (notes on each, then "
-        "the page from the notes), split to fit the smallest context of the fleet.",
+        description="Context window in tokens. A document too long for one request of the "
+        "fleet's smallest context is read in parts, none left out: notes on each part (a request "
+        "each, spread over the fleet), then the page from the notes.",
     )
     max_in_flight: int | None = Field(
         default=None,
@@ -152,9 +152,11 @@ class Dials:
 
     workers_per_model: _WorkersField = Field(
         default=4,
-        description="Concurrent requests per model (an integer), or 'auto' to find each model's "
-        "useful concurrency from its latency as requests grow. More keeps a batching server busy; "
-        "past its saturation point it only adds latency.",
+        description="Requests in flight per model (an integer), or 'auto' to find each model's "
+        "useful concurrency from its latency as requests grow. A batching server (vLLM) gets "
+        "faster with more until it saturates; past that, more only adds latency. A model's own "
+        "'workers' overrides it: the embedded model uses 1, as llama.cpp's server decodes one "
+        "request at a time.",
     )
     max_workers: int = Field(
         default=64, ge=1, description="Ceiling of automatic concurrency, per model."
@@ -162,26 +164,34 @@ class Dials:
     claim_size: int = Field(
         default=32,
         ge=1,
-        description="Documents a worker takes from the shared queue at once. Small contends on the "
-        "queue; large leaves work stranded with slow models at the end.",
+        description="Documents a worker takes from the shared queue at once. Small claims mean "
+        "more trips to the queue; large claims strand work with slow models at the end (tail "
+        "stealing limits the damage).",
     )
     flush_seconds: float = Field(
         default=30.0,
         gt=0,
-        description="How often finished pages are written and a progress line is logged.",
+        description="How often finished pages are written and a progress line is logged (sooner "
+        "once 2,000 results wait for their pages). Results are journaled the moment they return "
+        "either way, so this trades visibility against write churn, not safety.",
     )
     max_tokens: int = Field(
         default=200,
         ge=16,
-        description="Output cap per summary. Summaries are short; a loose cap lets models ramble.",
+        description="Output cap per page answer. Pages are short; a loose cap lets models ramble "
+        "and slows every request. A page cut by it is kept and flagged. Changing it marks pages "
+        "for re-summary.",
     )
     force: bool = Field(
-        default=False, description="Re-summarize every document of the partitions, changed or not."
+        default=False,
+        description="Re-summarize every document of the selected partitions, changed or not "
+        "(from the CLI: every collection).",
     )
     language: str = Field(
         default="auto",
         description="Language of the pages: 'auto' writes each page in its document's language "
-        "(a Korean document gets a Korean page); or a language such as 'en' or 'ko' for all.",
+        "(a Korean document gets a Korean page); or a language such as 'en' or 'ko' for all. "
+        "Changing it marks pages for re-summary.",
     )
     redo_models: tuple[str, ...] = Field(
         default=(),
@@ -202,7 +212,8 @@ class Dials:
         "review); 'retry' it once on another model of the fleet and keep the better answer (the "
         "default: a second opinion before publishing a doubtful entry, the model's work never "
         "discarded); or 'extract' (the document's title, headings and opening sentences, "
-        "labelled as not summarized).",
+        "labelled as not summarized). A second opinion costs a request, within "
+        "second_opinion_share; changing this dial redoes no page.",
     )
     second_opinion_share: float = Field(
         default=0.5,
@@ -211,6 +222,6 @@ class Dials:
         description="With flagged_pages 'retry': at most this share of the run's documents get "
         "a second opinion (a request each). Within it the run learns which second opinions "
         "help: it stops asking a model whose second opinions are not kept and retrying a reason "
-        "no other model's answer fixed, and a second opinion not known to help only uses "
-        "models that would otherwise be idle.",
+        "no other model's answer fixed; one not known to help only uses idle workers and never "
+        "holds up the end of the run.",
     )

@@ -12,6 +12,8 @@ Dagster itself reads two more, named in ``deploy/postgres/dagster.yaml`` rather 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 SYNCED_ROOT = "WIKI_ASSETS_SYNCED_ROOT"
@@ -31,13 +33,26 @@ OpenBLAS starts a thread per core when imported, which lengthens the helper's st
 docs/benchmarks.md), and the helper never calls BLAS."""
 
 
-def variable_name(value: str) -> str:
-    """``value`` if it can name an environment variable (letters, digits and ``_``): a config
-    field that names where a secret is (``api_key_env``, ``state_url_env``, ``webhook_url_env``)
-    must never hold the secret itself."""
-    if not value.replace("_", "").isalnum():
+def variable_name(value: str | None) -> str | None:
+    """``value`` if it can name an environment variable (letters, digits and ``_``), or None: a
+    config field that names where a secret is (``api_key_env``, ``state_url_env``,
+    ``webhook_url_env``) must never hold the secret itself."""
+    if value is not None and not value.replace("_", "").isalnum():
         raise ValueError("must be the name of an environment variable, not a key or a URL")
     return value
+
+
+@contextmanager
+def project_variables_unset() -> Iterator[None]:
+    """For its duration, none of wiki_assets' own variables (``WIKI_ASSETS_*``) is set: what the
+    defaults are without them (``python -m wiki_assets.docgen`` documents those)."""
+    saved = {name: value for name, value in os.environ.items() if name.startswith("WIKI_ASSETS_")}
+    for name in saved:
+        del os.environ[name]
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
 
 
 def synced_root() -> str:

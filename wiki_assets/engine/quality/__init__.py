@@ -11,6 +11,8 @@ checks on every page that need no strong model. No Dagster here.
 - :mod:`.checks`: the page checks, each named by a :class:`~.verdict.Reason`.
 - :mod:`.verdict`: the reasons (stable names) and a page's :class:`~.verdict.Verdict`.
 - :mod:`.assess`: :func:`~.assess.assess`, the one call a run makes per page.
+- :mod:`.extract`: the extractive page (the document's own title, headings and opening sentences)
+  that replaces a flagged answer when the ``flagged_pages`` dial is ``extract``.
 """
 
 from wiki_assets.engine.quality.assess import Assessment, assess

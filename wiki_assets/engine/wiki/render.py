@@ -93,7 +93,6 @@ def render_page(page: Page) -> str:
         "parts": page.parts,
         "prompt_tokens": page.prompt_tokens,
         "completion_tokens": page.completion_tokens,
-        "input_cut": False,
         "hit_max_tokens": page.hit_max_tokens,
         "points_verified": page.verified_points,
         "points_total": len(page.key_points),

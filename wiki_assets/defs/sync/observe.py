@@ -1,16 +1,6 @@
-"""Sync-then-ingest: observe the synced root, register new collections, request the stale ones.
-
-Daily, in three steps, so that evaluating the schedule (the daemon's tick, or "Preview tick result"
-in the UI) does nothing but ask for a run:
-
-1. the schedule ``daily_sync_then_ingest`` requests a run of ``sync_job``;
-2. that run's one op, ``sync_collections``, runs the mirror command, observes every collection on
-   ``synced_documents``, registers new collections as partitions and records the plan (the
-   collections whose pages need work) on its output;
-3. when it succeeds, the sensor ``ingest_after_sync`` requests the ingest runs of that plan.
-
-The CLI runs the same sync in its own process (:func:`sync`), then its run.
-"""
+"""The sync itself, as the sync job's op and the CLI run it: the mirror command, every collection
+observed on ``synced_documents``, new collections registered as partitions, and the plan (the
+collections whose pages need work)."""
 
 import logging
 import shlex
@@ -21,21 +11,12 @@ from typing import Any
 
 import dagster as dg
 
-from wiki_assets.defs.assets import LOGGERS, IngestConfig, launched_by, run_config, run_tags
-from wiki_assets.defs.metadata import (
-    COLLECTIONS,
-    PENDING,
-    REPAIR,
-    SYNC,
-    SYNCED,
-    SyncRun,
-    build,
-    plain,
-)
+from wiki_assets.defs.assets import IngestConfig, run_config, run_tags
+from wiki_assets.defs.metadata import SYNCED, SyncRun, build
+from wiki_assets.defs.names import INGEST_JOB, SYNCED_DOCUMENTS, WIKI_INDEX, WIKI_PAGES
 from wiki_assets.defs.partitions import collections_partitions
-from wiki_assets.defs.plan import plan_lines, recorded_rates
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
-from wiki_assets.engine import CollectionState, environment, survey
+from wiki_assets.engine import CollectionState, survey
 from wiki_assets.engine.errors import WikiAssetsError
 from wiki_assets.engine.wiki.index import unfinished
 
@@ -192,9 +173,6 @@ def sync(
     )
 
 
-WIKI_INDEX = dg.AssetKey("wiki_index")
-WIKI_PAGES = dg.AssetKey("wiki_pages")
-INGEST_JOB_NAME = "ingest_job"  # definitions.INGEST_JOB (which imports this module)
 _UNFINISHED = [dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED]
 _RECENT_FAILURES = 20  # failed runs looked at, newest first, for one that wrote pages
 
@@ -228,7 +206,7 @@ def unfinished_index(
         run = record.dagster_run
         if record.end_time is None or record.end_time <= built:
             break  # newest first: the rest ended before the last index too
-        wrote = run.job_name == INGEST_JOB_NAME or bool(
+        wrote = run.job_name == INGEST_JOB or bool(
             run.asset_selection and {WIKI_PAGES, WIKI_INDEX} & run.asset_selection
         )
         if wrote:
@@ -238,7 +216,6 @@ def unfinished_index(
     return found
 
 
-SYNCED_DOCUMENTS = dg.AssetKey("synced_documents")
 DATA_VERSION_TAG = "dagster/data_version"
 
 
@@ -278,121 +255,3 @@ def report_collections(
                     asset_key=SYNCED_DOCUMENTS, partition=state.name, tags=tags, metadata=metadata
                 )
             )
-
-
-SYNC_JOB = "sync_job"
-SYNC_OP = "sync_collections"
-INGEST_SENSOR = "ingest_after_sync"
-
-
-def build_sync_job(dials: IngestConfig) -> dg.JobDefinition:
-    """``sync_job``: the sync and its plan, as a run (what the schedule requests). The plan is
-    made with ``dials`` (the project file's), which the ingest runs it leads to use."""
-
-    @dg.op(
-        name=SYNC_OP,
-        description="Run the mirror command, observe every collection on synced_documents, "
-        "register new collections as partitions, and record which collections need work.",
-    )
-    def sync_collections(
-        context: dg.OpExecutionContext,
-        corpus: CorpusResource,
-        summarizer: SummarizerResource,
-    ) -> dg.Output[None]:
-        plan = sync(
-            context.instance, corpus, summarizer, context.log, dials, context.log_event,
-            after_pages=False,
-        )  # fmt: skip
-        # The same plan `wiki-assets plan` prints, so the run's log says what its runs will do.
-        to_summarize = sum(state.to_summarize for state in plan.states)
-        estimate = recorded_rates(context.instance, summarizer, to_summarize)
-        for line in [*plan_lines(plan.states), estimate.line()]:
-            context.log.info(line)
-        if plan.repair:
-            context.log.info(f"unfinished: {'; '.join(plan.repair)}")
-        return dg.Output(None, metadata=build(SYNC, plan.to_run()))
-
-    @dg.job(
-        name=SYNC_JOB,
-        description="Sync the synced root and plan the ingest: the sensor ingest_after_sync then "
-        "requests the runs of the new and stale collections.",
-    )
-    def sync_job() -> None:
-        sync_collections()
-
-    return sync_job
-
-
-def build_schedule(sync_job: dg.JobDefinition) -> dg.ScheduleDefinition:
-    """The daily sync-then-ingest. Its evaluation asks for a run of ``sync_job`` and does nothing
-    else: it reads and writes nothing, however large the synced tree."""
-
-    return dg.ScheduleDefinition(
-        name="daily_sync_then_ingest",
-        cron_schedule=environment.cron_schedule(),
-        job=sync_job,
-        run_config=LOGGERS,
-        default_status=dg.DefaultScheduleStatus.RUNNING,
-        description="Start a sync_job run (the mirror command, then every collection observed "
-        "and new ones registered); after it the sensor ingest_after_sync ingests every "
-        "collection that is new or stale: in one run, or in parallel runs of "
-        "WIKI_ASSETS_COLLECTIONS_PER_RUN collections (cron from WIKI_ASSETS_CRON).",
-    )
-
-
-def build_ingest_sensor(
-    sync_job: dg.JobDefinition,
-    ingest_job: Any,  # what dg.define_asset_job returns (its class is not public)
-    dials: IngestConfig,
-) -> dg.SensorDefinition:
-    """After a ``sync_job`` run succeeds, the ingest runs of its plan, with ``dials`` and the
-    fleet the definitions were built with. Reads the sync run's output; writes nothing."""
-
-    @dg.run_status_sensor(
-        name=INGEST_SENSOR,
-        run_status=dg.DagsterRunStatus.SUCCESS,
-        monitored_jobs=[sync_job],
-        request_job=ingest_job,
-        default_status=dg.DefaultSensorStatus.RUNNING,
-        description="After a sync_job run succeeds, ingest the collections it found new or "
-        "stale: in one run, or in parallel runs of WIKI_ASSETS_COLLECTIONS_PER_RUN collections.",
-    )
-    def ingest_after_sync(
-        context: dg.RunStatusSensorContext,
-    ) -> dg.SensorResult | dg.SkipReason:
-        run_id = context.dagster_run.run_id
-        planned = sync_plan_of(context.instance, run_id)
-        if planned is None:
-            return dg.SkipReason(f"sync run {run_id} recorded no plan")
-        collections, pending, repair = planned
-        plan = SyncPlan(states=[], added=[], pending=pending, repair=repair)
-        if not pending and repair:
-            # Nothing to summarize, but an earlier run left the index unfinished.
-            return dg.SensorResult(run_requests=[plan.index_request(dials)])
-        if not pending:
-            return dg.SkipReason(f"all {collections} collections are up to date")
-        source = launched_by(context.dagster_run.tags)  # the schedule's, or one from the UI
-        per_run = environment.collections_per_run()
-        return dg.SensorResult(run_requests=plan.run_requests(per_run, dials, source, run_id))
-
-    return ingest_after_sync
-
-
-def sync_plan_of(
-    instance: dg.DagsterInstance, run_id: str
-) -> tuple[int, list[str], list[str]] | None:
-    """The collections a ``sync_job`` run found, the ones it planned to ingest (in partition
-    order) and what it found left for the index build, from its op's output."""
-    records = instance.get_records_for_run(
-        run_id, of_type=dg.DagsterEventType.STEP_OUTPUT, limit=10
-    ).records
-    for record in records:
-        event = record.event_log_entry.dagster_event
-        if event is None or event.step_key != SYNC_OP:
-            continue
-        values = plain(event.step_output_data.metadata)
-        collections, pending = COLLECTIONS.read(values), PENDING.read(values)
-        if collections is not None and pending is not None:
-            repair = [str(why) for why in (REPAIR.read(values) or [])]
-            return collections, [str(key) for key in pending], repair
-    return None
