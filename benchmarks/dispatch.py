@@ -55,7 +55,7 @@ from pathlib import Path, PurePosixPath
 from benchmarks.documents import build_documents
 from benchmarks.harness import Bench, progress
 from benchmarks.overhead import overhead_section
-from benchmarks.throughput import throughput_section, throughput_table
+from benchmarks.throughput import targets_text, throughput_section, throughput_table
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -86,6 +86,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a small run for smoke testing")
     parser.add_argument("--skip-overhead", action="store_true", help="only the throughput table")
     parser.add_argument("--skip-throughput", action="store_true", help="only the overhead table")
+    parser.add_argument(
+        "--skip-baselines", action="store_true", help="only the engine's rows in the first table"
+    )
+    parser.add_argument(
+        "--long-share",
+        type=float,
+        default=0.02,
+        help="share of long documents (12,000-40,000 tokens, taken in parts; default 0.02)",
+    )
     args = parser.parse_args(argv)
     n = args.docs or (120 if args.quick else 400)
     overhead_n = args.overhead_docs or (600 if args.quick else 2000)
@@ -102,20 +111,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.skip_throughput:
             synced = tmp / "synced"
             progress(f"writing {n} documents to {synced}")
-            docs = build_documents(synced, n, seed=args.seed)
+            docs = build_documents(synced, n, seed=args.seed, long_share=args.long_share)
             tokens = [d.tokens for d in docs]
             korean = sum(1 for d in docs if PurePosixPath(d.path).stem.endswith("-ko"))
-            rows, ideal = throughput_section(bench, docs, synced, args.workers)
+            rows, ideal, capacity = throughput_section(
+                bench, docs, synced, args.workers, baselines=not args.skip_baselines
+            )
+            long = sum(1 for d in docs if d.tokens > 8192)
             print(
                 f"## Dispatch throughput: {n} documents, W = {args.workers}\n\n"
                 f"Documents: {len(docs)} ({korean} Korean), text tokens min {min(tokens)} / "
                 f"median {statistics.median(tokens):.0f} / mean {statistics.mean(tokens):.0f} / "
-                f"max {max(tokens)}; max_tokens 200. Fleet: fast 600/4800 tok/s, batch 16; "
+                f"max {max(tokens)} ({long} long, taken in parts); max_tokens 200. "
+                f"Fleet: fast 600/4800 tok/s, batch 16; "
                 f"slow 300/1200 tok/s, batch 8. Python {platform.python_version()}, "
                 f"{os.cpu_count()} CPUs. Engine rows start from a current link index (built "
                 f"once in {bench.indexing_s:.1f} s; the baselines never index).\n"
             )
             print(throughput_table(rows, ideal))
+            print()
+            print(targets_text(rows, ideal, capacity))
             print(flush=True)
         if not args.skip_overhead:
             table = overhead_section(bench, overhead_n, args.overhead_server, rounds)

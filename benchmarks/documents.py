@@ -74,14 +74,20 @@ def build_documents(
     collection: str = "bench",
     min_tokens: int = 100,
     max_tokens: int = 2000,
+    long_share: float = 0.0,
+    long_tokens: tuple[int, int] = (12_000, 40_000),
 ) -> list[BenchDoc]:
-    """Write ``count`` documents under ``root/collection`` and return them in path order."""
+    """Write ``count`` documents under ``root/collection`` and return them in path order. A
+    ``long_share`` of them are long (``long_tokens``): taken in parts by the engine."""
     rng = random.Random(seed)
+    long_rng = random.Random(seed + 1)  # apart, so the other documents stay what they were
     sources = load_sources()
     by_language = {korean: [s for s in sources if s.korean == korean] for korean in (False, True)}
     docs = []
     for index in range(count):
         target = round(math.exp(rng.uniform(math.log(min_tokens), math.log(max_tokens))))
+        if long_rng.random() < long_share:
+            target = long_rng.randint(*long_tokens)
         primary = rng.choice(sources)
         start = rng.randrange(len(primary.paragraphs))
         parts = list(primary.paragraphs[start:])

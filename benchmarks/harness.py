@@ -172,6 +172,14 @@ class Bench:
                 for m in report.models
             )
         )
+        if report.requests_per_doc is not None:
+            row.notes.append(f"{report.requests_per_doc:.2f} requests/doc")
+        if report.dials.flagged_pages == "retry":
+            skipped = sum(report.second_opinions_skipped.values())
+            row.notes.append(
+                f"second opinions {report.second_opinions} asked, "
+                f"{report.second_opinions_kept} kept, {skipped} skipped"
+            )
         progress(f"{design}: {row.docs} docs in {row.seconds:.1f} s = {row.rate:.2f} docs/s")
         return row
 
