@@ -69,6 +69,17 @@ def test_named_console_logger_prints_every_line_aligned(
     assert any("  INFO     ingest done: 6 docs" in line for line in lines), lines
 
 
+def test_the_console_at_info_says_what_the_run_did_and_no_dagster_chatter(
+    workspace: Workspace, sim: SimServer
+) -> None:
+    lines = run(workspace, sim, "INFO")
+
+    assert any("  INFO     ingest done: 6 docs" in line for line in lines), lines
+    assert any("  INFO     index: " in line for line in lines), lines
+    # The page checks' per-collection evaluations are not outputs, which Dagster notes.
+    assert not [line for line in lines if "did not yield or return expected outputs" in line]
+
+
 def test_unnamed_logger_falls_back_to_dagster_console_at_info(
     workspace: Workspace, sim: SimServer
 ) -> None:
