@@ -160,7 +160,9 @@ def test_a_hedge_takes_over_from_a_model_whose_requests_hang(tmp_path: Path) -> 
             wiki_root=tmp_path / "wiki",
             collections=["c"],
             endpoints=[endpoint(s, timeout_s=120.0, workers=2) for s in servers],
-            dials=Dials(workers_per_model=2, claim_size=1, flush_seconds=5),
+            # One request per document: the simulator's pages are all flagged, and second
+            # opinions sent to the stuck model are given up at the end, not raced.
+            dials=Dials(workers_per_model=2, claim_size=1, flush_seconds=5, flagged_pages="keep"),
         )
         stuck_stats = servers[0].snapshot()
     by_name = {m.name: m for m in report.models}
