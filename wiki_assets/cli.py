@@ -221,7 +221,7 @@ def run_plan(
     import dagster as dg
 
     from wiki_assets.defs.plan import Estimate, dry_run, plan_json, plan_lines, recorded_rates
-    from wiki_assets.engine.store import StateUnavailable
+    from wiki_assets.engine.state.store import StateUnavailable
     from wiki_assets.engine.wiki.index import unfinished
 
     try:
@@ -269,7 +269,7 @@ def run_digest(day: str, wiki: Path | None, timezone: str | None, *, as_json: bo
         return EXIT_RUN_FAILED
     from wiki_assets.engine.digest import write_digest
     from wiki_assets.engine.digest.render import render_json
-    from wiki_assets.engine.store import StateUnavailable
+    from wiki_assets.engine.state.store import StateUnavailable
 
     corpus = settings.corpus
     try:
@@ -305,7 +305,7 @@ def run_check(
         return EXIT_RUN_FAILED
     from wiki_assets.defs.checks import audit_table
     from wiki_assets.defs.history import table_text
-    from wiki_assets.engine.store import StateUnavailable
+    from wiki_assets.engine.state.store import StateUnavailable
     from wiki_assets.engine.wiki.audit import MAX_FLAGGED_SHARE, audit_wiki
 
     synced_root = corpus.synced_path if corpus.synced_path.is_dir() else None
@@ -364,7 +364,7 @@ def run_ingest(
 
     from wiki_assets.defs.sync import SyncFailed
     from wiki_assets.engine.errors import no_space_message
-    from wiki_assets.engine.store import StateUnavailable
+    from wiki_assets.engine.state.store import StateUnavailable
 
     try:
         outcome = sync_then_ingest(
@@ -390,7 +390,7 @@ def run_ingest(
     if outcome.stopped_by:
         # Stopped cleanly by a signal (the engine logged what was done and what is left): the
         # shell's code for that signal, 143 for SIGTERM and 130 for SIGINT.
-        from wiki_assets.engine.signals import exit_code
+        from wiki_assets.engine.ingestion.signals import exit_code
 
         return exit_code(outcome.stopped_by)
     if not outcome.success:

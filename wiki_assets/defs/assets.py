@@ -18,7 +18,7 @@ from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import Dials, environment, ingest, survey
 from wiki_assets.engine.errors import DiskFull, no_space_message
-from wiki_assets.engine.prompts import PROMPT_VERSION
+from wiki_assets.engine.model.prompts import PROMPT_VERSION
 from wiki_assets.engine.wiki.audit import NO_DANGLING_LINKS, audit_wiki
 from wiki_assets.engine.wiki.index import index_wiki
 
@@ -228,7 +228,6 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         return dg.MaterializeResult()
 
     return wiki_pages
-
 
 
 @dg.asset(

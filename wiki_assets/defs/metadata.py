@@ -33,10 +33,10 @@ import dagster as dg
 
 from wiki_assets.engine import CollectionState
 from wiki_assets.engine.config import AUTO
-from wiki_assets.engine.corpus import collection_of
 from wiki_assets.engine.digest import DigestFiles
+from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
 from wiki_assets.engine.quality import Reason
-from wiki_assets.engine.report import IngestReport, ModelStats
+from wiki_assets.engine.text.corpus import collection_of
 from wiki_assets.engine.wiki.audit import SHOWN_FINDINGS, Outcome
 from wiki_assets.engine.wiki.index import IndexReport
 

@@ -14,10 +14,7 @@ import math
 import random
 from dataclasses import dataclass, field, replace
 
-from wiki_assets.engine.budget import estimate_tokens, split_to_budget
-from wiki_assets.engine.client import PROMPT_OVERHEAD_TOKENS, Summary, join_notes
 from wiki_assets.engine.config import Endpoint
-from wiki_assets.engine.corpus import DocumentError, SourceDocument
 from wiki_assets.engine.dispatch import (
     Dispatcher,
     Job,
@@ -26,7 +23,10 @@ from wiki_assets.engine.dispatch import (
     Recorded,
     concurrency_for,
 )
-from wiki_assets.engine.report import IngestReport, ModelStats
+from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
+from wiki_assets.engine.model.budget import estimate_tokens, split_to_budget
+from wiki_assets.engine.model.client import PROMPT_OVERHEAD_TOKENS, Summary, join_notes
+from wiki_assets.engine.text.corpus import DocumentError, SourceDocument
 from wiki_assets.simulation.clock import Stuck, run_virtual
 from wiki_assets.simulation.models import VirtualModel, simulated_text
 from wiki_assets.simulation.scenarios import Scenario, hang_free_s, ideal_makespan, part_budget

@@ -15,14 +15,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from wiki_assets.engine.client import Notes, Summary
 from wiki_assets.engine.dispatch import retry
 from wiki_assets.engine.dispatch.lane import Attempt, Lane
 from wiki_assets.engine.dispatch.limits import work_units
 from wiki_assets.engine.dispatch.opinions import FAILED, OUT_OF_SERVICE, SecondOpinions
 from wiki_assets.engine.dispatch.queue import Job, WorkQueue
 from wiki_assets.engine.errors import ModelError
-from wiki_assets.engine.report import IngestReport
+from wiki_assets.engine.ingestion.report import IngestReport
+from wiki_assets.engine.model.client import Notes, Summary
 
 if TYPE_CHECKING:
     from wiki_assets.engine.dispatch.workers import Recorded, Work

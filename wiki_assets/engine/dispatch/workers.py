@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from wiki_assets.engine.client import Summary
-from wiki_assets.engine.corpus import DocumentError
 from wiki_assets.engine.dispatch.hedge import (
     hedge_target,
     late_second_opinions,
@@ -28,8 +26,10 @@ from wiki_assets.engine.dispatch.queue import Gathering, Job, Part, Prepared, Wo
 from wiki_assets.engine.dispatch.request import Requests
 from wiki_assets.engine.dispatch.slots import FleetSlots
 from wiki_assets.engine.dispatch.tail import Prospect, first, should_start
-from wiki_assets.engine.leases import SlotLeases
-from wiki_assets.engine.report import IngestReport
+from wiki_assets.engine.ingestion.report import IngestReport
+from wiki_assets.engine.model.client import Summary
+from wiki_assets.engine.state.leases import SlotLeases
+from wiki_assets.engine.text.corpus import DocumentError
 
 LEASE_POLL_S = 0.5  # how often a worker waiting for a fleet-wide slot looks again
 TAIL_RECHECK_S = 5.0  # a worker that left a document looks again at least this often

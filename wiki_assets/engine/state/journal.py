@@ -14,9 +14,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from wiki_assets.engine import page_events
-from wiki_assets.engine.page_events import PageHistory
-from wiki_assets.engine.store import JOURNAL_FILE, Db, StateStore
+from wiki_assets.engine.state import page_events
+from wiki_assets.engine.state.page_events import PageHistory
+from wiki_assets.engine.state.store import JOURNAL_FILE, Db, StateStore
 
 __all__ = ["JOURNAL_FILE", "Entry", "Journal"]
 

@@ -18,21 +18,21 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from wiki_assets.engine.client import Summary
 from wiki_assets.engine.config import FlaggedPages
-from wiki_assets.engine.corpus import SourceDocument
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Recorded
 from wiki_assets.engine.errors import disk_full
-from wiki_assets.engine.journal import SUMMARIZED, Entry, Journal
-from wiki_assets.engine.journal_writer import JournalWriter
-from wiki_assets.engine.plan import fingerprint
-from wiki_assets.engine.progress import Log
-from wiki_assets.engine.prompts import PROMPT_VERSION
+from wiki_assets.engine.ingestion.plan import fingerprint
+from wiki_assets.engine.ingestion.progress import Log
+from wiki_assets.engine.ingestion.report import IngestReport
+from wiki_assets.engine.model.client import Summary
+from wiki_assets.engine.model.prompts import PROMPT_VERSION
 from wiki_assets.engine.quality import Assessment, assess
 from wiki_assets.engine.quality.extract import extract
 from wiki_assets.engine.related import RelatedIndex
-from wiki_assets.engine.report import IngestReport
-from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.state.journal import SUMMARIZED, Entry, Journal
+from wiki_assets.engine.state.journal_writer import JournalWriter
+from wiki_assets.engine.state.store import StateStore
+from wiki_assets.engine.text.corpus import SourceDocument
 from wiki_assets.engine.wiki.files import Wiki
 from wiki_assets.engine.wiki.links import neighbours, page_text, relink
 from wiki_assets.engine.wiki.record import now_iso
@@ -81,7 +81,8 @@ class Pages:
 
     def start(self) -> None:
         """The journal writer for answers, then the flush thread with its own journal connection
-        (:attr:`pages_journal`) and the page writer process (:mod:`~.wiki.writer`)."""
+        (:attr:`pages_journal`) and the page writer process
+        (:mod:`~wiki_assets.engine.wiki.writer`)."""
         self.writer = JournalWriter(self.store)
         self.flushes = ThreadPoolExecutor(1, thread_name_prefix="page-flush")
         self.pages_journal = Journal(self.store)

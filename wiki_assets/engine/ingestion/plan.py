@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wiki_assets.engine.config import Dials, Endpoint
-from wiki_assets.engine.corpus import (
+from wiki_assets.engine.dispatch import Job
+from wiki_assets.engine.ingestion.report import IngestReport
+from wiki_assets.engine.model.prompts import PROMPT_VERSION
+from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.related.service import SERVICE_MIN
+from wiki_assets.engine.state.journal import SUMMARIZED, WRITTEN, Entry, Journal
+from wiki_assets.engine.state.store import StateStore
+from wiki_assets.engine.text.corpus import (
     DocumentError,
     SourceDocument,
     collection_version,
@@ -27,18 +34,11 @@ from wiki_assets.engine.corpus import (
     scan_contents,
     title_of,
 )
-from wiki_assets.engine.dispatch import Job
-from wiki_assets.engine.journal import SUMMARIZED, WRITTEN, Entry, Journal
-from wiki_assets.engine.prompts import PROMPT_VERSION
-from wiki_assets.engine.related import RelatedIndex
-from wiki_assets.engine.related.service import SERVICE_MIN
-from wiki_assets.engine.report import IngestReport
-from wiki_assets.engine.store import StateStore
 from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, STATE_DIR, page_for
 
 if TYPE_CHECKING:
     # For the type only: flush.py imports fingerprint from this module.
-    from wiki_assets.engine.flush import Pages
+    from wiki_assets.engine.ingestion.flush import Pages
 
 # The related-document index is derived from the synced text alone (rebuildable at any time), so it
 # stays a SQLite file in the wiki's state folder whatever store holds the per-document state.

@@ -8,27 +8,18 @@ from typing import Any
 
 import openai
 
-from wiki_assets.engine.answers import (
-    OUTPUT_MODES,
-    Answer,
-    error_kind,
-    error_reason,
-    overflows_context,
-    refuses_format,
-    response_format,
-)
-from wiki_assets.engine.budget import estimate_tokens, split_to_budget
-from wiki_assets.engine.compact import (
+from wiki_assets.engine.config import Endpoint
+from wiki_assets.engine.errors import ErrorKind, ModelError
+from wiki_assets.engine.model.budget import estimate_tokens, split_to_budget
+from wiki_assets.engine.model.compact import (
     citable_lines,
     compact_messages,
     compact_schema,
     parse_compact,
     shown_lines,
 )
-from wiki_assets.engine.config import Endpoint
-from wiki_assets.engine.errors import ErrorKind, ModelError
-from wiki_assets.engine.page import DraftError, PageDraft, draft_schema, parse_draft
-from wiki_assets.engine.prompts import (
+from wiki_assets.engine.model.page import DraftError, PageDraft, draft_schema, parse_draft
+from wiki_assets.engine.model.prompts import (
     CHUNK_SYSTEM,
     CHUNK_USER,
     LIBRARIAN_SYSTEM,
@@ -36,6 +27,15 @@ from wiki_assets.engine.prompts import (
     PAGE_USER,
     PARTS_NOTE,
     REPAIR_USER,
+)
+from wiki_assets.engine.model.response import (
+    OUTPUT_MODES,
+    Answer,
+    error_kind,
+    error_reason,
+    overflows_context,
+    refuses_format,
+    response_format,
 )
 from wiki_assets.engine.quality import number_lines
 from wiki_assets.engine.related import Candidate
@@ -317,9 +317,10 @@ class ModelClient:
         candidates: Sequence[Candidate],
         usage: _Usage,
     ) -> tuple[PageDraft, str]:
-        """A compact page (:mod:`wiki_assets.engine.compact`): the key lines by number, and prose
-        where the model writes the language. The grammar of a constraining server keeps the
-        answer valid, so there is no repair round: an unparsable answer fails the document."""
+        """A compact page (:mod:`wiki_assets.engine.model.compact`): the key lines by number, and
+        prose where the model writes the language. The grammar of a constraining server keeps
+        the answer valid, so there is no repair round: an unparsable answer fails the
+        document."""
         citable = citable_lines(text, title)
         numbers = sorted(shown_lines(body) & citable.keys())
         schema = compact_schema(numbers, prose=prose, language=language)

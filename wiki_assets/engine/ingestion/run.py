@@ -16,24 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from wiki_assets.engine.budget import estimate_tokens, split_to_budget
-from wiki_assets.engine.client import (
-    PROMPT_OVERHEAD_TOKENS,
-    ModelClient,
-    Summary,
-    candidate_listing_tokens,
-    input_budget,
-    join_notes,
-)
-from wiki_assets.engine.collector import fewer_collections
 from wiki_assets.engine.config import Dials, Endpoint
-from wiki_assets.engine.corpus import (
-    DEFAULT_MAX_BYTES,
-    DocumentError,
-    SourceDocument,
-    read_text,
-    title_of,
-)
 from wiki_assets.engine.dispatch import (
     Dispatcher,
     Job,
@@ -42,23 +25,46 @@ from wiki_assets.engine.dispatch import (
     Recorded,
     concurrency_for,
 )
-from wiki_assets.engine.flush import Pages
-from wiki_assets.engine.journal import Journal
-from wiki_assets.engine.leases import SlotLeases
-from wiki_assets.engine.page import LANGUAGES, detect_language
-from wiki_assets.engine.plan import (
+from wiki_assets.engine.ingestion.collector import fewer_collections
+from wiki_assets.engine.ingestion.flush import Pages
+from wiki_assets.engine.ingestion.plan import (
     RELATED_CANDIDATES,
     RELATED_FILE,
     RunPlan,
     fingerprints,
 )
-from wiki_assets.engine.progress import Log, log_done, log_related_index, log_start, progress_line
+from wiki_assets.engine.ingestion.progress import (
+    Log,
+    log_done,
+    log_related_index,
+    log_start,
+    progress_line,
+)
+from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
+from wiki_assets.engine.ingestion.signals import stop_on_signals
+from wiki_assets.engine.model.budget import estimate_tokens, split_to_budget
+from wiki_assets.engine.model.client import (
+    PROMPT_OVERHEAD_TOKENS,
+    ModelClient,
+    Summary,
+    candidate_listing_tokens,
+    input_budget,
+    join_notes,
+)
+from wiki_assets.engine.model.page import LANGUAGES, detect_language
 from wiki_assets.engine.quality import number_lines
 from wiki_assets.engine.related import Candidate, RelatedIndex
 from wiki_assets.engine.related.service import CandidatesService
-from wiki_assets.engine.report import IngestReport, ModelStats
-from wiki_assets.engine.signals import stop_on_signals
-from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.state.journal import Journal
+from wiki_assets.engine.state.leases import SlotLeases
+from wiki_assets.engine.state.store import StateStore
+from wiki_assets.engine.text.corpus import (
+    DEFAULT_MAX_BYTES,
+    DocumentError,
+    SourceDocument,
+    read_text,
+    title_of,
+)
 from wiki_assets.engine.wiki.files import UnsafePath, Wiki
 
 MIN_PART_TOKENS = 64  # a context with less room than this for text cannot be split usefully
