@@ -24,9 +24,10 @@ from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
 from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.ingestion.collector import YOUNG_THRESHOLD, fewer_collections
-from wiki_assets.engine.ingestion.plan import fingerprint
+from wiki_assets.engine.ingestion.currency import fingerprint
 from wiki_assets.engine.model.budget import cut_to_budget, estimate_tokens
-from wiki_assets.engine.model.client import PLATFORM_HEADERS, ModelClient
+from wiki_assets.engine.model.chat import PLATFORM_HEADERS
+from wiki_assets.engine.model.client import ModelClient
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.text.corpus import DocumentError, SourceDocument, decode, scan

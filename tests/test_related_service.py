@@ -13,12 +13,8 @@ import sys
 from pathlib import Path
 
 from wiki_assets.engine import Dials, Endpoint, ingest
-from wiki_assets.engine.ingestion.plan import (
-    RELATED_CANDIDATES,
-    RELATED_FILE,
-    RunPlan,
-    fingerprints,
-)
+from wiki_assets.engine.ingestion.currency import fingerprints
+from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES, RELATED_FILE, RunPlan
 from wiki_assets.engine.related import Candidate, RelatedIndex
 from wiki_assets.engine.related.service import HELPER_MODULE, SERVICE_MIN, CandidatesService
 from wiki_assets.engine.state.journal import Journal

@@ -24,8 +24,13 @@ from wiki_assets.engine.dispatch import (
     concurrency_for,
 )
 from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
-from wiki_assets.engine.model.budget import estimate_tokens, split_to_budget
-from wiki_assets.engine.model.client import PROMPT_OVERHEAD_TOKENS, Summary, join_notes
+from wiki_assets.engine.model.budget import (
+    PROMPT_OVERHEAD_TOKENS,
+    estimate_tokens,
+    join_notes,
+    split_to_budget,
+)
+from wiki_assets.engine.model.results import Summary
 from wiki_assets.engine.text.corpus import DocumentError, SourceDocument
 from wiki_assets.simulation.clock import Stuck, run_virtual
 from wiki_assets.simulation.models import VirtualModel, simulated_text

@@ -24,7 +24,7 @@ from wiki_assets.engine.dispatch.tail import (
 )
 from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.ingestion.report import ModelStats
-from wiki_assets.engine.model.client import Notes, Summary
+from wiki_assets.engine.model.results import Notes, Summary
 from wiki_assets.engine.related import Candidate
 
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from wiki_assets.engine.dispatch.hedge import (
     hedge_target,
@@ -22,56 +21,18 @@ from wiki_assets.engine.dispatch.hedge import (
 )
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.opinions import HUNG, RUN_DONE, SecondOpinions
-from wiki_assets.engine.dispatch.queue import Gathering, Job, Part, Prepared, WorkQueue
+from wiki_assets.engine.dispatch.queue import Gathering, Job, Part, WorkQueue
 from wiki_assets.engine.dispatch.request import Requests
 from wiki_assets.engine.dispatch.slots import FleetSlots
 from wiki_assets.engine.dispatch.tail import Prospect, first, should_start
+from wiki_assets.engine.dispatch.work import Work
 from wiki_assets.engine.ingestion.report import IngestReport
-from wiki_assets.engine.model.client import Summary
 from wiki_assets.engine.state.leases import SlotLeases
 from wiki_assets.engine.text.corpus import DocumentError
 
 LEASE_POLL_S = 0.5  # how often a worker waiting for a fleet-wide slot looks again
 TAIL_RECHECK_S = 5.0  # a worker that left a document looks again at least this often
 RESCANS = 4  # returned documents a worker that left one may try before it waits
-
-
-@dataclass(frozen=True, slots=True)
-class Recorded:
-    """What the run made of an answer it recorded. A first answer's ``flags``: why the checks
-    flagged it, when the run would have another model look at it (``flagged_pages: retry``). A
-    second opinion: whether it was ``kept`` (ranked above the first answer, whose page it
-    replaces) and the first answer's reasons it ``fixed`` (the kept answer no longer has them)."""
-
-    flags: tuple[str, ...] = ()
-    kept: bool = False
-    fixed: tuple[str, ...] = ()
-
-
-class Work(Protocol):
-    """What the dispatcher asks of the run around it."""
-
-    async def prepare(self, job: Job) -> Prepared:
-        """Read the document and work out its request; DocumentError fails it alone."""
-        ...
-
-    async def record(self, job: Job, lane: Lane, summary: Summary) -> Recorded:
-        """Keep an answer (durably, before it counts), and say what it made of it: a flagged
-        first answer's reasons (the dispatcher may ask another model), or whether a second
-        opinion replaced the first answer."""
-        ...
-
-    def gathered(self, job: Job, notes: list[str]) -> Prepared:
-        """A long document's notes on its parts are in: its page's request, or (notes still
-        too long for one request) the parts of another round of notes."""
-        ...
-
-    def fail(self, job: Job, reason: str) -> None: ...
-
-    def held_back(self) -> bool:
-        """Whether new requests must wait (pages lag behind); the run calls
-        :meth:`Dispatcher.wake` when that changes."""
-        ...
 
 
 class Dispatcher:

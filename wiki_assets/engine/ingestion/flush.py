@@ -21,11 +21,11 @@ from typing import Any
 from wiki_assets.engine.config import FlaggedPages
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Recorded
 from wiki_assets.engine.errors import disk_full
-from wiki_assets.engine.ingestion.plan import fingerprint
+from wiki_assets.engine.ingestion.currency import fingerprint
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.ingestion.report import IngestReport
-from wiki_assets.engine.model.client import Summary
 from wiki_assets.engine.model.prompts import PROMPT_VERSION
+from wiki_assets.engine.model.results import Summary
 from wiki_assets.engine.quality import Assessment, assess
 from wiki_assets.engine.quality.extract import extract
 from wiki_assets.engine.related import RelatedIndex

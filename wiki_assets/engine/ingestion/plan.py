@@ -1,7 +1,6 @@
-"""What is current, and what a run does about the rest.
+"""What a run does about the documents whose page is not current.
 
-A page is current when it was written from the document's present text, with the prompt and the
-dials that shape pages now, by a model the fleet still trusts (:class:`Currency`). :func:`survey`
+What makes a page current is :mod:`~wiki_assets.engine.ingestion.currency`'s. :func:`survey`
 says per collection what an ingest would do (the dry run). :class:`RunPlan` is an ingest's own plan:
 one pass over the synced tree that reads and hashes each file once, brings the related-document
 index up to date with the same read, counts what the run will summarize and keeps, in path order,
@@ -11,15 +10,13 @@ candidates; :meth:`RunPlan.jobs` streams them.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Job
-from wiki_assets.engine.ingestion.report import IngestReport
+from wiki_assets.engine.ingestion.currency import Currency, fingerprints, is_current
 from wiki_assets.engine.model.prompts import PROMPT_VERSION
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.related.service import SERVICE_MIN
@@ -36,67 +33,12 @@ from wiki_assets.engine.text.corpus import (
 )
 from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, STATE_DIR, page_for
 
-if TYPE_CHECKING:
-    # For the type only: flush.py imports fingerprint from this module.
-    from wiki_assets.engine.ingestion.flush import Pages
-
 # The related-document index is derived from the synced text alone (rebuildable at any time), so it
 # stays a SQLite file in the wiki's state folder whatever store holds the per-document state.
 RELATED_FILE = "related.sqlite"
 RELATED_CANDIDATES = 8  # documents offered to the model as link targets
 LOOKAHEAD = 64  # planned documents whose link candidates are computed or looked up together
 GROUP_BYTES = 8 << 20  # scanned documents' bytes the planning pass holds while it looks them up
-
-
-def fingerprint(max_tokens: int, language: str = "auto", form: str = "full") -> str:
-    """What shapes a page besides its text and its model: prompt, length cap, page language and
-    what the model is asked for (``Endpoint.page_form``)."""
-    key = f"{PROMPT_VERSION}\0{max_tokens}\0{language}\0{form}"
-    return hashlib.sha256(key.encode()).hexdigest()[:12]
-
-
-@dataclass(frozen=True, slots=True)
-class Currency:
-    """What a page must have been written with to be current. A page by a model that has left the
-    fleet stays current (changing the fleet never silently redoes the wiki) as long as the prompt
-    and the dials that shape pages are the same; a model named in ``redo`` has its pages redone."""
-
-    by_model: dict[str, str]  # fleet model id -> fingerprint of the pages it would write now
-    departed: frozenset[str]  # fingerprints a page by a model no longer in the fleet may carry
-    redo: frozenset[str] = frozenset()
-
-    def accepts(self, model: str, page_fingerprint: str) -> bool:
-        if model in self.redo:
-            return False
-        if model in self.by_model:
-            return self.by_model[model] == page_fingerprint
-        return page_fingerprint in self.departed
-
-
-def fingerprints(endpoints: Sequence[Endpoint], dials: Dials) -> Currency:
-    """What the pages of this fleet and these dials must carry to be current."""
-    caps = {dials.max_tokens, *(ep.max_tokens for ep in endpoints if ep.max_tokens)}
-    forms = {"full", *(ep.page_form for ep in endpoints)}
-    return Currency(
-        by_model={
-            ep.model: fingerprint(ep.max_tokens or dials.max_tokens, dials.language, ep.page_form)
-            for ep in endpoints
-        },
-        departed=frozenset(
-            fingerprint(cap, dials.language, form) for cap in caps for form in forms
-        ),
-        redo=frozenset(dials.redo_models),
-    )
-
-
-def is_current(entry: Entry | None, doc: SourceDocument, current: Currency) -> bool:
-    return (
-        entry is not None
-        and entry.status in (SUMMARIZED, WRITTEN)
-        and entry.content_hash == doc.content_hash
-        and entry.model is not None
-        and current.accepts(entry.model, entry.fingerprint)
-    )
 
 
 SKIP, RECOVER = "skip", "recover"
@@ -301,18 +243,25 @@ class RunPlan:
         return what not in (SKIP, RECOVER)
 
     def jobs(
-        self, pages: Pages, report: IngestReport, fail: Callable[[SourceDocument, str], None]
-    ) -> Iterator[Job]:
+        self,
+        owner: Callable[[str, SourceDocument], str],
+        fail: Callable[[SourceDocument, str], None],
+    ) -> Iterator[Job | Recovered]:
         """The run's jobs, in order, with the link candidates the index still has stored for them
-        (looked up :data:`LOOKAHEAD` documents at a time). Streamed as workers claim them: a
-        recovered page goes to ``pages`` and a page name that cannot be written fails its document
-        when the stream reaches it."""
+        (looked up :data:`LOOKAHEAD` documents at a time), and its recovered pages
+        (:class:`Recovered`, for the run to route to its pages) as the stream reaches them.
+        Streamed as workers claim them: ``owner(page, doc)`` says which document writes a page
+        (see :meth:`~wiki_assets.engine.ingestion.flush.Pages.owner`), and a page name that
+        cannot be written fails its document when the stream reaches it."""
         if self.answers_beside:  # none is stored: the helper answers them as they are prepared
-            yield from self._jobs(pages, report, fail)
+            yield from self._jobs(owner, fail)
             return
         ahead: list[Job] = []
-        for job in self._jobs(pages, report, fail):
-            ahead.append(job)
+        for found in self._jobs(owner, fail):
+            if isinstance(found, Recovered):
+                yield found
+                continue
+            ahead.append(found)
             if len(ahead) >= LOOKAHEAD:
                 yield from self._with_stored_candidates(ahead)
                 ahead = []
@@ -325,15 +274,16 @@ class RunPlan:
         return jobs
 
     def _jobs(
-        self, pages: Pages, report: IngestReport, fail: Callable[[SourceDocument, str], None]
-    ) -> Iterator[Job]:
+        self,
+        owner: Callable[[str, SourceDocument], str],
+        fail: Callable[[SourceDocument, str], None],
+    ) -> Iterator[Job | Recovered]:
         for doc, what in self.todo:
             if what == RECOVER:
                 entry = self.journal.get(doc.path)
                 assert entry is not None and entry.page is not None
                 # A run that died after the model answered: write the page, ask no model.
-                pages.keep(Job(doc, entry.page), entry)
-                report.recovered += 1
+                yield Recovered(Job(doc, entry.page), entry)
                 continue
             page = page_for(doc.path)
             if page == INDEX_PAGE:
@@ -343,11 +293,19 @@ class RunPlan:
                 fail(doc, f"page name {page!r} is in {DIGEST_DIR}/, reserved for the daily digests")
                 continue
             claimant = self.page_claims.get(page, doc.path)
-            owner = claimant if claimant != doc.path else pages.owner(page, doc)
-            if owner != doc.path:
-                fail(doc, f"page name {page!r} is already the page of {owner!r}")
+            page_owner = claimant if claimant != doc.path else owner(page, doc)
+            if page_owner != doc.path:
+                fail(doc, f"page name {page!r} is already the page of {page_owner!r}")
                 continue
             yield Job(doc, page)
+
+
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    """A page whose answer a run that died had journaled: the run writes it and asks no model."""
+
+    job: Job
+    entry: Entry
 
 
 def _groups(

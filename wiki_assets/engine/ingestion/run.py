@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -26,12 +26,13 @@ from wiki_assets.engine.dispatch import (
     concurrency_for,
 )
 from wiki_assets.engine.ingestion.collector import fewer_collections
+from wiki_assets.engine.ingestion.currency import fingerprints
 from wiki_assets.engine.ingestion.flush import Pages
 from wiki_assets.engine.ingestion.plan import (
     RELATED_CANDIDATES,
     RELATED_FILE,
+    Recovered,
     RunPlan,
-    fingerprints,
 )
 from wiki_assets.engine.ingestion.progress import (
     Log,
@@ -42,16 +43,17 @@ from wiki_assets.engine.ingestion.progress import (
 )
 from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
 from wiki_assets.engine.ingestion.signals import stop_on_signals
-from wiki_assets.engine.model.budget import estimate_tokens, split_to_budget
-from wiki_assets.engine.model.client import (
+from wiki_assets.engine.model.budget import (
     PROMPT_OVERHEAD_TOKENS,
-    ModelClient,
-    Summary,
     candidate_listing_tokens,
+    estimate_tokens,
     input_budget,
     join_notes,
+    split_to_budget,
 )
+from wiki_assets.engine.model.client import ModelClient
 from wiki_assets.engine.model.page import LANGUAGES, detect_language
+from wiki_assets.engine.model.results import Summary
 from wiki_assets.engine.quality import number_lines
 from wiki_assets.engine.related import Candidate, RelatedIndex
 from wiki_assets.engine.related.service import CandidatesService
@@ -206,7 +208,7 @@ class _Run:
             )
             dispatcher = self.dispatcher = Dispatcher(
                 lanes,
-                plan.jobs(pages, self.report, self._fail),
+                self._route(plan.jobs(pages.owner, self._fail), pages),
                 self,
                 self.report,
                 claim_size=self.dials.claim_size,
@@ -249,6 +251,16 @@ class _Run:
         self.report.duration_s = time.monotonic() - started
         log_done(self.log, self.report, lanes)
         return self.report
+
+    def _route(self, found: Iterator[Job | Recovered], pages: Pages) -> Iterator[Job]:
+        """The plan's jobs, for the dispatcher; a recovered page goes to ``pages`` (its answer is
+        journaled: no model is asked) when the stream reaches it."""
+        for item in found:
+            if isinstance(item, Recovered):
+                pages.keep(item.job, item.entry)
+                self.report.recovered += 1
+                continue
+            yield item
 
     async def _plan(
         self, journal: Journal, related: RelatedIndex
