@@ -18,7 +18,8 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 )
 from pydantic import Field
 
-from wiki_assets.defs.metadata import CHECK, build
+from wiki_assets.defs.asset_metadata import CHECK
+from wiki_assets.defs.metadata_keys import build
 from wiki_assets.defs.names import WIKI_PAGES
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource

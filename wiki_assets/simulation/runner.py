@@ -204,7 +204,7 @@ def run(scenario: Scenario) -> Outcome:
         # A model whose pages the others' second opinions kept replacing writes none: the fleet
         # that writes the pages is the one the makespan is bound by.
         outcome.ideal_s = ideal_makespan(scenario, standing)[0]
-    outcome.jobs = len(tokens) + dispatcher.added
+    outcome.jobs = len(tokens) + dispatcher.parts.added
     for client in clients:
         for path, count in client.traffic.overlapping.items():
             outcome.overlapping[path] = max(outcome.overlapping.get(path, 0), count)
@@ -233,7 +233,7 @@ async def _watch_idle(dispatcher: Dispatcher, outcome: Outcome) -> None:
                 if not prospects:
                     continue
                 best, lane = min(prospects, key=lambda item: (item[0].finish_s, item[0].order))
-                if len(lane.attempts) >= lane.concurrency.limit or dispatcher.demoted(lane):
+                if len(lane.attempts) >= lane.concurrency.limit or dispatcher.end.demoted(lane):
                     continue  # its model has no free worker, or takes no documents: no idling
                 key = (id(job), lane.order)
                 seen.add(key)

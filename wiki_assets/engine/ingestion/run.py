@@ -2,8 +2,9 @@
 
 The dispatch (``wiki_assets.engine.dispatch``) is the project's core idea: one shared queue, each
 model's workers pulling from it whenever they are free, so models never wait for each other. This
-module is the run's lifecycle around it: the plan (``plan.py``), the dispatcher, the pages and
-their flush (``flush.py``) and the log lines (``progress.py``), and a clean stop on a signal.
+module is the run's lifecycle around it: the plan (``plan.py``), the dispatcher, each document's
+request (``prepare.py``), the pages and their flush (``flush.py``) and the log lines
+(``progress.py``), and a clean stop on a signal.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from wiki_assets.engine.config import Dials, Endpoint
@@ -34,6 +35,7 @@ from wiki_assets.engine.ingestion.plan import (
     Recovered,
     RunPlan,
 )
+from wiki_assets.engine.ingestion.prepare import Preparer
 from wiki_assets.engine.ingestion.progress import (
     Log,
     log_done,
@@ -43,33 +45,15 @@ from wiki_assets.engine.ingestion.progress import (
 )
 from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
 from wiki_assets.engine.ingestion.signals import stop_on_signals
-from wiki_assets.engine.model.budget import (
-    PROMPT_OVERHEAD_TOKENS,
-    candidate_listing_tokens,
-    estimate_tokens,
-    input_budget,
-    join_notes,
-    split_to_budget,
-)
 from wiki_assets.engine.model.client import ModelClient
-from wiki_assets.engine.model.page import LANGUAGES, detect_language
 from wiki_assets.engine.model.results import Summary
-from wiki_assets.engine.quality import number_lines
-from wiki_assets.engine.related import Candidate, RelatedIndex
+from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.related.service import CandidatesService
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.leases import SlotLeases
 from wiki_assets.engine.state.store import StateStore
-from wiki_assets.engine.text.corpus import (
-    DEFAULT_MAX_BYTES,
-    DocumentError,
-    SourceDocument,
-    read_text,
-    title_of,
-)
-from wiki_assets.engine.wiki.files import UnsafePath, Wiki
-
-MIN_PART_TOKENS = 64  # a context with less room than this for text cannot be split usefully
+from wiki_assets.engine.text.corpus import DEFAULT_MAX_BYTES, SourceDocument
+from wiki_assets.engine.wiki.files import Wiki
 
 
 def ingest(
@@ -136,11 +120,6 @@ class _Run:
     dispatcher: Dispatcher | None = None
     loop: asyncio.AbstractEventLoop | None = None
     stop_signal: str | None = None
-    candidates_helper: CandidatesService | None = None  # answers link candidates, if any
-    # Tokens of text one request of every model of the fleet can take: a longer document is
-    # taken in parts this long (any model may take any part).
-    part_budget: int = 0
-    full_pages: bool = True  # some model of the fleet is asked for a full page (with candidates)
 
     def request_stop(self, signal_name: str) -> None:
         """A signal arrived (called from the signal handler, on the main thread)."""
@@ -157,8 +136,6 @@ class _Run:
             dispatcher.stop(f"stopped by {self.stop_signal}")
 
     def _lanes(self) -> list[Lane]:
-        self.part_budget = min(input_budget(e, self.dials.max_tokens) for e in self.endpoints)
-        self.full_pages = any(e.page_shape != "compact" for e in self.endpoints)
         lanes = []
         for order, endpoint in enumerate(self.endpoints):
             concurrency = concurrency_for(endpoint, self.dials)
@@ -192,7 +169,15 @@ class _Run:
                     helper = await CandidatesService.start(related.db_path, RELATED_CANDIDATES)
                     cleanup.push_async_callback(self._close_candidates, helper)
                 helper.send_plan(plan.answers_beside)
-                self.candidates_helper = helper
+            self.preparer = Preparer.for_fleet(
+                self.endpoints,
+                self.dials,
+                synced_root=self.synced_root,
+                wiki=self.wiki,
+                related=related,
+                max_bytes=self.max_bytes,
+                candidates_helper=helper if plan.answers_beside else None,
+            )
             log_start(self.log, self.report, lanes, self.dials, plan.total, self.store.describe())
             pages = self.pages = Pages(
                 synced_root=self.synced_root,
@@ -308,67 +293,10 @@ class _Run:
     # ------------------------------------------------------------------ the dispatcher's Work
 
     async def prepare(self, job: Job) -> Prepared:
-        doc = job.doc
-        try:
-            text = read_text(self.synced_root, doc, self.max_bytes)
-            self.wiki.check(job.page)
-        except UnsafePath as error:
-            raise DocumentError(str(error)) from error
-        candidates = job.candidates
-        if candidates is None and self.candidates_helper is not None:
-            candidates = await self.candidates_helper.candidates(doc.path)
-        if candidates is None:
-            # The query runs in SQLite's C code, which releases the GIL: off the event loop.
-            candidates = await asyncio.to_thread(
-                self.related.candidates, doc.path, RELATED_CANDIDATES
-            )
-        language = detect_language(text) if self.dials.language == "auto" else self.dials.language
-        language = LANGUAGES.get(language, language)
-        title = title_of(text, doc.path)
-        listing = self._listing_tokens(candidates)
-        tokens = estimate_tokens(text)
-        # Counted as the model will see it (numbered lines) only when it may be long.
-        numbered = number_lines(text) if tokens > self.part_budget // 2 else ""
-        if estimate_tokens(numbered) + listing > self.part_budget >= MIN_PART_TOKENS:
-            # Longer than one request of the fleet's smallest context: notes on its parts first,
-            # each a job any model may take (numbered first: a part keeps the whole document's
-            # line numbers).
-            # (The estimate of a cut part may exceed its budget by the one token it rounds up.)
-            parts = split_to_budget(numbered, self.part_budget - 1)
-            return Prepared(
-                title, text, language, tokens + PROMPT_OVERHEAD_TOKENS, candidates,
-                parts=len(parts), split=self._parts(title, parts, language),
-            )  # fmt: skip
-        return Prepared(title, text, language, tokens + PROMPT_OVERHEAD_TOKENS, candidates)
+        return await self.preparer.prepare(job)
 
     def gathered(self, job: Job, notes: list[str]) -> Prepared:
-        prepared = job.prepared
-        assert prepared is not None
-        joined = join_notes(notes)
-        tokens = estimate_tokens(joined)
-        listing = self._listing_tokens(prepared.candidates)
-        if tokens + listing > self.part_budget and len(notes) > 1:
-            # Still too long for one request: notes on the notes, like a map step again.
-            split = self._parts(prepared.title, split_to_budget(joined, self.part_budget - 1),
-                                prepared.language)  # fmt: skip
-            return replace(prepared, split=split)
-        return replace(
-            prepared,
-            notes=joined,
-            split=(),
-            prompt_tokens=tokens + listing + PROMPT_OVERHEAD_TOKENS,
-        )
-
-    def _parts(self, title: str, parts: list[str], language: str) -> tuple[Prepared, ...]:
-        return tuple(
-            Prepared(title, part, language, estimate_tokens(part) + PROMPT_OVERHEAD_TOKENS, [])
-            for part in parts
-        )
-
-    def _listing_tokens(self, candidates: list[Candidate]) -> int:
-        """What a page request's list of candidates costs, where any model of the fleet asks
-        for a full page (a compact page lists none)."""
-        return candidate_listing_tokens(candidates) if self.full_pages else 0
+        return self.preparer.gathered(job, notes)
 
     async def record(self, job: Job, lane: Lane, summary: Summary) -> Recorded:
         return await self.pages.record(job, lane, summary)
