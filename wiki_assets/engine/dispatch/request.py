@@ -100,9 +100,15 @@ class Requests:
         lane.attempts.append(attempt)
         try:
             await asyncio.wait((task,))
+        except asyncio.CancelledError:
+            # This worker itself is being cancelled: so is its request, which ends before the
+            # worker does (no request outlives the run).
+            task.cancel()
+            await asyncio.wait((task,))
+            raise
         finally:
             if not task.done():
-                task.cancel()  # this worker itself is being cancelled
+                task.cancel()  # (a coroutine closed with its event loop gone: nothing to wait on)
             job.running.remove(attempt)
             lane.attempts.remove(attempt)
             self.settled += 1

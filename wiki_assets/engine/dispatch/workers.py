@@ -59,6 +59,7 @@ class Dispatcher:
         self.claim_size = claim_size
         self.expected = expected  # documents the run expects to send (known once planned)
         self.slots = FleetSlots(leases)
+        self.log = log
         self.opinions = SecondOpinions(budget=int(second_opinion_share * expected()))
         self.finished = False
         self._now: Callable[[], float] = lambda: 0.0
@@ -93,16 +94,32 @@ class Dispatcher:
         self._now = loop.time
         self._changed = asyncio.Event()
         self.requests.last_success = self._now()
-        renewer = asyncio.create_task(self.slots.renew()) if self.slots.leases else None
         try:
+            # Every task of the run is in this group and ends with it: the workers, and the
+            # renewal of the fleet-wide slots they hold, cancelled once every worker has ended.
             async with asyncio.TaskGroup() as group:
-                for lane in self.lanes:
-                    for slot in range(lane.concurrency.slots):
-                        group.create_task(self._work(lane, slot))
+                renewer = group.create_task(self._renew()) if self.slots.leases else None
+                workers = [
+                    group.create_task(self._work(lane, slot))
+                    for lane in self.lanes
+                    for slot in range(lane.concurrency.slots)
+                ]
+                if renewer is not None:
+                    if workers:
+                        await asyncio.wait(workers)
+                    renewer.cancel()
         finally:
             self.report.second_opinions_skipped = dict(self.opinions.skipped)
-            if renewer is not None:
-                renewer.cancel()
+
+    async def _renew(self) -> None:
+        """Keep the fleet-wide slots this run holds alive, until cancelled. A renewal that fails
+        ends the renewal, not the run: the slots then expire after their time to live, as those
+        of a run that died do."""
+        try:
+            await self.slots.renew()
+        except Exception as error:
+            if self.log is not None:
+                self.log.warning(f"fleet-wide model slots no longer renewed: {error}")
 
     def stop(self, reason: str, *, cancel: bool = True) -> None:
         """End the run early: no new requests; with ``cancel``, requests in flight are cancelled

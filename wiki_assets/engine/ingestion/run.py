@@ -26,6 +26,7 @@ from wiki_assets.engine.dispatch import (
     Recorded,
     concurrency_for,
 )
+from wiki_assets.engine.ingestion.candidates import close_helper, plan_beside_helper
 from wiki_assets.engine.ingestion.collector import fewer_collections
 from wiki_assets.engine.ingestion.currency import fingerprints
 from wiki_assets.engine.ingestion.flush import Pages
@@ -159,15 +160,15 @@ class _Run:
                 SlotLeases(self.store) if any(e.max_in_flight for e in self.endpoints) else None
             )
             self.wiki.sweep_temporaries()
-            plan, helper = await self._plan(journal, related)
+            plan, helper = await plan_beside_helper(self._make_plan, related.db_path, self.log)
             if helper is not None:
-                cleanup.push_async_callback(self._close_candidates, helper)
+                cleanup.push_async_callback(close_helper, helper, self.log)
             self.report.skipped = plan.skipped
             log_related_index(self.log, plan.indexed, plan.pruned, len(plan.answers_beside))
             if plan.answers_beside:
                 if helper is None:
                     helper = await CandidatesService.start(related.db_path, RELATED_CANDIDATES)
-                    cleanup.push_async_callback(self._close_candidates, helper)
+                    cleanup.push_async_callback(close_helper, helper, self.log)
                 helper.send_plan(plan.answers_beside)
             self.preparer = Preparer.for_fleet(
                 self.endpoints,
@@ -211,31 +212,75 @@ class _Run:
                     progress_line(self.report, lanes, plan.total, time.monotonic() - started)
                 )
 
-            flusher = asyncio.create_task(
-                pages.flush_periodically(dispatcher, self.dials.flush_seconds, flushed)
-            )
             try:
-                await dispatcher.run()
-            finally:
-                flusher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await flusher
-                if leases is not None:
-                    leases.close()  # gives back every slot this run still holds
-                pages.writer.close()
-                for lane in lanes:
-                    await lane.client.close()
-                    lane.stats.workers = lane.concurrency.limit
-                    lane.stats.peak_workers = lane.concurrency.peak
-                    lane.stats.breaker_trips = lane.breaker.trips
-                if self.report.stopped is not None:
-                    self.report.unfinished = dispatcher.remaining()
-                pages.final_flush()
+                flush_failure = await self._dispatch(dispatcher, pages, flushed)
+            except BaseException:
+                await self._wind_down(dispatcher, pages, lanes, leases)
+                raise
+            if flush_failure is not None:
+                # A flush failed (and stopped the dispatcher): the run ends on its error as it
+                # is, and the next run finishes what this one left.
+                raise flush_failure
+            await self._wind_down(dispatcher, pages, lanes, leases)
             if self.report.stopped is None:
                 pages.remove_vanished(plan.seen)
         self.report.duration_s = time.monotonic() - started
         log_done(self.log, self.report, lanes)
         return self.report
+
+    async def _dispatch(
+        self, dispatcher: Dispatcher, pages: Pages, flushed: Callable[[], None]
+    ) -> Exception | None:
+        """The dispatcher's run, and beside it, in one task group, the periodic flush, which
+        ends (cancelled: a flush in progress goes on, see :meth:`Pages.flush_periodically`)
+        once the dispatcher has. The dispatcher's error comes out as it was raised; the flush's
+        is returned (the flush stopped the dispatcher itself, letting requests in flight end),
+        with the dispatcher's, if any, as its context."""
+        flush_failures: list[Exception] = []
+
+        async def flush() -> None:
+            try:
+                await pages.flush_periodically(dispatcher, self.dials.flush_seconds, flushed)
+            except Exception as error:  # kept out of the group: it would cancel the dispatcher
+                flush_failures.append(error)
+
+        dispatch_failure: Exception | None = None
+        async with asyncio.TaskGroup() as group:
+            flusher = group.create_task(flush())
+            try:
+                await dispatcher.run()
+            except Exception as error:  # raised as it is, after the group, not wrapped in it
+                dispatch_failure = error
+            finally:
+                flusher.cancel()
+        if flush_failures:
+            if dispatch_failure is not None:
+                flush_failures[0].__context__ = dispatch_failure
+            return flush_failures[0]
+        if dispatch_failure is not None:
+            raise dispatch_failure
+        return None
+
+    async def _wind_down(
+        self,
+        dispatcher: Dispatcher,
+        pages: Pages,
+        lanes: list[Lane],
+        leases: SlotLeases | None,
+    ) -> None:
+        """After the dispatcher: slots given back, clients closed, each model's last figures,
+        what is left for the next run, and every page still waiting written."""
+        if leases is not None:
+            leases.close()  # gives back every slot this run still holds
+        pages.writer.close()
+        for lane in lanes:
+            await lane.client.close()
+            lane.stats.workers = lane.concurrency.limit
+            lane.stats.peak_workers = lane.concurrency.peak
+            lane.stats.breaker_trips = lane.breaker.trips
+        if self.report.stopped is not None:
+            self.report.unfinished = dispatcher.remaining()
+        pages.final_flush()
 
     def _route(self, found: Iterator[Job | Recovered], pages: Pages) -> Iterator[Job]:
         """The plan's jobs, for the dispatcher; a recovered page goes to ``pages`` (its answer is
@@ -247,48 +292,20 @@ class _Run:
                 continue
             yield item
 
-    async def _plan(
-        self, journal: Journal, related: RelatedIndex
-    ) -> tuple[RunPlan, CandidatesService | None]:
-        """The run's plan, and the link candidates helper if the plan started one. The plan
-        reads, hashes and indexes the corpus on a thread, so that the event loop can start the
-        helper meanwhile, as soon as the plan knows it will be wanted: its start-up then overlaps
-        the indexing of the rest of the corpus, instead of delaying the first request."""
-        loop = asyncio.get_running_loop()
-        started: list[asyncio.Task[CandidatesService]] = []
-
-        def start_helper() -> None:  # on the event loop
-            start = CandidatesService.start(related.db_path, RELATED_CANDIDATES)
-            started.append(asyncio.create_task(start))
-
-        def helper_wanted() -> None:  # on the plan's thread
-            loop.call_soon_threadsafe(start_helper)
-
-        try:
-            plan = await asyncio.to_thread(
-                RunPlan,
-                synced_root=self.synced_root,
-                depth=self.depth,
-                collections=self.report.collections,
-                journal=journal,
-                related=related,
-                current=fingerprints(self.endpoints, self.dials),
-                force=self.dials.force,
-                max_bytes=self.max_bytes,
-                helper_wanted=helper_wanted,
-                stopped=lambda: self.stop_signal is not None,  # the pass ends at a signal
-            )
-        except BaseException:
-            for start in started:  # scheduled before the plan's end: never left running
-                await self._close_candidates(await start)
-            raise
-        # The plan's call to start_helper, if any, was queued before its result.
-        return plan, (await started[0] if started else None)
-
-    async def _close_candidates(self, service: CandidatesService) -> None:
-        failure = await service.close()
-        if failure is not None:
-            self.log.warning(f"link candidates helper failed ({failure}); the run answered them")
+    def _make_plan(self, helper_wanted: Callable[[], None]) -> RunPlan:
+        """The run's plan, on the plan's thread (:func:`~.candidates.plan_beside_helper`)."""
+        return RunPlan(
+            synced_root=self.synced_root,
+            depth=self.depth,
+            collections=self.report.collections,
+            journal=self.journal,
+            related=self.related,
+            current=fingerprints(self.endpoints, self.dials),
+            force=self.dials.force,
+            max_bytes=self.max_bytes,
+            helper_wanted=helper_wanted,
+            stopped=lambda: self.stop_signal is not None,  # the pass ends at a signal
+        )
 
     # ------------------------------------------------------------------ the dispatcher's Work
 
