@@ -173,7 +173,7 @@ def plan_run(synced: Path, wiki: Path) -> tuple[RunPlan, list[int]]:
         RelatedIndex(wiki / STATE_DIR / RELATED_FILE) as related,
     ):
         endpoint = Endpoint(name="sim", base_url="http://127.0.0.1:9/v1", model="m")
-        plan = RunPlan(
+        plan = RunPlan.make(
             synced_root=synced,
             depth=1,
             collections=["notes"],

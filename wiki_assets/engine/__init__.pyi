@@ -13,11 +13,11 @@ from wiki_assets.engine.errors import StateError as StateError
 from wiki_assets.engine.errors import StateUnavailable as StateUnavailable
 from wiki_assets.engine.errors import UnsafePath as UnsafePath
 from wiki_assets.engine.errors import WikiAssetsError as WikiAssetsError
-from wiki_assets.engine.ingestion.plan import CollectionState as CollectionState
-from wiki_assets.engine.ingestion.plan import survey as survey
 from wiki_assets.engine.ingestion.report import IngestReport as IngestReport
 from wiki_assets.engine.ingestion.report import ModelStats as ModelStats
 from wiki_assets.engine.ingestion.run import ingest as ingest
+from wiki_assets.engine.ingestion.survey import CollectionState as CollectionState
+from wiki_assets.engine.ingestion.survey import survey as survey
 from wiki_assets.engine.state.store import StateStore as StateStore
 from wiki_assets.engine.text.corpus import ROOT_COLLECTION as ROOT_COLLECTION
 from wiki_assets.engine.text.corpus import SourceDocument as SourceDocument

@@ -1,9 +1,11 @@
 """What makes a page current: written from the document's present text, with the prompt and the
-dials that shape pages now, by a model the fleet still trusts (:class:`Currency`).
+dials that shape pages now, by a model the fleet still trusts (:class:`Currency`); and what a run
+does with a document (its :func:`standing`).
 
-The plan (:mod:`~wiki_assets.engine.ingestion.plan`) reads it to decide what a run does with each
+The plan (:mod:`~wiki_assets.engine.ingestion.plan`) and the dry run
+(:mod:`~wiki_assets.engine.ingestion.survey`) read it to decide what a run does with each
 document, and the flush (:mod:`~wiki_assets.engine.ingestion.flush`) to stamp each page it
-journals with its :func:`fingerprint`; neither imports the other.
+journals with its :func:`fingerprint`; none imports another.
 """
 
 from __future__ import annotations
@@ -67,3 +69,34 @@ def is_current(entry: Entry | None, doc: SourceDocument, current: Currency) -> b
         and entry.model is not None
         and current.accepts(entry.model, entry.fingerprint)
     )
+
+
+SKIP, RECOVER = "skip", "recover"
+# Why a document would be summarized, in the order they are checked.
+REASONS = ("new", "changed", "earlier failure", "forced", "model", "prompt version", "dials")
+
+
+def standing(entry: Entry | None, doc: SourceDocument, current: Currency, force: bool) -> str:
+    """What a run does with ``doc``: ``skip`` (its page is current), ``recover`` (a model answered
+    in a run that died before the page was written: write it, ask no model), or the reason it is
+    summarized (one of :data:`REASONS`)."""
+    if not force and is_current(entry, doc, current):
+        assert entry is not None
+        if entry.status == WRITTEN:
+            return SKIP
+        if entry.result is not None and entry.page is not None:
+            return RECOVER
+    if entry is None:
+        return "new"
+    if entry.status not in (SUMMARIZED, WRITTEN):
+        return "earlier failure"
+    if entry.content_hash != doc.content_hash:
+        return "changed"
+    if force:
+        return "forced"
+    if is_current(entry, doc, current):
+        return "earlier failure"  # answered, but the answer was not kept
+    if entry.model is None or entry.model in current.redo:
+        return "model"
+    written_with = (entry.result or {}).get("prompt_version")
+    return "prompt version" if written_with != PROMPT_VERSION else "dials"

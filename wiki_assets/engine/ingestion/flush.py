@@ -5,7 +5,8 @@ rendered off the event loop, one flush at a time in order, through the flush's o
 connection, and written (file creates and renames) by the page writer process
 (:mod:`~wiki_assets.engine.wiki.writer`): a flush of hundreds of pages never stalls the requests,
 and the models keep working meanwhile. A flush runs every ``flush_seconds``, or as soon as
-:data:`UNWRITTEN_LIMIT` answers wait; while one is still writing, new requests are held back.
+:data:`UNWRITTEN_LIMIT` answers wait; while one is still writing, new requests are held back. The
+periodic flush runs beside the dispatcher in one task group (:func:`dispatch_beside_flushes`).
 """
 
 from __future__ import annotations
@@ -283,3 +284,38 @@ class Pages:
             # No link may point at a removed page.
             self.report.relinked = relink(self.journal, self.wiki, linked)
             self.report.removed = len(gone)
+
+
+async def dispatch_beside_flushes(
+    dispatcher: Dispatcher, pages: Pages, flush_seconds: float, flushed: Callable[[], None]
+) -> Exception | None:
+    """The dispatcher's run, and beside it, in one task group, the periodic flush of ``pages``
+    (every ``flush_seconds``, calling ``flushed`` after each), which ends (cancelled: a flush in
+    progress goes on, see :meth:`Pages.flush_periodically`) once the dispatcher has. The
+    dispatcher's error comes out as it was raised; the flush's is returned (the flush stopped the
+    dispatcher itself, letting requests in flight end), with the dispatcher's, if any, as its
+    context."""
+    flush_failures: list[Exception] = []
+
+    async def flush() -> None:
+        try:
+            await pages.flush_periodically(dispatcher, flush_seconds, flushed)
+        except Exception as error:  # kept out of the group: it would cancel the dispatcher
+            flush_failures.append(error)
+
+    dispatch_failure: Exception | None = None
+    async with asyncio.TaskGroup() as group:
+        flusher = group.create_task(flush())
+        try:
+            await dispatcher.run()
+        except Exception as error:  # raised as it is, after the group, not wrapped in it
+            dispatch_failure = error
+        finally:
+            flusher.cancel()
+    if flush_failures:
+        if dispatch_failure is not None:
+            flush_failures[0].__context__ = dispatch_failure
+        return flush_failures[0]
+    if dispatch_failure is not None:
+        raise dispatch_failure
+    return None

@@ -29,7 +29,7 @@ from wiki_assets.engine.dispatch import (
 from wiki_assets.engine.ingestion.candidates import close_helper, plan_beside_helper
 from wiki_assets.engine.ingestion.collector import fewer_collections
 from wiki_assets.engine.ingestion.currency import fingerprints
-from wiki_assets.engine.ingestion.flush import Pages
+from wiki_assets.engine.ingestion.flush import Pages, dispatch_beside_flushes
 from wiki_assets.engine.ingestion.plan import (
     RELATED_CANDIDATES,
     RELATED_FILE,
@@ -153,113 +153,107 @@ class _Run:
         self.loop = asyncio.get_running_loop()
         lanes = self._lanes()
         async with contextlib.AsyncExitStack() as cleanup:
-            journal = cleanup.enter_context(Journal(self.store))
-            related = cleanup.enter_context(RelatedIndex(self.wiki.state_dir / RELATED_FILE))
-            self.journal, self.related = journal, related
+            self.journal = cleanup.enter_context(Journal(self.store))
+            self.related = cleanup.enter_context(RelatedIndex(self.wiki.state_dir / RELATED_FILE))
             leases = (
                 SlotLeases(self.store) if any(e.max_in_flight for e in self.endpoints) else None
             )
             self.wiki.sweep_temporaries()
-            plan, helper = await plan_beside_helper(self._make_plan, related.db_path, self.log)
-            if helper is not None:
-                cleanup.push_async_callback(close_helper, helper, self.log)
-            self.report.skipped = plan.skipped
-            log_related_index(self.log, plan.indexed, plan.pruned, len(plan.answers_beside))
-            if plan.answers_beside:
-                if helper is None:
-                    helper = await CandidatesService.start(related.db_path, RELATED_CANDIDATES)
-                    cleanup.push_async_callback(close_helper, helper, self.log)
-                helper.send_plan(plan.answers_beside)
-            self.preparer = Preparer.for_fleet(
-                self.endpoints,
-                self.dials,
-                synced_root=self.synced_root,
-                wiki=self.wiki,
-                related=related,
-                max_bytes=self.max_bytes,
-                candidates_helper=helper if plan.answers_beside else None,
-            )
+            plan = await self._planned(cleanup)
             log_start(self.log, self.report, lanes, self.dials, plan.total, self.store.describe())
-            pages = self.pages = Pages(
-                synced_root=self.synced_root,
-                wiki=self.wiki,
-                store=self.store,
-                journal=journal,
-                related=related,
-                report=self.report,
-                log=self.log,
-                language=self.dials.language,
-                flagged_pages=self.dials.flagged_pages,
-                clock=self.clock,
-            )
-            dispatcher = self.dispatcher = Dispatcher(
-                lanes,
-                self._route(plan.jobs(pages.owner, self._fail), pages),
-                self,
-                self.report,
-                claim_size=self.dials.claim_size,
-                give_up_after_s=self.dials.give_up_after_s,
-                expected=lambda: plan.total,
-                second_opinion_share=self.dials.second_opinion_share,
-                leases=leases,
-                log=self.log,
-            )
+            pages = self.pages = self._pages()
+            dispatcher = self.dispatcher = self._dispatcher(lanes, plan, pages, leases)
             self._stop_now()  # a signal that came while planning
             pages.start()
 
             def flushed() -> None:
-                self.log.info(
-                    progress_line(self.report, lanes, plan.total, time.monotonic() - started)
-                )
+                elapsed = time.monotonic() - started
+                self.log.info(progress_line(self.report, lanes, plan.total, elapsed))
 
-            try:
-                flush_failure = await self._dispatch(dispatcher, pages, flushed)
-            except BaseException:
-                await self._wind_down(dispatcher, pages, lanes, leases)
-                raise
-            if flush_failure is not None:
-                # A flush failed (and stopped the dispatcher): the run ends on its error as it
-                # is, and the next run finishes what this one left.
-                raise flush_failure
-            await self._wind_down(dispatcher, pages, lanes, leases)
+            await self._summarize(dispatcher, pages, lanes, leases, flushed)
             if self.report.stopped is None:
                 pages.remove_vanished(plan.seen)
         self.report.duration_s = time.monotonic() - started
         log_done(self.log, self.report, lanes)
         return self.report
 
-    async def _dispatch(
-        self, dispatcher: Dispatcher, pages: Pages, flushed: Callable[[], None]
-    ) -> Exception | None:
-        """The dispatcher's run, and beside it, in one task group, the periodic flush, which
-        ends (cancelled: a flush in progress goes on, see :meth:`Pages.flush_periodically`)
-        once the dispatcher has. The dispatcher's error comes out as it was raised; the flush's
-        is returned (the flush stopped the dispatcher itself, letting requests in flight end),
-        with the dispatcher's, if any, as its context."""
-        flush_failures: list[Exception] = []
+    async def _planned(self, cleanup: contextlib.AsyncExitStack) -> RunPlan:
+        """The run's plan; its link candidates helper, if it wants one (closed with the run, by
+        ``cleanup``); and what prepares each document's request."""
+        related = self.related
+        plan, helper = await plan_beside_helper(self._make_plan, related.db_path, self.log)
+        if helper is not None:
+            cleanup.push_async_callback(close_helper, helper, self.log)
+        self.report.skipped = plan.skipped
+        log_related_index(self.log, plan.indexed, plan.pruned, len(plan.answers_beside))
+        if plan.answers_beside:
+            if helper is None:
+                helper = await CandidatesService.start(related.db_path, RELATED_CANDIDATES)
+                cleanup.push_async_callback(close_helper, helper, self.log)
+            helper.send_plan(plan.answers_beside)
+        self.preparer = Preparer.for_fleet(
+            self.endpoints,
+            self.dials,
+            synced_root=self.synced_root,
+            wiki=self.wiki,
+            related=related,
+            max_bytes=self.max_bytes,
+            candidates_helper=helper if plan.answers_beside else None,
+        )
+        return plan
 
-        async def flush() -> None:
-            try:
-                await pages.flush_periodically(dispatcher, self.dials.flush_seconds, flushed)
-            except Exception as error:  # kept out of the group: it would cancel the dispatcher
-                flush_failures.append(error)
+    def _pages(self) -> Pages:
+        return Pages(
+            synced_root=self.synced_root,
+            wiki=self.wiki,
+            store=self.store,
+            journal=self.journal,
+            related=self.related,
+            report=self.report,
+            log=self.log,
+            language=self.dials.language,
+            flagged_pages=self.dials.flagged_pages,
+            clock=self.clock,
+        )
 
-        dispatch_failure: Exception | None = None
-        async with asyncio.TaskGroup() as group:
-            flusher = group.create_task(flush())
-            try:
-                await dispatcher.run()
-            except Exception as error:  # raised as it is, after the group, not wrapped in it
-                dispatch_failure = error
-            finally:
-                flusher.cancel()
-        if flush_failures:
-            if dispatch_failure is not None:
-                flush_failures[0].__context__ = dispatch_failure
-            return flush_failures[0]
-        if dispatch_failure is not None:
-            raise dispatch_failure
-        return None
+    def _dispatcher(
+        self, lanes: list[Lane], plan: RunPlan, pages: Pages, leases: SlotLeases | None
+    ) -> Dispatcher:
+        return Dispatcher(
+            lanes,
+            self._route(plan.jobs(pages.owner, self._fail), pages),
+            self,
+            self.report,
+            claim_size=self.dials.claim_size,
+            give_up_after_s=self.dials.give_up_after_s,
+            expected=lambda: plan.total,
+            second_opinion_share=self.dials.second_opinion_share,
+            leases=leases,
+            log=self.log,
+        )
+
+    async def _summarize(
+        self,
+        dispatcher: Dispatcher,
+        pages: Pages,
+        lanes: list[Lane],
+        leases: SlotLeases | None,
+        flushed: Callable[[], None],
+    ) -> None:
+        """The dispatcher's run with the periodic flush beside it
+        (:func:`~.flush.dispatch_beside_flushes`), then the wind-down (:meth:`_wind_down`),
+        which a failed flush skips: the run ends on the flush's error as it is, and the next run
+        finishes what this one left."""
+        try:
+            flush_failure = await dispatch_beside_flushes(
+                dispatcher, pages, self.dials.flush_seconds, flushed
+            )
+        except BaseException:
+            await self._wind_down(dispatcher, pages, lanes, leases)
+            raise
+        if flush_failure is not None:
+            raise flush_failure
+        await self._wind_down(dispatcher, pages, lanes, leases)
 
     async def _wind_down(
         self,
@@ -294,7 +288,7 @@ class _Run:
 
     def _make_plan(self, helper_wanted: Callable[[], None]) -> RunPlan:
         """The run's plan, on the plan's thread (:func:`~.candidates.plan_beside_helper`)."""
-        return RunPlan(
+        return RunPlan.make(
             synced_root=self.synced_root,
             depth=self.depth,
             collections=self.report.collections,
