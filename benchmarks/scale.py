@@ -303,9 +303,9 @@ def tick(count: int, collections: int) -> None:
 
 
 def state(count: int, postgres: str | None) -> None:
-    from wiki_assets.engine.journal import Journal
-    from wiki_assets.engine.leases import SlotLeases
-    from wiki_assets.engine.store import StateStore
+    from wiki_assets.engine.state.journal import Journal
+    from wiki_assets.engine.state.leases import SlotLeases
+    from wiki_assets.engine.state.store import StateStore
 
     work = Path(tempfile.mkdtemp(prefix="wiki-state-"))
     stores = [("SQLite", StateStore(work / "state"))]

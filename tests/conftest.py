@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
-from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.state.store import StateStore
 from wiki_assets.simulator import SimModel, SimServer
 
 PROJECT = Path(__file__).resolve().parents[1]

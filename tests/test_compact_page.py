@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from wiki_assets.engine import ROOT_COLLECTION, Dials, Endpoint, ingest
-from wiki_assets.engine.compact import citable_lines, compact_schema, parse_compact
 from wiki_assets.engine.errors import DraftError
+from wiki_assets.engine.model.compact import citable_lines, compact_schema, parse_compact
 from wiki_assets.engine.quality import Reason, assess
 from wiki_assets.engine.quality.checks import WITHOUT_PROSE
 from wiki_assets.engine.related import Candidate

@@ -14,15 +14,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from wiki_assets.engine.journal import Journal
-from wiki_assets.engine.store import JOURNAL_FILE, StateStore
+from wiki_assets.engine.state.journal import Journal
+from wiki_assets.engine.state.store import JOURNAL_FILE, StateStore
 from wiki_assets.simulator import SimModel, SimServer
 
 DRIVER = """
 import sys
 from pathlib import Path
 from wiki_assets.engine import Dials, Endpoint, ingest
-from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.state.store import StateStore
 wiki = Path(sys.argv[2])
 url, schema = sys.argv[4], sys.argv[5]
 ingest(

@@ -494,7 +494,7 @@ def test_a_run_terminated_through_graphql_ends_canceled_with_its_locks_freed(
         run = instance.get_run_by_id(run_id)
         messages = [entry.message for entry in instance.all_logs(run_id)]
     assert run is not None and run.status == dg.DagsterRunStatus.CANCELED, messages[-10:]
-    from wiki_assets.engine.store import StateStore
+    from wiki_assets.engine.state.store import StateStore
 
     with StateStore(wiki / ".wiki_assets").collection_locks(["people"]):
         pass  # free: the run let go of it

@@ -15,7 +15,7 @@ from wiki_assets.cli import main
 from wiki_assets.engine import Dials, Endpoint, StateStore, ingest
 from wiki_assets.engine.digest import DayWindow, write_digest
 from wiki_assets.engine.digest.render import NOTHING_CHANGED
-from wiki_assets.engine.journal import Journal
+from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.wiki.audit import audit_wiki, front_matter
 from wiki_assets.engine.wiki.files import STATE_DIR
 from wiki_assets.engine.wiki.index import index_wiki

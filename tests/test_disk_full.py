@@ -14,7 +14,7 @@ import pytest
 
 from wiki_assets.engine.errors import NO_SPACE, disk_full, no_space_message
 from wiki_assets.engine.related.storage import Transaction
-from wiki_assets.engine.store import Db
+from wiki_assets.engine.state.store import Db
 
 
 def test_a_full_disk_is_named_whatever_error_it_surfaced_as(tmp_path: Path) -> None:

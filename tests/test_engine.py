@@ -21,21 +21,22 @@ import pytest
 from aiohttp import web
 
 from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
-from wiki_assets.engine.budget import cut_to_budget, estimate_tokens
-from wiki_assets.engine.client import PLATFORM_HEADERS, ModelClient
-from wiki_assets.engine.collector import YOUNG_THRESHOLD, fewer_collections
-from wiki_assets.engine.corpus import DocumentError, SourceDocument, decode, scan
 from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.errors import ModelError
-from wiki_assets.engine.journal import Journal
-from wiki_assets.engine.plan import fingerprint
-from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.ingestion.collector import YOUNG_THRESHOLD, fewer_collections
+from wiki_assets.engine.ingestion.currency import fingerprint
+from wiki_assets.engine.model.budget import cut_to_budget, estimate_tokens
+from wiki_assets.engine.model.chat import PLATFORM_HEADERS
+from wiki_assets.engine.model.client import ModelClient
+from wiki_assets.engine.state.journal import Journal
+from wiki_assets.engine.state.store import StateStore
+from wiki_assets.engine.text.corpus import DocumentError, SourceDocument, decode, scan
 from wiki_assets.engine.wiki.files import UnsafePath, Wiki, page_for
 from wiki_assets.engine.wiki.render import relative_path
 from wiki_assets.engine.wiki.writer import PageWriter
 from wiki_assets.simulator import SimModel, SimServer, fleet
 
-flush_module = sys.modules["wiki_assets.engine.flush"]
+flush_module = sys.modules["wiki_assets.engine.ingestion.flush"]
 
 
 def jobs(count: int) -> list[Job]:
@@ -270,7 +271,7 @@ def test_the_start_line_says_what_each_model_really_gets(
 
 
 def test_page_answers_are_validated_and_cut_answers_closed() -> None:
-    from wiki_assets.engine.page import DraftError, draft_schema, parse_draft
+    from wiki_assets.engine.model.page import DraftError, draft_schema, parse_draft
 
     fenced = '```json\n{"title": "T", "description": "D", "summary": "S\nline", "related": []}\n```'
     assert parse_draft(fenced).summary == "S\nline"  # raw newline inside a string: accepted

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from wiki_assets.defs.resources import SummarizerResource
-from wiki_assets.engine.local_model import EMBEDDED_MODEL, EmbeddedModelUnavailable
+from wiki_assets.engine.model.local_server import EMBEDDED_MODEL, EmbeddedModelUnavailable
 from wiki_assets.engine.wiki.files import page_for
 from wiki_assets.engine.wiki.links import dangling_links
 

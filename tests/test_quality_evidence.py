@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import re
 
-from wiki_assets.engine.budget import split_to_budget
-from wiki_assets.engine.page import KeyPoint, draft_schema, key_point, parse_draft
+from wiki_assets.engine.model.budget import split_to_budget
+from wiki_assets.engine.model.page import KeyPoint, draft_schema, key_point, parse_draft
 from wiki_assets.engine.quality import PointCheck, Status, number_lines, verify_points
 from wiki_assets.engine.quality.text import content_units, document_lines, normalize
 

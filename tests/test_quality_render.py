@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from wiki_assets.engine.journal import Journal
 from wiki_assets.engine.quality import PointCheck, Status, Verdict
-from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.state.journal import Journal
+from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.wiki.files import INDEX_PAGE, Wiki
 from wiki_assets.engine.wiki.index import build_index
 from wiki_assets.engine.wiki.record import Link, Page

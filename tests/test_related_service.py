@@ -13,12 +13,13 @@ import sys
 from pathlib import Path
 
 from wiki_assets.engine import Dials, Endpoint, ingest
-from wiki_assets.engine.corpus import title_of
-from wiki_assets.engine.journal import Journal
-from wiki_assets.engine.plan import RELATED_CANDIDATES, RELATED_FILE, RunPlan, fingerprints
+from wiki_assets.engine.ingestion.currency import fingerprints
+from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES, RELATED_FILE, RunPlan
 from wiki_assets.engine.related import Candidate, RelatedIndex
 from wiki_assets.engine.related.service import HELPER_MODULE, SERVICE_MIN, CandidatesService
-from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.state.journal import Journal
+from wiki_assets.engine.state.store import StateStore
+from wiki_assets.engine.text.corpus import title_of
 from wiki_assets.engine.wiki.files import STATE_DIR
 from wiki_assets.simulator import SimModel, SimServer
 
@@ -150,7 +151,7 @@ def test_the_helper_starts_without_the_engines_dispatch_and_openai() -> None:
     engine exports still resolves."""
     code = (
         f"import sys, {HELPER_MODULE}\n"
-        "print(sorted(m for m in ('asyncio', 'openai', 'wiki_assets.engine.run')"
+        "print(sorted(m for m in ('asyncio', 'openai', 'wiki_assets.engine.ingestion.run')"
         " if m in sys.modules))\n"
         "import wiki_assets.engine as engine\n"
         "print(all(getattr(engine, name) is not None for name in engine.__all__))\n"
@@ -172,7 +173,7 @@ def plan_run(synced: Path, wiki: Path) -> tuple[RunPlan, list[int]]:
         RelatedIndex(wiki / STATE_DIR / RELATED_FILE) as related,
     ):
         endpoint = Endpoint(name="sim", base_url="http://127.0.0.1:9/v1", model="m")
-        plan = RunPlan(
+        plan = RunPlan.make(
             synced_root=synced,
             depth=1,
             collections=["notes"],

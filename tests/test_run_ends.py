@@ -10,8 +10,8 @@ import threading
 from pathlib import Path
 
 from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
-from wiki_assets.engine.journal import Journal
-from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.state.journal import Journal
+from wiki_assets.engine.state.store import StateStore
 from wiki_assets.simulator import SimModel, SimServer, fleet
 
 PROJECT = Path(__file__).resolve().parents[1]

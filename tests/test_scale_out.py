@@ -19,9 +19,9 @@ from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.defs.sync import PARTITION_RANGE_END, PARTITION_RANGE_START, SyncPlan
 from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
-from wiki_assets.engine.journal import FAILED, WRITTEN, Journal
-from wiki_assets.engine.leases import SlotLeases
-from wiki_assets.engine.store import JOURNAL_FILE, StateStore
+from wiki_assets.engine.state.journal import FAILED, WRITTEN, Journal
+from wiki_assets.engine.state.leases import SlotLeases
+from wiki_assets.engine.state.store import JOURNAL_FILE, StateStore
 from wiki_assets.simulator import SimModel, SimServer
 
 FAST = IngestConfig(flush_seconds=0.2, workers_per_model=4, claim_size=4)
@@ -243,7 +243,7 @@ def test_a_backfill_runs_as_parallel_runs_that_share_the_model_limit(
     from test_dagster_server import LOCATION, start_dev, stop_dev, wait_for
 
     from wiki_assets.defs.sync import sync
-    from wiki_assets.engine.local_model import EMBEDDED_MODEL
+    from wiki_assets.engine.model.local_server import EMBEDDED_MODEL
 
     home = postgres_home(tmp_path, pg_database, monkeypatch)
     limit, parallel = 2, 2

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from wiki_assets.engine.dispatch import Attempt, Lane, Prospect, hedge, workers
+from wiki_assets.engine.dispatch import Attempt, Lane, Prospect, hedge, outlook
 from wiki_assets.simulation import Stuck, check, generate, reproduce, run, run_virtual
 
 SEEDS = range(3000)
@@ -59,7 +59,7 @@ def test_the_simulation_catches_the_old_livelock(monkeypatch: pytest.MonkeyPatch
         average_request = min(1.0 / p.docs_per_s for p in others if p.docs_per_s > 0)
         return mine.finish_s <= (unstarted_elsewhere + 1) / rate + average_request
 
-    monkeypatch.setattr(workers, "should_start", old_rule)
+    monkeypatch.setattr(outlook, "should_start", old_rule)
     stuck = next(
         (
             seed

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from wiki_assets.engine.signals import exit_code
+from wiki_assets.engine.ingestion.signals import exit_code
 from wiki_assets.simulator import SimModel, SimServer, fleet
 
 PROJECT = Path(__file__).resolve().parents[1]

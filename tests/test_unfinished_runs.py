@@ -24,7 +24,7 @@ from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.defs.sync import PARTITION_RANGE_START
 from wiki_assets.engine.errors import NO_SPACE
-from wiki_assets.engine.journal import SUMMARIZED, Journal
+from wiki_assets.engine.state.journal import SUMMARIZED, Journal
 from wiki_assets.engine.wiki.audit import (
     EVERY_DOCUMENT_PAGED,
     EVERY_PAGE_LISTED,

@@ -16,20 +16,15 @@ config, is a tuning run layered over it::
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
+
+from wiki_assets import commands
 
 if TYPE_CHECKING:
-    from wiki_assets.defs.settings import Settings
-
-EXIT_OK = 0
-EXIT_RUN_FAILED = 1
-EXIT_DOCUMENTS_FAILED = 2
-EXIT_CHECK_FAILED = 1  # `check`: a check of severity error failed (warnings alone exit 0)
-
+    Subcommands: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
 INGEST_DESCRIPTION = """\
 Run the sync command (if the project file has one), then summarize every document that is new
@@ -62,9 +57,24 @@ redo pages:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    _configure_logging()
+    return _run(args)
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="wiki-assets", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    ingest = commands.add_parser(
+    subcommands = parser.add_subparsers(dest="command", required=True)
+    _add_ingest(subcommands)
+    _add_plan(subcommands)
+    _add_runs(subcommands)
+    _add_check(subcommands)
+    _add_digest(subcommands)
+    return parser
+
+
+def _add_ingest(subcommands: Subcommands) -> None:
+    ingest = subcommands.add_parser(
         "ingest",
         help="sync the synced root, then summarize every new or changed document",
         description=INGEST_DESCRIPTION,
@@ -82,7 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         "$WIKI_ASSETS_CONFIG)",
     )
     ingest.add_argument("--json", action="store_true", help="print one JSON summary on stdout")
-    plan = commands.add_parser(
+
+
+def _add_plan(subcommands: Subcommands) -> None:
+    plan = subcommands.add_parser(
         "plan",
         help="dry run: what ingest would summarize and why, and an estimate; calls no model",
         description="Per collection: documents ingest would summarize and why (new, changed, "
@@ -94,7 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     plan.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
     plan.add_argument("--config", type=Path, help="YAML run config layered over the project file")
     plan.add_argument("--json", action="store_true", help="print the plan as one JSON object")
-    runs = commands.add_parser(
+
+
+def _add_runs(subcommands: Subcommands) -> None:
+    runs = subcommands.add_parser(
         "runs",
         help="compare past wiki_pages runs: dials, models, counts and docs/s, one row per run",
         description="One row per run that materialized wiki_pages, read from $DAGSTER_HOME (or "
@@ -124,7 +140,10 @@ def main(argv: list[str] | None = None) -> int:
         "--wide", action="store_true", help="every column (wider than most terminals)"
     )
     runs.add_argument("--json", action="store_true", help="print the rows as a JSON list")
-    check = commands.add_parser(
+
+
+def _add_check(subcommands: Subcommands) -> None:
+    check = subcommands.add_parser(
         "check",
         help="check the wiki as readers see it (links, index, freshness, failed documents); "
         "exits 1 when a check of severity error fails",
@@ -142,7 +161,10 @@ def main(argv: list[str] | None = None) -> int:
         help="flagged_share warns past this share of flagged pages (default: 0.2)",
     )
     check.add_argument("--json", action="store_true", help="print the checks as one JSON object")
-    digest = commands.add_parser(
+
+
+def _add_digest(subcommands: Subcommands) -> None:
+    digest = subcommands.add_parser(
         "digest",
         help="write one day's digest (wiki/digest/YYYY-MM-DD.md and .json) from the history",
         description="What the wiki's pages went through on --day (added, changed, removed, "
@@ -154,19 +176,21 @@ def main(argv: list[str] | None = None) -> int:
     digest.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
     digest.add_argument("--timezone", metavar="NAME", help="IANA timezone of the day")
     digest.add_argument("--json", action="store_true", help="print the digest's JSON on stdout")
-    args = parser.parse_args(argv)
-    _configure_logging()
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command ``args`` name, with its arguments (:mod:`wiki_assets.commands`)."""
     if args.command == "digest":
-        return run_digest(args.day, args.wiki, args.timezone, as_json=args.json)
+        return commands.run_digest(args.day, args.wiki, args.timezone, as_json=args.json)
     if args.command == "runs":
-        return run_runs(
+        return commands.run_runs(
             args.partition, args.sort, args.desc, args.limit, as_json=args.json, wide=args.wide
         )
     if args.command == "check":
-        return run_check(args.synced, args.wiki, args.max_flagged_share, as_json=args.json)
+        return commands.run_check(args.synced, args.wiki, args.max_flagged_share, as_json=args.json)
     if args.command == "plan":
-        return run_plan(args.synced, args.wiki, args.config, as_json=args.json)
-    return run_ingest(args.synced, args.wiki, args.config, as_json=args.json)
+        return commands.run_plan(args.synced, args.wiki, args.config, as_json=args.json)
+    return commands.run_ingest(args.synced, args.wiki, args.config, as_json=args.json)
 
 
 def _configure_logging() -> None:
@@ -177,271 +201,6 @@ def _configure_logging() -> None:
         logger.addHandler(aligned_handler())
         logger.setLevel(logging.INFO)
         logger.propagate = False
-
-
-def _settings(
-    synced: Path | None, wiki: Path | None, config: Path | None, as_json: bool
-) -> Settings | None:
-    """The project file, then --config over it, then --synced and --wiki over both; a mistake is
-    logged as one line (and printed as JSON with --json)."""
-    from wiki_assets.engine import environment
-    from wiki_assets.engine.errors import ConfigurationError  # here, not at import: see below
-
-    flags = {"synced_root": synced, "wiki_root": wiki}
-    try:
-        # Dagster is imported here, not at module import, so `--help` stays fast.
-        from wiki_assets.defs.settings import load_settings
-
-        settings = load_settings(
-            config, {key: str(value) for key, value in flags.items() if value is not None}
-        )
-        # The environment variable the definitions read when they load, checked here too: a bad
-        # value is a ValueError with its own one-line message, like a ConfigError (a
-        # ConfigurationError), not a code location that fails to load.
-        environment.collections_per_run()
-        return settings
-    except (ConfigurationError, ValueError) as error:
-        logging.getLogger("wiki_assets").error(str(error))
-        if as_json:
-            print(json.dumps({"success": False, "error": str(error), "failed": []}))
-        return None
-
-
-def run_plan(
-    synced: Path | None, wiki: Path | None, config: Path | None, *, as_json: bool = False
-) -> int:
-    log = logging.getLogger("wiki_assets")
-    settings = _settings(synced, wiki, config, as_json)
-    if settings is None:
-        return EXIT_RUN_FAILED
-    if not settings.corpus.synced_path.is_dir():
-        log.error(f"synced root {settings.corpus.synced_path} is not a folder")
-        return EXIT_RUN_FAILED
-    home = _dagster_home()
-    import dagster as dg
-
-    from wiki_assets.defs.plan import Estimate, dry_run, plan_json, plan_lines, recorded_rates
-    from wiki_assets.engine.store import StateUnavailable
-    from wiki_assets.engine.wiki.index import unfinished
-
-    try:
-        states = dry_run(settings.corpus, settings.summarizer, settings.dials)
-        # What the index build finishes, as the files show it (ingest also asks Dagster).
-        left = unfinished(settings.corpus.wiki_path, settings.corpus.state_store()) or []
-    except StateUnavailable as error:
-        log.error(str(error))
-        return EXIT_RUN_FAILED
-    documents = sum(state.to_summarize for state in states)
-    if home.is_dir():
-        with dg.DagsterInstance.get() as instance:
-            estimate = recorded_rates(instance, settings.summarizer, documents)
-    else:  # no instance, so no recorded rates
-        fleet = settings.summarizer.planned_endpoints()
-        estimate = Estimate(documents, unknown=[endpoint.name for endpoint in fleet])
-    if as_json:
-        print(json.dumps({**plan_json(states, estimate), "unfinished": left},
-                         ensure_ascii=False, indent=2))  # fmt: skip
-    else:
-        unfinished_line = [f"plan: the index build finishes {'; '.join(left)}"] if left else []
-        for line in [*plan_lines(states), *unfinished_line, estimate.line()]:
-            print(line)
-    return EXIT_OK
-
-
-def run_digest(day: str, wiki: Path | None, timezone: str | None, *, as_json: bool = False) -> int:
-    from datetime import date
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    log = logging.getLogger("wiki_assets")
-    try:
-        when = date.fromisoformat(day)
-    except ValueError:
-        log.error(f"--day {day}: not a date (YYYY-MM-DD)")
-        return EXIT_RUN_FAILED
-    settings = _settings(None, wiki, None, as_json)
-    if settings is None:
-        return EXIT_RUN_FAILED
-    zone = timezone or settings.digest.timezone
-    try:
-        ZoneInfo(zone)
-    except (ZoneInfoNotFoundError, ValueError):
-        log.error(f"--timezone {zone}: unknown timezone (an IANA name such as UTC)")
-        return EXIT_RUN_FAILED
-    from wiki_assets.engine.digest import write_digest
-    from wiki_assets.engine.digest.render import render_json
-    from wiki_assets.engine.store import StateUnavailable
-
-    corpus = settings.corpus
-    try:
-        files = write_digest(corpus.wiki_path, when, zone, corpus.state_store())
-    except StateUnavailable as error:
-        log.error(str(error))
-        return EXIT_RUN_FAILED
-    if as_json:
-        print(render_json(files.digest), end="")
-    else:
-        counts = " · ".join(f"{count} {kind}" for kind, count in files.digest.counts().items())
-        log.info(f"digest {when} ({zone}): {counts} → {corpus.wiki_path / files.markdown}")
-    return EXIT_OK
-
-
-def run_check(
-    synced: Path | None,
-    wiki: Path | None,
-    max_flagged_share: float | None = None,
-    *,
-    as_json: bool = False,
-) -> int:
-    log = logging.getLogger("wiki_assets")
-    if max_flagged_share is not None and not 0 <= max_flagged_share <= 1:
-        log.error(f"--max-flagged-share {max_flagged_share}: must be between 0 and 1")
-        return EXIT_RUN_FAILED
-    settings = _settings(synced, wiki, None, as_json)
-    if settings is None:
-        return EXIT_RUN_FAILED
-    corpus = settings.corpus
-    if not corpus.wiki_path.is_dir():
-        log.error(f"wiki root {corpus.wiki_path} is not a folder")
-        return EXIT_RUN_FAILED
-    from wiki_assets.defs.checks import audit_table
-    from wiki_assets.defs.history import table_text
-    from wiki_assets.engine.store import StateUnavailable
-    from wiki_assets.engine.wiki.audit import MAX_FLAGGED_SHARE, audit_wiki
-
-    synced_root = corpus.synced_path if corpus.synced_path.is_dir() else None
-    try:
-        audit = audit_wiki(
-            corpus.wiki_path,
-            synced_root,
-            corpus.state_store(),
-            max_flagged_share=MAX_FLAGGED_SHARE if max_flagged_share is None else max_flagged_share,
-        )
-    except StateUnavailable as error:
-        log.error(str(error))
-        return EXIT_RUN_FAILED
-    if as_json:
-        checks = [
-            {
-                "check": outcome.check.name,
-                "severity": str(outcome.check.severity),
-                "checked": outcome.checked,
-                "passed": outcome.passed,
-                "share": outcome.share,
-                "findings": list(outcome.findings),
-            }
-            for outcome in audit.outcomes
-        ]
-        print(json.dumps({"success": not audit.errors, "pages": audit.pages, "checks": checks},
-                         ensure_ascii=False, indent=2))  # fmt: skip
-    else:
-        print(f"{audit.pages} pages in {corpus.wiki_path}")
-        print(table_text(audit_table(audit)))
-        for outcome in audit.outcomes:
-            if outcome.findings:
-                print(f"\n{outcome.check.name} ({outcome.check.severity}):")
-                print("\n".join(f"  {finding}" for finding in outcome.findings))
-    return EXIT_CHECK_FAILED if audit.errors else EXIT_OK
-
-
-def run_ingest(
-    synced: Path | None, wiki: Path | None, config: Path | None, *, as_json: bool = False
-) -> int:
-    log = logging.getLogger("wiki_assets")
-    settings = _settings(synced, wiki, config, as_json)
-    if settings is None:
-        return EXIT_RUN_FAILED
-    corpus, summarizer, dials = settings.corpus, settings.summarizer, settings.dials
-    if not corpus.synced_path.is_dir():
-        log.error(f"synced root {corpus.synced_path} is not a folder")
-        return EXIT_RUN_FAILED
-    from wiki_assets.defs.runner import sync_then_ingest
-
-    home = _dagster_home()
-    if not home.is_dir():
-        log.error(f"DAGSTER_HOME {home} is not a folder; create it or unset DAGSTER_HOME")
-        return EXIT_RUN_FAILED
-    import dagster as dg
-
-    from wiki_assets.defs.sync import SyncFailed
-    from wiki_assets.engine.errors import no_space_message
-    from wiki_assets.engine.store import StateUnavailable
-
-    try:
-        outcome = sync_then_ingest(
-            dg.DagsterInstance.get(), corpus, summarizer, dials, log=log,
-            config_source=settings.source,
-        )  # fmt: skip
-    except Exception as error:
-        # A full disk before the run (sync reads and records in the state store) is named like
-        # one during it; anything else unexpected is a bug, shown whole.
-        said = no_space_message(error, corpus.wiki_path)
-        if said is None and not isinstance(error, SyncFailed | StateUnavailable):
-            raise
-        said = said or str(error)
-        log.error(said)
-        if as_json:
-            print(json.dumps({"success": False, "error": said, "failed": []}))
-        return EXIT_RUN_FAILED
-    if outcome.error and not outcome.stopped_by:
-        log.error(f"run {outcome.run_id} failed: {outcome.error}")
-    summary = outcome.summary()
-    if as_json:
-        print(json.dumps(summary, ensure_ascii=False, indent=2))
-    if outcome.stopped_by:
-        # Stopped cleanly by a signal (the engine logged what was done and what is left): the
-        # shell's code for that signal, 143 for SIGTERM and 130 for SIGINT.
-        from wiki_assets.engine.signals import exit_code
-
-        return exit_code(outcome.stopped_by)
-    if not outcome.success:
-        return EXIT_RUN_FAILED
-    return EXIT_DOCUMENTS_FAILED if summary["failed"] else EXIT_OK
-
-
-def run_runs(
-    partition: str | None,
-    sort: str,
-    descending: bool,
-    limit: int,
-    *,
-    as_json: bool = False,
-    wide: bool = False,
-) -> int:
-    log = logging.getLogger("wiki_assets")
-    home = _dagster_home()
-    if not home.is_dir():
-        log.error(f"DAGSTER_HOME {home} is not a folder; create it or unset DAGSTER_HOME")
-        return EXIT_RUN_FAILED
-    import dagster as dg
-
-    from wiki_assets.defs.history import COLUMNS, SORT_NAMES, runs_table, to_json, to_text
-
-    if sort not in COLUMNS and sort not in SORT_NAMES:
-        log.error(f"--sort {sort}: not a column; one of {', '.join(COLUMNS)}")
-        return EXIT_RUN_FAILED
-    sort = SORT_NAMES.get(sort, sort)
-    if limit < 0:
-        log.error(f"--limit {limit}: must be 0 (all runs) or more")
-        return EXIT_RUN_FAILED
-    with dg.DagsterInstance.get() as instance:
-        table = runs_table(
-            instance, partition=partition, sort=sort, descending=descending, limit=limit or None
-        )
-    if as_json:
-        print(to_json(table))
-    elif table.is_empty():
-        which = f" of partition {partition}" if partition is not None else ""
-        print(f"no wiki_pages materializations{which} in {home}")
-    else:
-        print(to_text(table, wide=wide))
-    return EXIT_OK
-
-
-def _dagster_home() -> Path:
-    """$DAGSTER_HOME, or the project's dagster_home/ (in the working directory) when it is unset."""
-    from wiki_assets.engine import environment
-
-    return environment.dagster_home(Path("dagster_home"))
 
 
 if __name__ == "__main__":

@@ -10,15 +10,17 @@ import dagster as dg  # no `from __future__ import annotations`: Dagster reads t
 from pydantic import create_model
 
 from wiki_assets.defs import handoff
+from wiki_assets.defs.asset_metadata import INDEX, IndexRun
 from wiki_assets.defs.checks import wiki_check_results, wiki_check_specs
 from wiki_assets.defs.derived import fields_from
-from wiki_assets.defs.metadata import INDEX, IndexRun, build, partition_metadata, run_metadata
+from wiki_assets.defs.metadata import partition_metadata, run_metadata
+from wiki_assets.defs.metadata_keys import build
 from wiki_assets.defs.names import SYNCED_DOCUMENTS, WIKI_INDEX, WIKI_PAGES, node
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import Dials, environment, ingest, survey
 from wiki_assets.engine.errors import DiskFull, no_space_message
-from wiki_assets.engine.prompts import PROMPT_VERSION
+from wiki_assets.engine.model.prompts import PROMPT_VERSION
 from wiki_assets.engine.wiki.audit import NO_DANGLING_LINKS, audit_wiki
 from wiki_assets.engine.wiki.index import index_wiki
 
@@ -228,7 +230,6 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         return dg.MaterializeResult()
 
     return wiki_pages
-
 
 
 @dg.asset(

@@ -18,12 +18,13 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 )
 from pydantic import Field
 
-from wiki_assets.defs.metadata import CHECK, build
+from wiki_assets.defs.asset_metadata import CHECK
+from wiki_assets.defs.metadata_keys import build
 from wiki_assets.defs.names import WIKI_PAGES
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource
-from wiki_assets.engine.journal import WRITTEN, Journal
-from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.state.journal import WRITTEN, Journal
+from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.wiki.audit import (
     FLAGGED_SHARE,
     MAX_FLAGGED_SHARE,

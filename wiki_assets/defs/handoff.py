@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from wiki_assets.engine.report import IngestReport
+from wiki_assets.engine.ingestion.report import IngestReport
 
 _lock = threading.Lock()
 _wanted: dict[str, list[IngestReport]] = {}

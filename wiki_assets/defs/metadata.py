@@ -1,6 +1,8 @@
-"""The metadata the assets record, one definition per key: its name, its type and how it is built
-from what the engine reports. The assets write with these definitions and every reader (``runs``,
-the plan's estimate) reads with them, so a key is spelled in one place.
+"""The metadata the assets record, one definition per key (:class:`~.metadata_keys.Key`): its name,
+its type and how it is built from what the engine reports. The assets write with these
+definitions and every reader (``runs``, the plan's estimate) reads with them, so a key is spelled
+in one place. A ``wiki_pages`` run's are here; the other assets' and the checks' in
+:mod:`~wiki_assets.defs.asset_metadata`.
 
 - :data:`RUN`: a run's figures, recorded once per run as an observation of ``wiki_pages`` (on the
   step's failure when the run stops early), from the engine's :class:`IngestReport`: the few that
@@ -24,137 +26,21 @@ The CLI's JSON is the engine's report itself, never read back from here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import PurePath, PurePosixPath
-from typing import Any, Generic, NamedTuple, TypeVar
+from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath
+from typing import Any, NamedTuple
 
 import dagster as dg
 
+from wiki_assets.defs.metadata_keys import Key, Table, build
 from wiki_assets.engine import CollectionState
 from wiki_assets.engine.config import AUTO
-from wiki_assets.engine.corpus import collection_of
-from wiki_assets.engine.digest import DigestFiles
+from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
 from wiki_assets.engine.quality import Reason
-from wiki_assets.engine.report import IngestReport, ModelStats
-from wiki_assets.engine.wiki.audit import SHOWN_FINDINGS, Outcome
-from wiki_assets.engine.wiki.index import IndexReport
-
-S = TypeVar("S")
+from wiki_assets.engine.text.corpus import collection_of
 
 MAX_LISTED_FAILURES = 200
 """Failures listed in ``failed_documents`` at most; the ``failed`` count has them all."""
-
-
-class Markdown(str):
-    """A key type: text the UI renders as markdown."""
-
-
-# A key's type: the Dagster value it is recorded as (Int, Float and Bool are what the UI plots).
-_VALUES: dict[type, Callable[[Any], dg.MetadataValue]] = {
-    int: lambda value: dg.MetadataValue.int(int(value)),
-    float: lambda value: dg.MetadataValue.float(float(value)),
-    bool: lambda value: dg.MetadataValue.bool(bool(value)),
-    str: lambda value: dg.MetadataValue.text(str(value)),
-    list: lambda value: dg.MetadataValue.json(list(value)),
-    Markdown: lambda value: dg.MetadataValue.md(str(value)),
-    PurePath: lambda value: dg.MetadataValue.path(str(value)),
-}
-# What a value read back may be, per type (an Int read where a Float is expected still counts).
-_READ: dict[type, tuple[type, ...]] = {
-    int: (int,),
-    float: (int, float),
-    bool: (bool,),
-    str: (str,),
-    list: (list,),
-    Markdown: (str,),
-    PurePath: (str,),
-}
-# A table column's type, per key type (a table holds only these).
-_COLUMNS: dict[type, str] = {int: "int", float: "float", bool: "bool", str: "string"}
-
-
-@dataclass(frozen=True)
-class Key(Generic[S]):
-    """One metadata key: ``name`` (the UI's label, or a table's column), the ``type`` it is
-    recorded as, and ``of``, its value from its source (``None``: not recorded for that
-    source)."""
-
-    name: str
-    type: type
-    of: Callable[[S], Any]
-
-    def __post_init__(self) -> None:
-        if self.type not in _VALUES:
-            raise TypeError(f"metadata key {self.name!r}: no metadata value for {self.type}")
-
-    def value(self, source: S) -> dg.MetadataValue | None:
-        value = self.of(source)
-        return None if value is None else _VALUES[self.type](value)
-
-    def cell(self, source: S) -> str | int | float | bool | None:
-        """This key's value as a table cell."""
-        value = self.of(source)
-        return None if value is None else self.type(value)
-
-    def read(self, values: Mapping[str, Any]) -> Any:
-        """This key's value in recorded metadata (as plain values, :func:`plain`), or ``None``
-        when it is absent or not of its type."""
-        value = values.get(self.name)
-        if isinstance(value, bool) and self.type is not bool:
-            return None
-        return value if isinstance(value, _READ[self.type]) else None
-
-
-def build(keys: Iterable[Key[S]], source: S, prefix: str = "") -> dict[str, dg.MetadataValue]:
-    """The recorded values of ``keys`` for ``source``, in order, each name after ``prefix``."""
-    values = {}
-    for key in keys:
-        value = key.value(source)
-        if value is not None:
-            values[prefix + key.name] = value
-    return values
-
-
-@dataclass(frozen=True)
-class Table(Generic[S]):
-    """One metadata key holding a table: a row per source, a column per key of ``columns``.
-
-    Read back (:func:`plain`), a one-row table's cells are keys of their own (``claim_size``), and
-    a table whose rows are named by their ``row_name`` column gives each other cell as
-    ``<prefix><row name>/<column>`` (``model/sim/docs``). A column that is empty in every row is
-    left out, so a figure the engine does not report (yet) costs nothing."""
-
-    name: str
-    columns: tuple[Key[S], ...]
-    row_name: str | None = None  # the column that names a row; None: a table of one row
-    prefix: str = ""
-
-    def __post_init__(self) -> None:
-        for column in self.columns:
-            if column.type not in _COLUMNS:
-                raise TypeError(f"table {self.name!r}: no column type for {column.name!r}")
-
-    def value(self, sources: Sequence[S]) -> dg.TableMetadataValue:
-        rows = [{column.name: column.cell(source) for column in self.columns} for source in sources]
-        used = [c for c in self.columns if any(row[c.name] is not None for row in rows)]
-        schema = dg.TableSchema(columns=[dg.TableColumn(c.name, _COLUMNS[c.type]) for c in used])
-        return dg.MetadataValue.table(
-            [dg.TableRecord({c.name: row[c.name] for c in used}) for row in rows], schema
-        )
-
-    def cells(self, table: dg.TableMetadataValue) -> dict[str, Any]:
-        """The table's cells as plain keys (see the class)."""
-        values: dict[str, Any] = {}
-        for record in table.records:
-            data = {name: cell for name, cell in record.data.items() if cell is not None}
-            if self.row_name is None:
-                values.update(data)
-                continue
-            row = data.pop(self.row_name, None)
-            if row is not None:
-                values.update({f"{self.prefix}{row}/{name}": cell for name, cell in data.items()})
-        return values
 
 
 def plain(metadata: Mapping[str, dg.MetadataValue]) -> dict[str, Any]:
@@ -448,105 +334,6 @@ def partition_metadata(
         )
         for name in report.collections
     }
-
-
-# --------------------------------------------------------------------------------------------------
-# wiki_index and synced_documents
-
-
-class IndexRun(NamedTuple):
-    report: IndexReport
-    dangling_links: int
-
-
-INDEX = (
-    Key[IndexRun]("pages", int, lambda i: i.report.pages),
-    Key[IndexRun]("collections", int, lambda i: i.report.collections),
-    Key[IndexRun]("topics", int, lambda i: i.report.topics),
-    Key[IndexRun]("rewritten", int, lambda i: i.report.rewritten),
-    Key[IndexRun]("dangling_links", int, lambda i: i.dangling_links),
-)
-
-# Each collection's documents, on every observation (and materialization) of synced_documents.
-SYNCED = (Key[CollectionState]("documents", int, lambda state: state.documents),)
-
-
-class SyncRun(NamedTuple):
-    """A sync_job run's plan (from its :class:`~wiki_assets.defs.sync.SyncPlan`)."""
-
-    collections: int
-    documents: int
-    added: int  # collections registered by this sync
-    to_summarize: int
-    pending: list[str]  # the collections whose pages need work, in partition order
-    repair: list[str]  # what an earlier run left that only the index build finishes
-
-
-# A sync_job run's plan, on its op's output: what the sensor ingest_after_sync requests runs for.
-COLLECTIONS = Key[SyncRun]("collections", int, lambda run: run.collections)
-PENDING = Key[SyncRun]("pending", list, lambda run: run.pending)
-REPAIR = Key[SyncRun]("repair", list, lambda run: run.repair)
-SYNC = (
-    COLLECTIONS,
-    Key[SyncRun]("documents", int, lambda run: run.documents),
-    Key[SyncRun]("added", int, lambda run: run.added),
-    Key[SyncRun]("to_summarize", int, lambda run: run.to_summarize),
-    PENDING,
-    REPAIR,
-)
-
-
-# --------------------------------------------------------------------------------------------------
-# An asset check's result (wiki_assets.engine.wiki.audit's outcome of one check)
-
-
-def _found(outcome: Outcome) -> str:
-    shown = "\n".join(f"- {finding}" for finding in outcome.findings[:SHOWN_FINDINGS])
-    more = len(outcome.findings) - SHOWN_FINDINGS
-    if more > 0:
-        shown += f"\n- … and {more} more (`wiki-assets check` lists all)"
-    return shown or "nothing"
-
-
-CHECKED = Key[Outcome]("checked", int, lambda o: o.checked)
-PROBLEMS = Key[Outcome]("problems", int, lambda o: len(o.findings))
-FOUND = Key[Outcome]("found", Markdown, _found)  # the first findings; `problems` counts all
-SHARE = Key[Outcome]("share", float, lambda o: o.share)  # what a share check measured
-CHECK = (CHECKED, PROBLEMS, FOUND, SHARE)
-
-
-# --------------------------------------------------------------------------------------------------
-# wiki_digest: the day's files, and their delivery to the chat webhook
-
-
-class DigestRun(NamedTuple):
-    files: DigestFiles
-    timezone: str
-
-
-class Delivered(NamedTuple):
-    """Whether the day's digest has been posted: by this materialization or an earlier one of the
-    same day (``posted_in_run``: the run that posted it), so that it is posted once."""
-
-    delivered: bool
-    attempts: int | None = None  # the posts this materialization made
-    posted_in_run: str | None = None
-
-
-def _count(kind: str) -> Key[DigestRun]:
-    return Key[DigestRun](kind, int, lambda d: d.files.digest.counts()[kind])
-
-
-DIGEST = (
-    *(_count(kind) for kind in ("added", "changed", "removed", "flagged")),
-    Key[DigestRun]("path", PurePath, lambda d: d.files.markdown),
-    Key[DigestRun]("json_path", PurePath, lambda d: d.files.json),
-    Key[DigestRun]("timezone", str, lambda d: d.timezone),
-)
-DELIVERED = Key[Delivered]("delivered", bool, lambda d: d.delivered)
-DELIVERY_ATTEMPTS = Key[Delivered]("delivery_attempts", int, lambda d: d.attempts)
-POSTED_IN_RUN = Key[Delivered]("posted_in_run", str, lambda d: d.posted_in_run)
-DELIVERY = (DELIVERED, DELIVERY_ATTEMPTS, POSTED_IN_RUN)
 
 
 TABLES: dict[str, Table[Any]] = {

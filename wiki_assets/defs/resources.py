@@ -10,9 +10,9 @@ from pydantic import Field, model_validator
 from wiki_assets.defs.derived import fields_from
 from wiki_assets.engine import Endpoint, environment
 from wiki_assets.engine.config import VariableName
-from wiki_assets.engine.corpus import DEFAULT_MAX_BYTES
-from wiki_assets.engine.local_model import embedded_endpoint, embedded_server
-from wiki_assets.engine.store import DEFAULT_SCHEMA, StateStore
+from wiki_assets.engine.model.local_server import embedded_endpoint, embedded_server
+from wiki_assets.engine.state.store import DEFAULT_SCHEMA, StateStore
+from wiki_assets.engine.text.corpus import DEFAULT_MAX_BYTES
 from wiki_assets.engine.wiki.files import STATE_DIR
 
 

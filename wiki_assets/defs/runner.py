@@ -30,7 +30,7 @@ from wiki_assets.defs.plan import RECOVERED
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.sync import SyncPlan, sync
 from wiki_assets.engine.errors import DiskFull
-from wiki_assets.engine.report import IngestReport
+from wiki_assets.engine.ingestion.report import IngestReport
 
 # The CLI's JSON (an interface other tools read): these figures of the engine's report as they are,
 # plus success, run_id, error, collections, failed (every failure, path and reason) and models.

@@ -3,10 +3,6 @@
 
 from wiki_assets.engine.config import Dials as Dials
 from wiki_assets.engine.config import Endpoint as Endpoint
-from wiki_assets.engine.corpus import ROOT_COLLECTION as ROOT_COLLECTION
-from wiki_assets.engine.corpus import SourceDocument as SourceDocument
-from wiki_assets.engine.corpus import collection_version as collection_version
-from wiki_assets.engine.corpus import scan as scan
 from wiki_assets.engine.errors import CollectionBusy as CollectionBusy
 from wiki_assets.engine.errors import ConfigurationError as ConfigurationError
 from wiki_assets.engine.errors import DocumentError as DocumentError
@@ -17,9 +13,13 @@ from wiki_assets.engine.errors import StateError as StateError
 from wiki_assets.engine.errors import StateUnavailable as StateUnavailable
 from wiki_assets.engine.errors import UnsafePath as UnsafePath
 from wiki_assets.engine.errors import WikiAssetsError as WikiAssetsError
-from wiki_assets.engine.plan import CollectionState as CollectionState
-from wiki_assets.engine.plan import survey as survey
-from wiki_assets.engine.report import IngestReport as IngestReport
-from wiki_assets.engine.report import ModelStats as ModelStats
-from wiki_assets.engine.run import ingest as ingest
-from wiki_assets.engine.store import StateStore as StateStore
+from wiki_assets.engine.ingestion.report import IngestReport as IngestReport
+from wiki_assets.engine.ingestion.report import ModelStats as ModelStats
+from wiki_assets.engine.ingestion.run import ingest as ingest
+from wiki_assets.engine.ingestion.survey import CollectionState as CollectionState
+from wiki_assets.engine.ingestion.survey import survey as survey
+from wiki_assets.engine.state.store import StateStore as StateStore
+from wiki_assets.engine.text.corpus import ROOT_COLLECTION as ROOT_COLLECTION
+from wiki_assets.engine.text.corpus import SourceDocument as SourceDocument
+from wiki_assets.engine.text.corpus import collection_version as collection_version
+from wiki_assets.engine.text.corpus import scan as scan

@@ -203,7 +203,7 @@ class Dials:
         gt=0,
         description="Every model down this long: the run stops and leaves the rest for the next.",
     )
-    # Not part of a page's fingerprint (plan.fingerprint): it decides what becomes of an answer
+    # Not part of a page's fingerprint (currency.fingerprint): it decides what becomes of an answer
     # the checks flag, not how a model writes, so changing it redoes no page; pages flagged before
     # stay as they are, listed under Needs review, until their document changes or is forced.
     flagged_pages: FlaggedPages = Field(

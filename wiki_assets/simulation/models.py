@@ -20,11 +20,15 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from wiki_assets.engine.budget import ASCII_TOKENS_PER_CHAR, estimate_tokens
-from wiki_assets.engine.client import PROMPT_OVERHEAD_TOKENS, Notes, Summary
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.errors import ModelError
-from wiki_assets.engine.page import PageDraft
+from wiki_assets.engine.model.budget import (
+    ASCII_TOKENS_PER_CHAR,
+    PROMPT_OVERHEAD_TOKENS,
+    estimate_tokens,
+)
+from wiki_assets.engine.model.page import PageDraft
+from wiki_assets.engine.model.results import Notes, Summary
 from wiki_assets.engine.related import Candidate
 from wiki_assets.simulator import BatchScheduler, SimModel
 

@@ -14,10 +14,7 @@ import math
 import random
 from dataclasses import dataclass, field, replace
 
-from wiki_assets.engine.budget import estimate_tokens, split_to_budget
-from wiki_assets.engine.client import PROMPT_OVERHEAD_TOKENS, Summary, join_notes
 from wiki_assets.engine.config import Endpoint
-from wiki_assets.engine.corpus import DocumentError, SourceDocument
 from wiki_assets.engine.dispatch import (
     Dispatcher,
     Job,
@@ -26,7 +23,15 @@ from wiki_assets.engine.dispatch import (
     Recorded,
     concurrency_for,
 )
-from wiki_assets.engine.report import IngestReport, ModelStats
+from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
+from wiki_assets.engine.model.budget import (
+    PROMPT_OVERHEAD_TOKENS,
+    estimate_tokens,
+    join_notes,
+    split_to_budget,
+)
+from wiki_assets.engine.model.results import Summary
+from wiki_assets.engine.text.corpus import DocumentError, SourceDocument
 from wiki_assets.simulation.clock import Stuck, run_virtual
 from wiki_assets.simulation.models import VirtualModel, simulated_text
 from wiki_assets.simulation.scenarios import Scenario, hang_free_s, ideal_makespan, part_budget
@@ -199,7 +204,7 @@ def run(scenario: Scenario) -> Outcome:
         # A model whose pages the others' second opinions kept replacing writes none: the fleet
         # that writes the pages is the one the makespan is bound by.
         outcome.ideal_s = ideal_makespan(scenario, standing)[0]
-    outcome.jobs = len(tokens) + dispatcher.added
+    outcome.jobs = len(tokens) + dispatcher.parts.added
     for client in clients:
         for path, count in client.traffic.overlapping.items():
             outcome.overlapping[path] = max(outcome.overlapping.get(path, 0), count)
@@ -228,7 +233,7 @@ async def _watch_idle(dispatcher: Dispatcher, outcome: Outcome) -> None:
                 if not prospects:
                     continue
                 best, lane = min(prospects, key=lambda item: (item[0].finish_s, item[0].order))
-                if len(lane.attempts) >= lane.concurrency.limit or dispatcher.demoted(lane):
+                if len(lane.attempts) >= lane.concurrency.limit or dispatcher.end.demoted(lane):
                     continue  # its model has no free worker, or takes no documents: no idling
                 key = (id(job), lane.order)
                 seen.add(key)

@@ -5,17 +5,17 @@ from datetime import date
 import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
 from pydantic import Field
 
-from wiki_assets.defs.digest.resources import DigestResource
-from wiki_assets.defs.metadata import (
+from wiki_assets.defs.asset_metadata import (
     DELIVERED,
     DELIVERY,
     DIGEST,
     POSTED_IN_RUN,
     Delivered,
     DigestRun,
-    build,
-    plain,
 )
+from wiki_assets.defs.digest.resources import DigestResource
+from wiki_assets.defs.metadata import plain
+from wiki_assets.defs.metadata_keys import build
 from wiki_assets.defs.names import WIKI_DIGEST, WIKI_INDEX
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.engine import environment

@@ -4,8 +4,9 @@ from typing import Any
 
 import dagster as dg
 
+from wiki_assets.defs.asset_metadata import COLLECTIONS, PENDING, REPAIR
 from wiki_assets.defs.assets import IngestConfig, launched_by
-from wiki_assets.defs.metadata import COLLECTIONS, PENDING, REPAIR, plain
+from wiki_assets.defs.metadata import plain
 from wiki_assets.defs.names import INGEST_SENSOR, SYNC_OP
 from wiki_assets.defs.sync.observe import SyncPlan
 from wiki_assets.engine import environment

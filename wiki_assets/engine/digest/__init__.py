@@ -16,8 +16,8 @@ from pathlib import Path
 
 from wiki_assets.engine.digest.build import DayWindow, Digest, PageChange, build_digest
 from wiki_assets.engine.digest.render import digest_files, render_json, render_markdown
-from wiki_assets.engine.journal import Journal
-from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.state.journal import Journal
+from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.wiki.files import Wiki
 
 __all__ = ["DayWindow", "Digest", "DigestFiles", "PageChange", "build_digest", "write_digest"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from wiki_assets.engine.page_events import PageEvent, PageHistory
+from wiki_assets.engine.state.page_events import PageEvent, PageHistory
 
 
 @dataclass(frozen=True, slots=True)

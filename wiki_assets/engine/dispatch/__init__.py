@@ -3,10 +3,12 @@
 ``queue`` (claims, give-back, stealing), ``limits`` (how many requests each model gets in flight,
 and the breaker), ``tail`` (pace, the end-of-run rule and hedges), ``lane`` (one model during a
 run and its requests in flight), ``workers`` (a model's workers, in the :class:`Dispatcher`),
+``outlook`` (when a worker applies the end-of-run rule), ``ending`` (when the run ends, and the
+second opinions it waits for), ``parts`` (a long document's parts, sent as jobs of their own),
 ``hedge`` (which late request an idle worker races), ``opinions`` (which flagged answers get a
 second opinion, learned as they answer), ``request`` (one request sent and settled),
-``retry`` (what a failure means for the model and the document) and ``slots`` (fleet-wide
-in-flight slots).
+``retry`` (what a failure means for the model and the document), ``slots`` (fleet-wide
+in-flight slots) and ``work`` (what the dispatcher asks of the run around it).
 """
 
 from wiki_assets.engine.dispatch.lane import Attempt, Client, Lane
@@ -21,7 +23,8 @@ from wiki_assets.engine.dispatch.limits import (
 from wiki_assets.engine.dispatch.opinions import SecondOpinions
 from wiki_assets.engine.dispatch.queue import Job, Prepared, WorkQueue
 from wiki_assets.engine.dispatch.tail import Pace, Prospect, should_start
-from wiki_assets.engine.dispatch.workers import Dispatcher, Recorded, Work
+from wiki_assets.engine.dispatch.work import Recorded, Work
+from wiki_assets.engine.dispatch.workers import Dispatcher
 
 __all__ = [
     "AdaptiveConcurrency",

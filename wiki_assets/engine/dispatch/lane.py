@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from wiki_assets.engine.client import Notes, Summary
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.dispatch.limits import Breaker, Concurrency
 from wiki_assets.engine.dispatch.queue import Job
@@ -24,13 +23,14 @@ from wiki_assets.engine.dispatch.tail import (
     remaining_s,
 )
 from wiki_assets.engine.errors import ModelError
+from wiki_assets.engine.ingestion.report import ModelStats
+from wiki_assets.engine.model.results import Notes, Summary
 from wiki_assets.engine.related import Candidate
-from wiki_assets.engine.report import ModelStats
 
 
 class Client(Protocol):
-    """What the dispatcher needs of a model: :class:`~wiki_assets.engine.client.ModelClient`, or a
-    simulated model."""
+    """What the dispatcher needs of a model: :class:`~wiki_assets.engine.model.client.ModelClient`,
+    or a simulated model."""
 
     max_tokens: int
 

@@ -13,19 +13,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from wiki_assets.engine.client import Notes, Summary
 from wiki_assets.engine.dispatch import retry
 from wiki_assets.engine.dispatch.lane import Attempt, Lane
 from wiki_assets.engine.dispatch.limits import work_units
 from wiki_assets.engine.dispatch.opinions import FAILED, OUT_OF_SERVICE, SecondOpinions
 from wiki_assets.engine.dispatch.queue import Job, WorkQueue
+from wiki_assets.engine.dispatch.work import Recorded, Work
 from wiki_assets.engine.errors import ModelError
-from wiki_assets.engine.report import IngestReport
-
-if TYPE_CHECKING:
-    from wiki_assets.engine.dispatch.workers import Recorded, Work
+from wiki_assets.engine.ingestion.report import IngestReport
+from wiki_assets.engine.model.results import Notes, Summary
 
 
 class Requests:
@@ -102,9 +100,15 @@ class Requests:
         lane.attempts.append(attempt)
         try:
             await asyncio.wait((task,))
+        except asyncio.CancelledError:
+            # This worker itself is being cancelled: so is its request, which ends before the
+            # worker does (no request outlives the run).
+            task.cancel()
+            await asyncio.wait((task,))
+            raise
         finally:
             if not task.done():
-                task.cancel()  # this worker itself is being cancelled
+                task.cancel()  # (a coroutine closed with its event loop gone: nothing to wait on)
             job.running.remove(attempt)
             lane.attempts.remove(attempt)
             self.settled += 1

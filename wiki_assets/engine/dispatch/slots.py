@@ -1,7 +1,7 @@
 """Fleet-wide slots: a model's limit on requests in flight across every run that shares it.
 
 A model with ``max_in_flight`` lets a worker send only while it holds one of that model's slots
-in the state store (:class:`~wiki_assets.engine.leases.SlotLeases`); without a limit, or
+in the state store (:class:`~wiki_assets.engine.state.leases.SlotLeases`); without a limit, or
 without a store, every worker may send. A worker keeps its slot while it works and gives it back
 whenever it waits, so that another run can use it meanwhile.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 
 from wiki_assets.engine.dispatch.lane import Lane
-from wiki_assets.engine.leases import SlotLeases
+from wiki_assets.engine.state.leases import SlotLeases
 
 
 class FleetSlots:

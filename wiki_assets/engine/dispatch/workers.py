@@ -1,9 +1,11 @@
 """Each model's workers: park, lease, claim, start (or leave to a faster model), race, end.
 
 The dispatcher knows nothing of files, journals or HTTP. The run around it hands it the jobs and a
-:class:`Work` (prepare a document, record an answer, record a failure, hold back while pages lag);
-each model comes as a :class:`~.lane.Lane` with a :class:`~.lane.Client`. The workers decide what
-to send and when; :mod:`~.hedge` chooses which late request to race, :class:`~.request.Requests`
+:class:`~.work.Work` (prepare a document, record an answer, record a failure, hold back while
+pages lag); each model comes as a :class:`~.lane.Lane` with a :class:`~.lane.Client`. The workers
+decide what to send and when: :class:`~.outlook.Outlook` whether to start a document or leave it
+to a faster model, :class:`~.ending.RunEnd` when the run ends, :class:`~.parts.Parts` a long
+document's parts; :mod:`~.hedge` chooses which late request to race, :class:`~.request.Requests`
 sends and settles each request (:mod:`~.retry`: what a failure means). Time is the event loop's
 own clock, so the same code runs against real servers and, under a virtual clock, in simulation.
 """
@@ -11,67 +13,26 @@ own clock, so the same code runs against real servers and, under a virtual clock
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from wiki_assets.engine.client import Summary
-from wiki_assets.engine.corpus import DocumentError
-from wiki_assets.engine.dispatch.hedge import (
-    hedge_target,
-    late_second_opinions,
-    next_idle_change,
-)
+from wiki_assets.engine.dispatch.ending import RunEnd
+from wiki_assets.engine.dispatch.hedge import hedge_target, next_idle_change
 from wiki_assets.engine.dispatch.lane import Lane
-from wiki_assets.engine.dispatch.opinions import HUNG, RUN_DONE, SecondOpinions
-from wiki_assets.engine.dispatch.queue import Gathering, Job, Part, Prepared, WorkQueue
+from wiki_assets.engine.dispatch.opinions import SecondOpinions
+from wiki_assets.engine.dispatch.outlook import Outlook
+from wiki_assets.engine.dispatch.parts import Parts
+from wiki_assets.engine.dispatch.queue import Job, WorkQueue
 from wiki_assets.engine.dispatch.request import Requests
 from wiki_assets.engine.dispatch.slots import FleetSlots
-from wiki_assets.engine.dispatch.tail import Prospect, first, should_start
-from wiki_assets.engine.leases import SlotLeases
-from wiki_assets.engine.report import IngestReport
+from wiki_assets.engine.dispatch.work import Work
+from wiki_assets.engine.ingestion.report import IngestReport
+from wiki_assets.engine.state.leases import SlotLeases
+from wiki_assets.engine.text.corpus import DocumentError
 
 LEASE_POLL_S = 0.5  # how often a worker waiting for a fleet-wide slot looks again
-TAIL_RECHECK_S = 5.0  # a worker that left a document looks again at least this often
 RESCANS = 4  # returned documents a worker that left one may try before it waits
-
-
-@dataclass(frozen=True, slots=True)
-class Recorded:
-    """What the run made of an answer it recorded. A first answer's ``flags``: why the checks
-    flagged it, when the run would have another model look at it (``flagged_pages: retry``). A
-    second opinion: whether it was ``kept`` (ranked above the first answer, whose page it
-    replaces) and the first answer's reasons it ``fixed`` (the kept answer no longer has them)."""
-
-    flags: tuple[str, ...] = ()
-    kept: bool = False
-    fixed: tuple[str, ...] = ()
-
-
-class Work(Protocol):
-    """What the dispatcher asks of the run around it."""
-
-    async def prepare(self, job: Job) -> Prepared:
-        """Read the document and work out its request; DocumentError fails it alone."""
-        ...
-
-    async def record(self, job: Job, lane: Lane, summary: Summary) -> Recorded:
-        """Keep an answer (durably, before it counts), and say what it made of it: a flagged
-        first answer's reasons (the dispatcher may ask another model), or whether a second
-        opinion replaced the first answer."""
-        ...
-
-    def gathered(self, job: Job, notes: list[str]) -> Prepared:
-        """A long document's notes on its parts are in: its page's request, or (notes still
-        too long for one request) the parts of another round of notes."""
-        ...
-
-    def fail(self, job: Job, reason: str) -> None: ...
-
-    def held_back(self) -> bool:
-        """Whether new requests must wait (pages lag behind); the run calls
-        :meth:`Dispatcher.wake` when that changes."""
-        ...
 
 
 class Dispatcher:
@@ -98,14 +59,13 @@ class Dispatcher:
         self.claim_size = claim_size
         self.expected = expected  # documents the run expects to send (known once planned)
         self.slots = FleetSlots(leases)
-        self.holding = 0  # workers holding a job (preparing it or waiting for its answer)
-        self.added = 0  # jobs beyond one per document: long documents' parts
-        self.gathering: set[Job] = set()  # long documents whose parts are out for notes
-        self.holding_second = 0  # of the workers holding a job, those holding a second opinion
+        self.log = log
         self.opinions = SecondOpinions(budget=int(second_opinion_share * expected()))
         self.finished = False
         self._now: Callable[[], float] = lambda: 0.0
         self._changed: asyncio.Event | None = None
+        self.parts = Parts(self.queue, work, self.wake)
+        self.end = RunEnd(self.lanes, self.queue, self.opinions, self.parts, lambda: self._now())
         self.requests = Requests(
             self.lanes,
             self.queue,
@@ -114,9 +74,17 @@ class Dispatcher:
             clock=lambda: self._now(),
             give_up_after_s=give_up_after_s,
             stop=lambda reason: self.stop(reason, cancel=False),
-            gathered=self._gathered,
+            gathered=self.parts.gathered,
             opinions=self.opinions,
             log=log,
+        )
+        self.outlook = Outlook(
+            self.lanes,
+            self.opinions,
+            self.end,
+            expected=lambda: self.expected() + self.parts.added,
+            started=lambda: self.requests.started,
+            now=lambda: self._now(),
         )
 
     # ------------------------------------------------------------------ lifecycle
@@ -126,16 +94,32 @@ class Dispatcher:
         self._now = loop.time
         self._changed = asyncio.Event()
         self.requests.last_success = self._now()
-        renewer = asyncio.create_task(self.slots.renew()) if self.slots.leases else None
         try:
+            # Every task of the run is in this group and ends with it: the workers, and the
+            # renewal of the fleet-wide slots they hold, cancelled once every worker has ended.
             async with asyncio.TaskGroup() as group:
-                for lane in self.lanes:
-                    for slot in range(lane.concurrency.slots):
-                        group.create_task(self._work(lane, slot))
+                renewer = group.create_task(self._renew()) if self.slots.leases else None
+                workers = [
+                    group.create_task(self._work(lane, slot))
+                    for lane in self.lanes
+                    for slot in range(lane.concurrency.slots)
+                ]
+                if renewer is not None:
+                    if workers:
+                        await asyncio.wait(workers)
+                    renewer.cancel()
         finally:
             self.report.second_opinions_skipped = dict(self.opinions.skipped)
-            if renewer is not None:
-                renewer.cancel()
+
+    async def _renew(self) -> None:
+        """Keep the fleet-wide slots this run holds alive, until cancelled. A renewal that fails
+        ends the renewal, not the run: the slots then expire after their time to live, as those
+        of a run that died do."""
+        try:
+            await self.slots.renew()
+        except Exception as error:
+            if self.log is not None:
+                self.log.warning(f"fleet-wide model slots no longer renewed: {error}")
 
     def stop(self, reason: str, *, cancel: bool = True) -> None:
         """End the run early: no new requests; with ``cancel``, requests in flight are cancelled
@@ -196,7 +180,7 @@ class Dispatcher:
                     await self.slots.release(lane, slot)
                     await self._wait(lambda: not self.work.held_back(), None)
                     continue
-                demoted = self.demoted(lane)
+                demoted = self.end.demoted(lane)
                 if demoted:
                     lane.stats.superseded = True
                     self.queue.give_back(worker)
@@ -212,11 +196,11 @@ class Dispatcher:
                         continue
                     # Nothing of its own to start: capacity that would otherwise be idle, which
                     # an optional second opinion may use (see opinions.py).
-                    job = self.queue.take_second(lambda job: self._may_give(job, lane))
+                    job = self.queue.take_second(lambda job: self.end.may_give(job, lane))
                     if job is not None:
                         await self._start(job, lane, idle=True)
                         continue
-                    self._give_up_late_second_opinions(lane)
+                    self.end.give_up_late_second_opinions(lane)
                     self._end_if_answered()
                     if self.finished:
                         return
@@ -234,87 +218,11 @@ class Dispatcher:
         finally:
             await self.slots.release(lane, slot)
 
-    def _give_up_late_second_opinions(self, lane: Lane) -> None:
-        """Cancel the hung second opinions idle ``lane`` sees (their first answers stand)."""
-        for attempt in late_second_opinions(self.lanes, lane, self._now()):
-            if attempt.task is not None:
-                attempt.job.given_up = attempt.job.given_up or HUNG
-                attempt.task.cancel()
-
-    def demoted(self, lane: Lane) -> bool:
-        """Whether ``lane`` takes no new documents: its answers are superseded (opinions.py) and
-        a model whose answers are not is in service to take them. Once the run's second
-        opinions are spent, its answers would stand: it takes documents again."""
-        if self.opinions.spent() or not self.opinions.superseded(lane.order):
-            return False
-        return any(
-            not other.breaker.tripped
-            and other.pace.seconds_per_request is not None
-            and not self.opinions.superseded(other.order)
-            for other in self.lanes
-        )
-
-    def _may_give(self, job: Job, lane: Lane) -> bool:
-        return job.may_take(lane.order) and self.opinions.may_give(job.flags, lane.order)
-
     def _end_if_answered(self) -> None:
         """Once every document has its first answer (or failed), the run ends at once, whoever
-        notices: the second opinions not worth waiting for are given up (opinions.py)."""
-        if self.finished or not self._first_answers_in() or not self.queue.dry():
-            return
-        self._end_second_opinions()
-        if not self._waited_for():
+        notices: the second opinions not worth waiting for are given up (:mod:`~.ending`)."""
+        if not self.finished and self.end.answered():
             self.stop_done()
-
-    def _first_answers_in(self) -> bool:
-        """Every document has its first answer or failed: no job but second opinions is held,
-        and the queue has none (a worker found nothing to claim)."""
-        if any(job.failed for job in self.gathering):
-            self.gathering = {job for job in self.gathering if not job.failed}
-        return self.holding == self.holding_second and not self.gathering
-
-    def _waited_for(self) -> bool:
-        """Whether a second opinion worth waiting for is out or waits for a model in service;
-        the others are dropped."""
-        in_service = [lane for lane in self.lanes if not lane.breaker.tripped]
-
-        def worth(job: Job, order: int, sent: bool) -> bool:
-            return self.opinions.worth_waiting(job.flags, order, sent=sent)
-
-        waiting = any(
-            job.may_take(lane.order) and worth(job, lane.order, False)
-            for job in self.queue.waiting_second()
-            for lane in in_service
-        )
-        out = any(
-            attempt.job.second_opinion and worth(attempt.job, lane.order, True)
-            for lane in self.lanes
-            for attempt in lane.attempts
-        )
-        return waiting or out
-
-    def _end_second_opinions(self) -> None:
-        """The first answers are in: the second opinions not worth waiting for are given up,
-        those still out cancelled (their first answers stand) and those waiting dropped."""
-        for lane in self.lanes:
-            for attempt in lane.attempts:
-                job = attempt.job
-                if not job.second_opinion or attempt.task is None or attempt.task.done():
-                    continue
-                if not self.opinions.worth_waiting(job.flags, lane.order, sent=True):
-                    job.given_up = RUN_DONE
-                    attempt.task.cancel()
-        in_service = [lane.order for lane in self.lanes if not lane.breaker.tripped]
-        dropped = self.queue.abandon(
-            lambda job: (
-                not any(
-                    job.may_take(order) and self.opinions.worth_waiting(job.flags, order)
-                    for order in in_service
-                )
-            )
-        )
-        for _ in dropped:
-            self.opinions.skip(RUN_DONE)
 
     def _idle_over(self, lane: Lane, settled: int) -> Callable[[], bool]:
         """For a worker of ``lane`` with nothing to start: work it may take came back, the run may
@@ -324,10 +232,10 @@ class Dispatcher:
         return lambda: (
             self.queue.has_work(
                 lane.order,
-                lambda job: self._may_give(job, lane),
-                first_work=not self.demoted(lane),
+                lambda job: self.end.may_give(job, lane),
+                first_work=not self.end.demoted(lane),
             )
-            or (self._first_answers_in() and self.queue.dry() and not self._waited_for())
+            or (self.end.first_answers_in() and self.queue.dry() and not self.end.waited_for())
             or self.requests.settled != settled
         )
 
@@ -338,7 +246,7 @@ class Dispatcher:
         its expected time or its tail percentile."""
         self.queue.give_back(worker)
         for _ in range(RESCANS):
-            other = self.queue.take_returned(lambda job: self._would_start(lane, job))
+            other = self.queue.take_returned(lambda job: self.outlook.would_start(lane, job))
             if other is None:
                 break
             if await self._start(other, lane):
@@ -349,29 +257,11 @@ class Dispatcher:
             return self.requests.settled, self.queue.version, lane.nudged
 
         seen = news()
-        await self._wait(lambda: news() != seen, self._next_outlook_change())
-
-    def _would_start(self, lane: Lane, job: Job) -> bool:
-        if job.prepared is None:
-            return True  # not read yet: take it and decide then
-        return self._outlook(lane, job, job.prepared.prompt_tokens)[0]
-
-    def _next_outlook_change(self) -> float:
-        """When a running request reaches its expected time or its tail percentile (the waits
-        the end-of-run rule compares change then), at most :data:`TAIL_RECHECK_S` from now."""
-        now = self._now()
-        times = [now + TAIL_RECHECK_S]
-        for lane in self.lanes:
-            for attempt in lane.attempts:
-                for offset in attempt.outlook():
-                    if attempt.started + offset > now:
-                        times.append(attempt.started + offset + 1e-6)
-        return min(times)
+        await self._wait(lambda: news() != seen, self.outlook.next_change())
 
     def remaining(self) -> int:
         """Documents left unstarted or unfinished (a long document whose parts are out)."""
-        out = sum(1 for job in self.gathering if not job.failed)
-        return self.queue.remaining() + out
+        return self.queue.remaining() + self.parts.out()
 
     def stop_done(self) -> None:
         """Nothing is left: every worker ends."""
@@ -382,10 +272,7 @@ class Dispatcher:
         """Send one document to ``lane``; False when it was left to a model that would finish it
         sooner (see :mod:`~wiki_assets.engine.dispatch.tail`). A second opinion an ``idle``
         worker takes is sent whatever the other models would do: it only uses idle capacity."""
-        self.holding += 1
-        second = job.second_opinion
-        self.holding_second += second
-        try:
+        with self._holding(job):
             if job.failed or (job.part is not None and job.part.document.failed):
                 return True  # its document failed meanwhile: nothing to send
             if job.prepared is None:
@@ -395,13 +282,13 @@ class Dispatcher:
                     self.work.fail(job, str(error))
                     return True
             if job.prepared.split:
-                self._spread(job)
+                self.parts.spread(job)
                 return True
             if self.finished:
                 self.queue.put_back(job)
                 return True
             start, first = (
-                (True, None) if idle else self._outlook(lane, job, job.prepared.prompt_tokens)
+                (True, None) if idle else self.outlook.start(lane, job, job.prepared.prompt_tokens)
             )
             if not start:
                 self.queue.put_back(job, news=False)
@@ -412,76 +299,22 @@ class Dispatcher:
                 return False
             await self.requests.send(job, lane, hedge=False)
             return True
+
+    @contextlib.contextmanager
+    def _holding(self, job: Job) -> Iterator[None]:
+        """While a worker holds ``job`` (preparing it, or waiting for its answer); when it lets
+        go, the run may end and every waiting worker looks again."""
+        second = job.second_opinion
+        self.end.holding += 1
+        self.end.holding_second += second
+        try:
+            yield
         finally:
-            self.holding -= 1
-            self.holding_second -= second
+            self.end.holding -= 1
+            self.end.holding_second -= second
             if not second:
                 self._end_if_answered()  # every worker may be busy with second opinions
             self.wake()
-
-    def _spread(self, job: Job) -> None:
-        """A long document: its parts go to the queue as jobs of their own, ahead of every claim,
-        for any free worker of any model; its page follows once their notes are in
-        (:meth:`_gathered`)."""
-        prepared = job.prepared
-        assert prepared is not None
-        count = len(prepared.split)
-        parts = [
-            Job(job.doc, job.page, prepared=part, part=Part(job, index, count))
-            for index, part in enumerate(prepared.split)
-        ]
-        if job.gathering is None:
-            job.gathering = Gathering([None] * count)
-        else:  # another round: notes on the notes
-            job.gathering.notes = [None] * count
-        self.added += count
-        self.gathering.add(job)
-        self.queue.add_urgent(parts)
-        self.wake()
-
-    def _gathered(self, job: Job) -> None:
-        """Every part of ``job`` has its notes: its page is next, first in line (or another
-        round of notes, if they are still too long for one request)."""
-        gathering = job.gathering
-        assert gathering is not None and job.prepared is not None
-        notes = [text for text in gathering.notes if text is not None]
-        job.prepared = self.work.gathered(job, notes)
-        if job.prepared.split:
-            self.gathering.discard(job)
-            self._spread(job)
-            return
-        self.gathering.discard(job)
-        self.queue.add_urgent([job], first=True)
-        self.wake()
-
-    def _outlook(self, lane: Lane, job: Job, prompt_tokens: int) -> tuple[bool, int | None]:
-        """Whether ``lane`` should start ``job`` now, and if not, which model would finish it
-        first (its place in the fleet)."""
-        now = self._now()
-        own = lane.pace.expected_s(prompt_tokens)
-        if own is None:
-            return True, None  # no pace yet: nothing to compare with
-        # This worker is free: its model's finish is its own time for the document.
-        mine = Prospect(lane.order, own, lane.pace.docs_per_s(lane.concurrency.limit))
-        # Only models that would take it: a second opinion is never left to a model that gave
-        # the first answer, nor to one that would not take it now (it could wait forever).
-        others = [
-            prospect
-            for other in self.lanes
-            if other is not lane
-            and job.may_take(other.order)
-            and (
-                self.opinions.likely(job.flags, other.order)
-                if job.second_opinion
-                else not self.demoted(other)
-            )
-            and (prospect := other.prospect(prompt_tokens, now)) is not None
-        ]
-        expected = self.expected() + self.added
-        unstarted = max(0, expected - self.requests.started - (not job.started))
-        if should_start(mine, others, unstarted):
-            return True, None
-        return False, first(others).order
 
     # ------------------------------------------------------------------ hedges
 
@@ -495,15 +328,6 @@ class Dispatcher:
         job.raced_by.add(lane.order)
         lane.stats.hedges += 1
         self.report.hedged += 1
-        self.holding += 1
-        second = job.second_opinion
-        self.holding_second += second
-        try:
+        with self._holding(job):
             await self.requests.send(job, lane, hedge=True)
-        finally:
-            self.holding -= 1
-            self.holding_second -= second
-            if not second:
-                self._end_if_answered()  # every worker may be busy with second opinions
-            self.wake()
         return True

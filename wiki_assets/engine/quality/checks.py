@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from wiki_assets.engine import prompts
-from wiki_assets.engine.page import LANGUAGES, PageDraft, detect_language
+from wiki_assets.engine.model import prompts
+from wiki_assets.engine.model.page import LANGUAGES, PageDraft, detect_language
 from wiki_assets.engine.quality.evidence import PointCheck
 from wiki_assets.engine.quality.prose import grounded, says_nothing
 from wiki_assets.engine.quality.text import content_units, normalize

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from wiki_assets.engine.page import KeyPoint, key_point
+from wiki_assets.engine.model.page import KeyPoint, key_point
 from wiki_assets.engine.quality.text import content_units, document_lines, normalize, numbers
 
 __all__ = ["AGREEMENT", "MAX_CITED_LINES", "PointCheck", "Source", "Status", "verify_points"]

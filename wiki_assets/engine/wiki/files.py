@@ -14,12 +14,9 @@ import socket
 import time
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from wiki_assets.engine.errors import UnsafePath as UnsafePath
-
-if TYPE_CHECKING:
-    from wiki_assets.engine.wiki.writer import PageWriter
 
 STATE_DIR = ".wiki_assets"
 """Hidden folder in the wiki root for the journal; Obsidian and most readers skip dot-folders."""
@@ -50,6 +47,20 @@ _HOST = re.sub(r"[^A-Za-z0-9.]", "_", socket.gethostname())[:64] or "host"
 STALE_TEMPORARY_S = 600
 """Age past which a half-written page of another host's run is taken for a leftover (a page is
 renamed into place milliseconds after its file is created)."""
+
+
+class Sender(Protocol):
+    """Who writes a batch of pages for :meth:`Wiki.write_many`: the page writer process
+    (:class:`~wiki_assets.engine.wiki.writer.PageWriter`)."""
+
+    def send(self, target: Path, data: bytes) -> bool:
+        """Hand one page over; False if it cannot be (the caller writes it)."""
+        ...
+
+    def finish(self) -> dict[int, OSError] | None:
+        """Wait for the batch: its errors by the page's place in it, or None if any page may
+        be unwritten."""
+        ...
 
 
 class Wiki:
@@ -120,7 +131,7 @@ class Wiki:
         return True
 
     def write_many(
-        self, pages: Iterable[tuple[str, str]], writer: PageWriter | None = None
+        self, pages: Iterable[tuple[str, str]], writer: Sender | None = None
     ) -> dict[str, OSError | UnsafePath]:
         """Write ``(page, text)`` pairs; returns the pages that could not be written, with their
         error. ``pages`` is consumed in the calling thread (it may render from a connection that

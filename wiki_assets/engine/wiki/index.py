@@ -14,9 +14,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from wiki_assets.engine.journal import WRITTEN, Entry, Journal
 from wiki_assets.engine.quality.verdict import Verdict
-from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.state.journal import WRITTEN, Entry, Journal
+from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.wiki.catalog import (
     CATALOG_FILE,
     CatalogRecord,

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import unquote
 
-from wiki_assets.engine.journal import WRITTEN, Entry, Journal
+from wiki_assets.engine.state.journal import WRITTEN, Entry, Journal
 from wiki_assets.engine.wiki.files import DIGEST_DIR, STATE_DIR, Wiki
 from wiki_assets.engine.wiki.record import Link, Page
 from wiki_assets.engine.wiki.render import render_page

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from urllib.parse import quote
 
-from wiki_assets.engine.page import LANGUAGES
+from wiki_assets.engine.model.page import LANGUAGES
 from wiki_assets.engine.quality.evidence import PointCheck
 from wiki_assets.engine.quality.verdict import Reason
 from wiki_assets.engine.wiki.files import INDEX_PAGE

@@ -17,7 +17,7 @@ import socket
 import threading
 import uuid
 
-from wiki_assets.engine.store import Db, StateStore
+from wiki_assets.engine.state.store import Db, StateStore
 
 DEFAULT_TTL_S = 60.0
 

@@ -4,7 +4,25 @@ Requests must fit the model's context window, which is counted in tokens. Tokeni
 models are generous with ASCII (about four characters a token) and expensive for Hangul and other
 non-Latin scripts (SmolLM2 spends 1.4-1.75 tokens on one Korean character), so a character budget
 that suits English overflows on Korean. These estimates err on the expensive side.
+
+What fits one request is counted here too (:func:`input_budget`): the document's text (or a long
+document's notes, :func:`join_notes`) beside the prompts, the list of link candidates and the
+answer.
 """
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from wiki_assets.engine.model.prompts import NO_CANDIDATES
+
+if TYPE_CHECKING:
+    from wiki_assets.engine.config import Endpoint
+    from wiki_assets.engine.related import Candidate
+
+# Room for the system prompt, the user template and the chat template's own tokens.
+PROMPT_OVERHEAD_TOKENS = 160
 
 ASCII_TOKENS_PER_CHAR = 0.3
 OTHER_TOKENS_PER_CHAR = 1.8
@@ -51,3 +69,26 @@ def split_to_budget(text: str, budget_tokens: int) -> list[str]:
         parts.append(part)
         rest = rest[len(part) :].lstrip() if cut else ""
     return parts
+
+
+def input_budget(endpoint: Endpoint, max_tokens: int) -> int:
+    """Tokens of document text (or notes) that fit one request to ``endpoint`` besides its
+    prompts and its answer (``max_tokens``, unless the endpoint caps its own)."""
+    return endpoint.context_tokens - (endpoint.max_tokens or max_tokens) - PROMPT_OVERHEAD_TOKENS
+
+
+def join_notes(notes: Sequence[str]) -> str:
+    """A long document's notes on its parts, in order, as the page request shows them."""
+    return "\n\n".join(f"Part {index}: {text}" for index, text in enumerate(notes, start=1))
+
+
+def candidate_listing_tokens(candidates: Sequence[Candidate]) -> int:
+    """What the list of link candidates costs a page request, in tokens."""
+    return estimate_tokens(candidate_list(candidates))
+
+
+def candidate_list(candidates: Sequence[Candidate]) -> str:
+    """The list of link candidates as a page request shows them."""
+    if not candidates:
+        return NO_CANDIDATES
+    return "\n".join(f"- {c.path}: {c.title} — {c.line}" for c in candidates)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from wiki_assets.engine.store import Db
+from wiki_assets.engine.state.store import Db
 
 EventKind = Literal["added", "changed", "removed", "existing"]
 EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)

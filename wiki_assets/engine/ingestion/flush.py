@@ -5,7 +5,8 @@ rendered off the event loop, one flush at a time in order, through the flush's o
 connection, and written (file creates and renames) by the page writer process
 (:mod:`~wiki_assets.engine.wiki.writer`): a flush of hundreds of pages never stalls the requests,
 and the models keep working meanwhile. A flush runs every ``flush_seconds``, or as soon as
-:data:`UNWRITTEN_LIMIT` answers wait; while one is still writing, new requests are held back.
+:data:`UNWRITTEN_LIMIT` answers wait; while one is still writing, new requests are held back. The
+periodic flush runs beside the dispatcher in one task group (:func:`dispatch_beside_flushes`).
 """
 
 from __future__ import annotations
@@ -16,26 +17,23 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
-from wiki_assets.engine.client import Summary
 from wiki_assets.engine.config import FlaggedPages
-from wiki_assets.engine.corpus import SourceDocument
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Recorded
 from wiki_assets.engine.errors import disk_full
-from wiki_assets.engine.journal import SUMMARIZED, Entry, Journal
-from wiki_assets.engine.journal_writer import JournalWriter
-from wiki_assets.engine.plan import fingerprint
-from wiki_assets.engine.progress import Log
-from wiki_assets.engine.prompts import PROMPT_VERSION
-from wiki_assets.engine.quality import Assessment, assess
-from wiki_assets.engine.quality.extract import extract
+from wiki_assets.engine.ingestion.answer import Rank, extractive, picked, rank, result
+from wiki_assets.engine.ingestion.currency import fingerprint
+from wiki_assets.engine.ingestion.progress import Log
+from wiki_assets.engine.ingestion.report import IngestReport
+from wiki_assets.engine.model.results import Summary
+from wiki_assets.engine.quality import assess
 from wiki_assets.engine.related import RelatedIndex
-from wiki_assets.engine.report import IngestReport
-from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.state.journal import SUMMARIZED, Entry, Journal
+from wiki_assets.engine.state.journal_writer import JournalWriter
+from wiki_assets.engine.state.store import StateStore
+from wiki_assets.engine.text.corpus import SourceDocument
 from wiki_assets.engine.wiki.files import Wiki
 from wiki_assets.engine.wiki.links import neighbours, page_text, relink
-from wiki_assets.engine.wiki.record import now_iso
 from wiki_assets.engine.wiki.writer import PageWriter
 
 UNWRITTEN_LIMIT = 2_000
@@ -81,7 +79,8 @@ class Pages:
 
     def start(self) -> None:
         """The journal writer for answers, then the flush thread with its own journal connection
-        (:attr:`pages_journal`) and the page writer process (:mod:`~.wiki.writer`)."""
+        (:attr:`pages_journal`) and the page writer process
+        (:mod:`~wiki_assets.engine.wiki.writer`)."""
         self.writer = JournalWriter(self.store)
         self.flushes = ThreadPoolExecutor(1, thread_name_prefix="page-flush")
         self.pages_journal = Journal(self.store)
@@ -287,64 +286,36 @@ class Pages:
             self.report.removed = len(gone)
 
 
-Rank = tuple[bool, int, int]
+async def dispatch_beside_flushes(
+    dispatcher: Dispatcher, pages: Pages, flush_seconds: float, flushed: Callable[[], None]
+) -> Exception | None:
+    """The dispatcher's run, and beside it, in one task group, the periodic flush of ``pages``
+    (every ``flush_seconds``, calling ``flushed`` after each), which ends (cancelled: a flush in
+    progress goes on, see :meth:`Pages.flush_periodically`) once the dispatcher has. The
+    dispatcher's error comes out as it was raised; the flush's is returned (the flush stopped the
+    dispatcher itself, letting requests in flight end), with the dispatcher's, if any, as its
+    context."""
+    flush_failures: list[Exception] = []
 
+    async def flush() -> None:
+        try:
+            await pages.flush_periodically(dispatcher, flush_seconds, flushed)
+        except Exception as error:  # kept out of the group: it would cancel the dispatcher
+            flush_failures.append(error)
 
-def rank(assessment: Assessment) -> Rank:
-    """How two answers for one document compare: not flagged beats flagged, then more verified
-    points, then fewer reasons."""
-    verdict = assessment.verdict
-    return verdict.ok, assessment.verified, -len(verdict.reasons)
-
-
-def extractive(
-    title: str, text: str, language: str, summary: Summary, assessment: Assessment
-) -> dict[str, Any]:
-    """The result of a flagged answer replaced by an extractive page (the ``extract`` dial):
-    the document's title, headings and opening sentences, marked ``summarized: False``. The
-    answer's figures and flags stay (Needs review still says why); its words, points, topics
-    and links are dropped."""
-    taken = extract(text, title)
-    fields = result(title, language, summary, assessment)
-    fields.update(
-        description="", summary=taken.opening, topics=[], related=[], key_points=[],
-        summarized=False, headings=list(taken.headings),
-    )  # fmt: skip
-    return fields
-
-
-def picked(
-    title: str, text: str, language: str, summary: Summary, assessment: Assessment
-) -> dict[str, Any]:
-    """The result of a compact answer without prose (a language the model does not write): an
-    extractive page whose key points are the lines the model picked, checked, with its links;
-    marked ``summarized: False`` and ``picked: True`` (the page says the model chose them)."""
-    fields = extractive(title, text, language, summary, assessment)
-    fields.update(
-        key_points=assessment.result_fields()["key_points"],
-        related=[link.model_dump() for link in summary.draft.related],
-        picked=True,
-    )
-    return fields
-
-
-def result(title: str, language: str, summary: Summary, assessment: Assessment) -> dict[str, Any]:
-    """What the journal keeps of an answer, and the page is rendered from: the draft, with its
-    key points as checked against the document and the page's flags (``assessment``)."""
-    draft = summary.draft
-    return {
-        "title": title,
-        "description": draft.description,
-        "summary": draft.summary,
-        "topics": draft.topics,
-        "related": [link.model_dump() for link in draft.related],
-        "language": language,
-        "parts": summary.parts,
-        "model": summary.model,
-        "prompt_version": PROMPT_VERSION,
-        "generated": now_iso(),
-        "prompt_tokens": summary.prompt_tokens,
-        "completion_tokens": summary.completion_tokens,
-        "finish_reason": summary.finish_reason,
-        **assessment.result_fields(),  # key_points (checked) and flags
-    }
+    dispatch_failure: Exception | None = None
+    async with asyncio.TaskGroup() as group:
+        flusher = group.create_task(flush())
+        try:
+            await dispatcher.run()
+        except Exception as error:  # raised as it is, after the group, not wrapped in it
+            dispatch_failure = error
+        finally:
+            flusher.cancel()
+    if flush_failures:
+        if dispatch_failure is not None:
+            flush_failures[0].__context__ = dispatch_failure
+        return flush_failures[0]
+    if dispatch_failure is not None:
+        raise dispatch_failure
+    return None

@@ -1,7 +1,7 @@
 """Group commit: results journaled for an event loop without blocking it.
 
 A result must be durable before its page is written and before the worker that got it moves on
-(:mod:`wiki_assets.engine.journal`); this module is how that costs the loop nothing.
+(:mod:`wiki_assets.engine.state.journal`); this module is how that costs the loop nothing.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from wiki_assets.engine.journal import Entry, Journal
-from wiki_assets.engine.store import StateStore
+from wiki_assets.engine.state.journal import Entry, Journal
+from wiki_assets.engine.state.store import StateStore
 
 __all__ = ["JournalWriter"]
 

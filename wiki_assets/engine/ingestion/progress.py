@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from wiki_assets.engine.config import Dials
 from wiki_assets.engine.dispatch import Lane
-from wiki_assets.engine.report import IngestReport
+from wiki_assets.engine.ingestion.report import IngestReport
 
 
 class Log(Protocol):

@@ -11,20 +11,23 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from wiki_assets.engine import page_events
-from wiki_assets.engine.page_events import PageHistory
-from wiki_assets.engine.store import JOURNAL_FILE, Db, StateStore
+from wiki_assets.engine.state import page_events
+from wiki_assets.engine.state.entries import (
+    COLUMNS,
+    FAILED,
+    SUMMARIZED,
+    UPSERT,
+    WRITTEN,
+    Entry,
+    from_row,
+    to_row,
+)
+from wiki_assets.engine.state.page_events import PageHistory
+from wiki_assets.engine.state.store import JOURNAL_FILE, Db, StateStore
 
-__all__ = ["JOURNAL_FILE", "Entry", "Journal"]
-
-SUMMARIZED = "summarized"  # the model answered; the page is not on disk yet
-WRITTEN = "written"  # the page is on disk
-FAILED = "failed"
-
-_COLUMNS = "path, collection, content_hash, fingerprint, status, page, model, result, reason"
+__all__ = ["FAILED", "JOURNAL_FILE", "SUMMARIZED", "WRITTEN", "Entry", "Journal"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -50,19 +53,6 @@ CREATE TABLE IF NOT EXISTS links (
 );
 CREATE INDEX IF NOT EXISTS links_by_target ON links (target);
 """
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    path: str
-    collection: str
-    content_hash: str
-    fingerprint: str
-    status: str
-    page: str | None
-    model: str | None
-    result: dict[str, Any] | None
-    reason: str | None = None
 
 
 _IN_CHUNK = 500  # paths per ``IN (...)`` list, well under SQLite's bound-parameter limit
@@ -98,10 +88,10 @@ class Journal:
 
     def get(self, path: str) -> Entry | None:
         row = self._db.execute(
-            f"SELECT {_COLUMNS} FROM documents WHERE path = ?",
+            f"SELECT {COLUMNS} FROM documents WHERE path = ?",
             (path,),
         ).fetchone()
-        return _entry(row) if row else None
+        return from_row(row) if row else None
 
     def get_many(self, paths: Sequence[str]) -> dict[str, Entry]:
         """:meth:`get` of each of ``paths`` that has an entry, in a few queries."""
@@ -110,9 +100,9 @@ class Journal:
             chunk = list(paths[start : start + _IN_CHUNK])
             marks = ",".join("?" * len(chunk))
             for row in self._db.execute(
-                f"SELECT {_COLUMNS} FROM documents WHERE path IN ({marks})", chunk
+                f"SELECT {COLUMNS} FROM documents WHERE path IN ({marks})", chunk
             ):
-                found[row[0]] = _entry(row)
+                found[row[0]] = from_row(row)
         return found
 
     def page_owner(self, page: str) -> str | None:
@@ -131,11 +121,11 @@ class Journal:
         found: list[Entry] = []
         for collection in sorted(set(collections)):
             rows = self._db.execute(
-                f"SELECT {_COLUMNS} FROM documents WHERE collection = ? AND status = ? "
+                f"SELECT {COLUMNS} FROM documents WHERE collection = ? AND status = ? "
                 "ORDER BY path",
                 (collection, FAILED),
             )
-            found += (_entry(row) for row in rows)
+            found += (from_row(row) for row in rows)
         return found
 
     def collections(self) -> set[str]:
@@ -162,7 +152,7 @@ class Journal:
         now = time.time()
         # Encoded before the transaction: the write lock is held for the statements alone.
         rows = [
-            _row(
+            to_row(
                 entry.path,
                 entry.collection,
                 entry.content_hash,
@@ -177,7 +167,7 @@ class Journal:
             for entry in entries
         ]
         with self._db.transaction():
-            self._db.executemany(_UPSERT, rows)
+            self._db.executemany(UPSERT, rows)
             paths = [(entry.path,) for entry in entries]
             self._db.executemany("DELETE FROM links WHERE source = ?", paths)
             self._db.executemany(
@@ -233,10 +223,10 @@ class Journal:
     def pages(self) -> Iterator[Entry]:
         """Every document that has a page (or a result waiting to be written), by path."""
         rows = self._db.execute(
-            f"SELECT {_COLUMNS} FROM documents WHERE status IN (?, ?) ORDER BY path",
+            f"SELECT {COLUMNS} FROM documents WHERE status IN (?, ?) ORDER BY path",
             (SUMMARIZED, WRITTEN),
         )
-        yield from (_entry(row) for row in rows)
+        yield from (from_row(row) for row in rows)
 
     def written_pages(self) -> Iterator[str]:
         """The page of every document whose page is on disk, as far as the journal knows (no
@@ -251,11 +241,11 @@ class Journal:
         self, *, path: str, collection: str, content_hash: str, fingerprint: str, reason: str
     ) -> None:
         with self._db.transaction():
-            row = _row(
+            row = to_row(
                 path, collection, content_hash, fingerprint, FAILED, None, None, None, reason,
                 time.time(),
             )  # fmt: skip
-            self._db.execute(_UPSERT, row)
+            self._db.execute(UPSERT, row)
             self._db.execute("DELETE FROM links WHERE source = ?", (path,))
 
     def mark_written(
@@ -309,47 +299,3 @@ class Journal:
             self.history.record_removed(paths, time.time() if at is None else at)
             self._db.executemany("DELETE FROM documents WHERE path = ?", rows)
             self._db.executemany("DELETE FROM links WHERE source = ?", rows)
-
-
-_UPSERT = (
-    "INSERT INTO documents"
-    " (path, collection, content_hash, fingerprint, status, page, model, result, reason,"
-    "  updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    " ON CONFLICT (path) DO UPDATE SET collection = excluded.collection,"
-    " content_hash = excluded.content_hash, fingerprint = excluded.fingerprint,"
-    " status = excluded.status, page = excluded.page, model = excluded.model,"
-    " result = excluded.result, reason = excluded.reason, updated = excluded.updated"
-)
-"""A document's row, new or replacing the one it had: the parameters of :func:`_row`."""
-
-
-def _row(
-    path: str,
-    collection: str,
-    content_hash: str,
-    fingerprint: str,
-    status: str,
-    page: str | None,
-    model: str | None,
-    result: dict[str, Any] | None,
-    reason: str | None,
-    updated: float,
-) -> tuple[Any, ...]:
-    """The parameters of :data:`_UPSERT` (``updated``: epoch seconds)."""
-    text = None if result is None else json.dumps(result, ensure_ascii=False)
-    return (path, collection, content_hash, fingerprint, status, page, model, text, reason, updated)
-
-
-def _entry(row: tuple[Any, ...]) -> Entry:
-    path, collection, content_hash, fingerprint, status, page, model, result, reason = row
-    return Entry(
-        path,
-        collection,
-        content_hash,
-        fingerprint,
-        status,
-        page,
-        model,
-        None if result is None else json.loads(result),
-        reason,
-    )

@@ -1,0 +1,189 @@
+"""The house's rules, checked from the source: no import circles, a dispatcher and a simulation
+free of ``openai``, rooms of a size a reader can hold, and an engine without Dagster.
+
+The import graph is read with :mod:`ast` from the files under ``wiki_assets/`` (nothing is
+imported). It counts the imports a reader meets at the top of a module: module-level ones,
+including those under ``if TYPE_CHECKING:`` (a circle of types is still a circle to hold in one's
+head) and those in a module-level ``try``/``if``. It leaves out imports inside functions: they run
+when called, deliberately late (the CLI's, so that ``--help`` stays fast). ``from package import
+name`` counts as importing ``package.name`` when that is a module, else ``package``; the implicit
+import of a module's parent packages is not counted (a package's ``__init__`` that re-exports its
+modules' names would otherwise be in a circle with each of them).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "wiki_assets"
+MAX_LINES = 350
+MAX_METHODS = 25
+
+
+def _modules() -> dict[str, Path]:
+    modules = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+MODULES = _modules()
+
+
+def _top_level_imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports of a module's body, under its ``if``, ``try`` and ``with`` blocks too, but not
+    inside its functions or classes."""
+    for node in body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.If):
+            yield from _top_level_imports(node.body)
+            yield from _top_level_imports(node.orelse)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, *(h.body for h in node.handlers), node.orelse, node.finalbody):
+                yield from _top_level_imports(block)
+        elif isinstance(node, ast.With):
+            yield from _top_level_imports(node.body)
+
+
+def _imported(name: str, path: Path) -> set[str]:
+    """The modules of ``wiki_assets`` that module ``name`` imports at its top level."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in _top_level_imports(ast.parse(path.read_text(encoding="utf-8")).body):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+            continue
+        base = node.module or ""
+        if node.level:  # relative: from the module's package, ``level - 1`` packages up
+            anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+            base = ".".join([*anchor, *([node.module] if node.module else [])])
+        for alias in node.names:
+            found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base)
+    return {module for module in found if module in MODULES and module != name}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for other in sorted(graph[module]):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in on_stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                other = stack.pop()
+                on_stack.discard(other)
+                component.append(other)
+                if other == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    graph = {name: _imported(name, path) for name, path in MODULES.items()}
+    assert "wiki_assets.engine.ingestion.flush" in graph["wiki_assets.engine.ingestion.run"]
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def test_the_dispatcher_and_the_simulation_import_neither_openai_nor_the_model_client() -> None:
+    """They read a model's answers as :mod:`~wiki_assets.engine.model.results`; only the run
+    talks to a real endpoint."""
+    code = (
+        "import sys, wiki_assets.engine.dispatch, wiki_assets.simulation\n"
+        "print(sorted(m for m in ('openai', 'wiki_assets.engine.model.client',"
+        " 'wiki_assets.engine.model.chat') if m in sys.modules))\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert shown == "[]"
+
+
+def test_no_module_is_longer_than_a_reader_can_hold() -> None:
+    long = {
+        str(path.relative_to(PACKAGE.parent)): lines
+        for path in MODULES.values()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}, f"over {MAX_LINES} lines: split by concern"
+
+
+def test_no_class_has_more_methods_than_a_reader_can_hold() -> None:
+    crowded = {}
+    for path in MODULES.values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                methods = [
+                    item
+                    for item in node.body
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                ]
+                if len(methods) > MAX_METHODS:
+                    crowded[f"{path.relative_to(PACKAGE.parent)}:{node.name}"] = len(methods)
+    assert crowded == {}, f"over {MAX_METHODS} methods"
+
+
+def test_the_engine_imports_no_dagster() -> None:
+    """Anywhere in a module, functions included: the engine is a plain library."""
+    dagster = {}
+    for name, path in MODULES.items():
+        if not name.startswith("wiki_assets.engine"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            modules = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            for module in modules:
+                if module.split(".")[0].startswith("dagster"):
+                    dagster[name] = module
+    assert dagster == {}
+
+
+def test_no_room_of_the_engine_takes_a_public_name() -> None:
+    """``wiki_assets.engine``'s public names are imported when first used (``__init__.pyi``); a
+    module or folder of the same name would replace the name once it is imported (a folder
+    ``ingest/`` would hide :func:`~wiki_assets.engine.ingest`)."""
+    stub = ast.parse((PACKAGE / "engine" / "__init__.pyi").read_text(encoding="utf-8"))
+    public = {
+        alias.asname or alias.name
+        for statement in stub.body
+        if isinstance(statement, ast.ImportFrom)
+        for alias in statement.names
+    }
+    rooms = {name.split(".")[2] for name in MODULES if name.startswith("wiki_assets.engine.")}
+    assert public & rooms == set()

@@ -1,0 +1,141 @@
+"""Every task a run starts ends with it: the dispatcher's workers, the renewal of the fleet-wide
+slots they hold, and each request (cancelled with its worker, and waited for)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from wiki_assets.engine.config import Dials, Endpoint
+from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded, concurrency_for
+from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
+from wiki_assets.engine.model.results import Notes, Summary
+from wiki_assets.engine.related import Candidate
+from wiki_assets.engine.text.corpus import SourceDocument
+
+
+class HangingModel:
+    """A model whose every request waits forever; it counts the requests that were cancelled."""
+
+    max_tokens = 64
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.cancelled = 0
+
+    async def summarize(
+        self,
+        path: str,
+        title: str,
+        text: str,
+        candidates: Sequence[Candidate] = (),
+        language: str = "English",
+        *,
+        notes: str | None = None,
+        parts: int = 1,
+    ) -> Summary:
+        self.sent += 1
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.01)  # ends a moment after it is cancelled, like a connection
+            self.cancelled += 1
+            raise
+        raise AssertionError("unreachable")
+
+    async def notes(self, path: str, text: str, part: int, parts: int, language: str) -> Notes:
+        raise AssertionError("no long documents here")
+
+    async def close(self) -> None:
+        pass
+
+
+class Leases:
+    """Fleet-wide slots that are always free; counts the renewals."""
+
+    ttl_s = 0.03
+
+    def __init__(self) -> None:
+        self.renewals = 0
+
+    def try_acquire(self, model: str, limit: int) -> int:
+        return 0
+
+    def release(self, model: str, slot: int) -> None:
+        pass
+
+    def renew(self) -> int:
+        self.renewals += 1
+        return 1
+
+
+class Work:
+    async def prepare(self, job: Job) -> Prepared:
+        return Prepared(job.doc.path, "text", "English", 10, [])
+
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> Recorded:
+        raise AssertionError("no answer comes")
+
+    def gathered(self, job: Job, notes: list[str]) -> Prepared:
+        raise AssertionError("no long documents here")
+
+    def fail(self, job: Job, reason: str) -> None:
+        raise AssertionError(reason)
+
+    def held_back(self) -> bool:
+        return False
+
+
+def dispatcher_on(model: HangingModel, leases: Leases) -> Dispatcher:
+    dials = Dials(workers_per_model=3, claim_size=1)
+    endpoint = Endpoint(name="m", base_url="http://127.0.0.1:9/v1", model="m", max_in_flight=3)
+    concurrency = concurrency_for(endpoint, dials)
+    lane = Lane(0, endpoint, model, concurrency, ModelStats("m", "m", concurrency.limit))
+    report = IngestReport(collections=["c"], dials=dials, models=[lane.stats])
+    jobs = [Job(SourceDocument(f"c/{i}.md", "c", 10, "h"), f"c/{i}.md") for i in range(5)]
+    return Dispatcher(
+        [lane],
+        iter(jobs),
+        Work(),
+        report,
+        claim_size=dials.claim_size,
+        give_up_after_s=dials.give_up_after_s,
+        expected=lambda: len(jobs),
+        leases=leases,  # type: ignore[arg-type]
+    )
+
+
+def others() -> set[asyncio.Task[object]]:
+    """The tasks still there, besides the one asking."""
+    current = asyncio.current_task()
+    return {task for task in asyncio.all_tasks() if task is not current}
+
+
+def test_a_stopped_run_leaves_no_task_behind() -> None:
+    model, leases = HangingModel(), Leases()
+
+    async def run() -> set[asyncio.Task[object]]:
+        dispatcher = dispatcher_on(model, leases)
+        asyncio.get_running_loop().call_later(0.1, dispatcher.stop, "stopped by the test")
+        await dispatcher.run()
+        return others()
+
+    assert asyncio.run(run()) == set()
+    assert model.sent == 3 and model.cancelled == 3  # each request ended before its worker
+    assert leases.renewals >= 2  # renewed while the workers worked
+
+
+def test_a_cancelled_run_waits_for_its_requests_to_end() -> None:
+    """A worker cancelled (its task group ends on an error, or the run's task is cancelled)
+    cancels its request and waits for it to end before it ends itself."""
+    model, leases = HangingModel(), Leases()
+
+    async def run() -> set[asyncio.Task[object]]:
+        dispatching = asyncio.create_task(dispatcher_on(model, leases).run())
+        await asyncio.sleep(0.1)
+        dispatching.cancel()
+        await asyncio.wait((dispatching,))
+        return others()
+
+    assert asyncio.run(run()) == set()
+    assert model.sent == 3 and model.cancelled == 3

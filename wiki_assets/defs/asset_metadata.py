@@ -1,0 +1,114 @@
+"""The metadata of the other assets and of the asset checks, one definition per key (as
+:mod:`~wiki_assets.defs.metadata` has a ``wiki_pages`` run's): :data:`INDEX`, ``wiki_index``'s
+figures; :data:`SYNCED`, ``synced_documents``' per collection; :data:`SYNC`, a ``sync_job`` run's
+plan; :data:`CHECK`, an asset check's result; :data:`DIGEST` and :data:`DELIVERY`,
+``wiki_digest``'s."""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import NamedTuple
+
+from wiki_assets.defs.metadata_keys import Key, Markdown
+from wiki_assets.engine import CollectionState
+from wiki_assets.engine.digest import DigestFiles
+from wiki_assets.engine.wiki.audit import SHOWN_FINDINGS, Outcome
+from wiki_assets.engine.wiki.index import IndexReport
+
+# --------------------------------------------------------------------------------------------------
+# wiki_index and synced_documents
+
+
+class IndexRun(NamedTuple):
+    report: IndexReport
+    dangling_links: int
+
+
+INDEX = (
+    Key[IndexRun]("pages", int, lambda i: i.report.pages),
+    Key[IndexRun]("collections", int, lambda i: i.report.collections),
+    Key[IndexRun]("topics", int, lambda i: i.report.topics),
+    Key[IndexRun]("rewritten", int, lambda i: i.report.rewritten),
+    Key[IndexRun]("dangling_links", int, lambda i: i.dangling_links),
+)
+
+# Each collection's documents, on every observation (and materialization) of synced_documents.
+SYNCED = (Key[CollectionState]("documents", int, lambda state: state.documents),)
+
+
+class SyncRun(NamedTuple):
+    """A sync_job run's plan (from its :class:`~wiki_assets.defs.sync.SyncPlan`)."""
+
+    collections: int
+    documents: int
+    added: int  # collections registered by this sync
+    to_summarize: int
+    pending: list[str]  # the collections whose pages need work, in partition order
+    repair: list[str]  # what an earlier run left that only the index build finishes
+
+
+# A sync_job run's plan, on its op's output: what the sensor ingest_after_sync requests runs for.
+COLLECTIONS = Key[SyncRun]("collections", int, lambda run: run.collections)
+PENDING = Key[SyncRun]("pending", list, lambda run: run.pending)
+REPAIR = Key[SyncRun]("repair", list, lambda run: run.repair)
+SYNC = (
+    COLLECTIONS,
+    Key[SyncRun]("documents", int, lambda run: run.documents),
+    Key[SyncRun]("added", int, lambda run: run.added),
+    Key[SyncRun]("to_summarize", int, lambda run: run.to_summarize),
+    PENDING,
+    REPAIR,
+)
+
+
+# --------------------------------------------------------------------------------------------------
+# An asset check's result (wiki_assets.engine.wiki.audit's outcome of one check)
+
+
+def _found(outcome: Outcome) -> str:
+    shown = "\n".join(f"- {finding}" for finding in outcome.findings[:SHOWN_FINDINGS])
+    more = len(outcome.findings) - SHOWN_FINDINGS
+    if more > 0:
+        shown += f"\n- … and {more} more (`wiki-assets check` lists all)"
+    return shown or "nothing"
+
+
+CHECKED = Key[Outcome]("checked", int, lambda o: o.checked)
+PROBLEMS = Key[Outcome]("problems", int, lambda o: len(o.findings))
+FOUND = Key[Outcome]("found", Markdown, _found)  # the first findings; `problems` counts all
+SHARE = Key[Outcome]("share", float, lambda o: o.share)  # what a share check measured
+CHECK = (CHECKED, PROBLEMS, FOUND, SHARE)
+
+
+# --------------------------------------------------------------------------------------------------
+# wiki_digest: the day's files, and their delivery to the chat webhook
+
+
+class DigestRun(NamedTuple):
+    files: DigestFiles
+    timezone: str
+
+
+class Delivered(NamedTuple):
+    """Whether the day's digest has been posted: by this materialization or an earlier one of the
+    same day (``posted_in_run``: the run that posted it), so that it is posted once."""
+
+    delivered: bool
+    attempts: int | None = None  # the posts this materialization made
+    posted_in_run: str | None = None
+
+
+def _count(kind: str) -> Key[DigestRun]:
+    return Key[DigestRun](kind, int, lambda d: d.files.digest.counts()[kind])
+
+
+DIGEST = (
+    *(_count(kind) for kind in ("added", "changed", "removed", "flagged")),
+    Key[DigestRun]("path", PurePath, lambda d: d.files.markdown),
+    Key[DigestRun]("json_path", PurePath, lambda d: d.files.json),
+    Key[DigestRun]("timezone", str, lambda d: d.timezone),
+)
+DELIVERED = Key[Delivered]("delivered", bool, lambda d: d.delivered)
+DELIVERY_ATTEMPTS = Key[Delivered]("delivery_attempts", int, lambda d: d.attempts)
+POSTED_IN_RUN = Key[Delivered]("posted_in_run", str, lambda d: d.posted_in_run)
+DELIVERY = (DELIVERED, DELIVERY_ATTEMPTS, POSTED_IN_RUN)

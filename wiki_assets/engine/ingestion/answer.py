@@ -1,0 +1,77 @@
+"""What the journal keeps of a model's answer, and its page is rendered from: the draft with its
+key points as checked (:func:`result`), an extractive page in place of a flagged answer
+(:func:`extractive`, the ``extract`` dial) or of a compact answer without prose (:func:`picked`),
+and how two answers for one document rank (:func:`rank`, for a second opinion).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wiki_assets.engine.model.prompts import PROMPT_VERSION
+from wiki_assets.engine.model.results import Summary
+from wiki_assets.engine.quality import Assessment
+from wiki_assets.engine.quality.extract import extract
+from wiki_assets.engine.wiki.record import now_iso
+
+Rank = tuple[bool, int, int]
+
+
+def rank(assessment: Assessment) -> Rank:
+    """How two answers for one document compare: not flagged beats flagged, then more verified
+    points, then fewer reasons."""
+    verdict = assessment.verdict
+    return verdict.ok, assessment.verified, -len(verdict.reasons)
+
+
+def extractive(
+    title: str, text: str, language: str, summary: Summary, assessment: Assessment
+) -> dict[str, Any]:
+    """The result of a flagged answer replaced by an extractive page (the ``extract`` dial):
+    the document's title, headings and opening sentences, marked ``summarized: False``. The
+    answer's figures and flags stay (Needs review still says why); its words, points, topics
+    and links are dropped."""
+    taken = extract(text, title)
+    fields = result(title, language, summary, assessment)
+    fields.update(
+        description="", summary=taken.opening, topics=[], related=[], key_points=[],
+        summarized=False, headings=list(taken.headings),
+    )  # fmt: skip
+    return fields
+
+
+def picked(
+    title: str, text: str, language: str, summary: Summary, assessment: Assessment
+) -> dict[str, Any]:
+    """The result of a compact answer without prose (a language the model does not write): an
+    extractive page whose key points are the lines the model picked, checked, with its links;
+    marked ``summarized: False`` and ``picked: True`` (the page says the model chose them)."""
+    fields = extractive(title, text, language, summary, assessment)
+    fields.update(
+        key_points=assessment.result_fields()["key_points"],
+        related=[link.model_dump() for link in summary.draft.related],
+        picked=True,
+    )
+    return fields
+
+
+def result(title: str, language: str, summary: Summary, assessment: Assessment) -> dict[str, Any]:
+    """What the journal keeps of an answer, and the page is rendered from: the draft, with its
+    key points as checked against the document and the page's flags (``assessment``)."""
+    draft = summary.draft
+    return {
+        "title": title,
+        "description": draft.description,
+        "summary": draft.summary,
+        "topics": draft.topics,
+        "related": [link.model_dump() for link in draft.related],
+        "language": language,
+        "parts": summary.parts,
+        "model": summary.model,
+        "prompt_version": PROMPT_VERSION,
+        "generated": now_iso(),
+        "prompt_tokens": summary.prompt_tokens,
+        "completion_tokens": summary.completion_tokens,
+        "finish_reason": summary.finish_reason,
+        **assessment.result_fields(),  # key_points (checked) and flags
+    }

@@ -1,0 +1,272 @@
+"""What a run does about the documents whose page is not current.
+
+What makes a page current, and what a run does with each document, is
+:mod:`~wiki_assets.engine.ingestion.currency`'s; the dry run is
+:mod:`~wiki_assets.engine.ingestion.survey`'s. :class:`RunPlan` is an ingest's own plan
+(:meth:`RunPlan.make`): one pass over the synced tree that reads and hashes each file once, brings
+the related-document index up to date with the same read, counts what the run will summarize and
+keeps, in path order, the documents that need a model or a recovered page, and has the index
+answer their link candidates; :meth:`RunPlan.jobs` streams them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wiki_assets.engine.dispatch import Job
+from wiki_assets.engine.ingestion.currency import RECOVER, SKIP, Currency, is_current, standing
+from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.related.service import SERVICE_MIN
+from wiki_assets.engine.state.journal import Entry, Journal
+from wiki_assets.engine.text.corpus import (
+    DocumentError,
+    SourceDocument,
+    read_text,
+    scan_contents,
+    title_of,
+)
+from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, page_for
+
+# The related-document index is derived from the synced text alone (rebuildable at any time), so it
+# stays a SQLite file in the wiki's state folder whatever store holds the per-document state.
+RELATED_FILE = "related.sqlite"
+RELATED_CANDIDATES = 8  # documents offered to the model as link targets
+LOOKAHEAD = 64  # planned documents whose link candidates are computed or looked up together
+GROUP_BYTES = 8 << 20  # scanned documents' bytes the planning pass holds while it looks them up
+
+
+class RunPlan:
+    """An ingest's plan, made in one pass over the whole synced tree: each file is read and hashed
+    once. Link candidates come from the whole corpus, not only this run's collections, so the same
+    read (re)indexes every document whose content changed, and the documents that are gone leave
+    the related index; then the index answers the link candidates of the documents to summarize.
+    Per document of the run's collections only its standing is kept (path, hash and a word; no
+    text), for :meth:`jobs` to stream."""
+
+    def __init__(self, journal: Journal, related: RelatedIndex) -> None:
+        """An empty plan; :meth:`make` makes the run's."""
+        self.journal = journal
+        self.related = related
+        self.todo: list[tuple[SourceDocument, str]] = []  # to summarize or recover, with standing
+        self.seen: set[str] = set()  # the run's documents that exist: the others' pages go
+        self.skipped = 0  # documents whose page is current
+        self.total = 0  # documents this run expects to summarize, for done/total and time left
+        self.interrupted = False  # stopped before it saw the whole tree
+        self.indexed = 0  # documents the pass (re)indexed in the related index
+        self.pruned = 0  # documents gone from the synced tree that left the related index
+        # When two page names collide (a.txt, a.txt.md), the page is the first's in path order,
+        # whatever order the run takes them in.
+        self.page_claims: dict[str, str] = {}
+        self.answers_beside: list[str] = []  # documents whose candidates a helper answers
+
+    @classmethod
+    def make(
+        cls,
+        *,
+        synced_root: Path,
+        depth: int,
+        collections: Sequence[str],
+        journal: Journal,
+        related: RelatedIndex,
+        current: Currency,
+        force: bool,
+        max_bytes: int,
+        helper_wanted: Callable[[], None] | None = None,
+        stopped: Callable[[], bool] = lambda: False,
+    ) -> RunPlan:
+        """The run's plan: the pass over the synced tree (:class:`_Pass`) with the related index
+        brought up to date, the page names claimed, the longest documents first, and the link
+        candidates answered.
+
+        ``helper_wanted`` is called (once, from the pass) as soon as the pass knows that a
+        helper process will answer the link candidates: documents are being indexed and at
+        least :data:`SERVICE_MIN` are to summarize. The caller can start the helper then, so that
+        it starts while the rest of the corpus is indexed. Once ``stopped()`` says so (a signal
+        came), the pass ends at its next group of documents: what it indexed is kept, nothing is
+        pruned (it has not seen the whole tree) and no candidates are answered
+        (:attr:`interrupted`)."""
+        plan = cls(journal, related)
+        scan = _Pass(
+            plan, synced_root, depth, max_bytes, set(collections), current, force, helper_wanted
+        )
+        plan.indexed = related.update_many(scan.stale_in_related_index(stopped))
+        plan.pruned = 0 if plan.interrupted else related.prune(lambda path: path in scan.present)
+        plan._claim_pages()
+        # Longest first (by size; in path order among equals): a long document's parts then
+        # spread over the fleet from the start, instead of holding up the end of the run.
+        plan.todo.sort(key=lambda planned: -planned[0].size)
+        plan._answer_candidates()
+        return plan
+
+    def _claim_pages(self) -> None:
+        """Each page name to the first document in path order that would write it."""
+        for doc, what in self.todo:
+            if what != RECOVER:
+                self.page_claims.setdefault(page_for(doc.path), doc.path)
+
+    def _answer_candidates(self) -> None:
+        """Link candidates of the documents to summarize. When the index changed (every stored
+        answer expired) and they are many, the run asks a helper process for them beside its
+        requests (:mod:`~wiki_assets.engine.related.service`); else they are answered here, a
+        lookahead per call, for the run to look up as a re-run does."""
+        asks = [] if self.interrupted else [doc.path for doc, what in self.todo if what != RECOVER]
+        beside = bool(self.indexed or self.pruned) and len(asks) >= SERVICE_MIN
+        self.answers_beside = asks if beside else []  # for a helper process to answer
+        if not beside:
+            for start in range(0, len(asks), LOOKAHEAD):
+                self.related.answer(asks[start : start + LOOKAHEAD], RELATED_CANDIDATES)
+
+    def _note(
+        self, doc: SourceDocument, entry: Entry | None, current: Currency, force: bool
+    ) -> bool:
+        """Note what the run does with ``doc`` (``entry``: its journal entry); True when it is to
+        be summarized."""
+        self.seen.add(doc.path)
+        if force or not is_current(entry, doc, current):
+            self.total += 1
+        what = standing(entry, doc, current, force)
+        if what == SKIP:
+            self.skipped += 1
+        else:
+            self.todo.append((doc, what))
+        return what not in (SKIP, RECOVER)
+
+    def jobs(
+        self,
+        owner: Callable[[str, SourceDocument], str],
+        fail: Callable[[SourceDocument, str], None],
+    ) -> Iterator[Job | Recovered]:
+        """The run's jobs, in order, with the link candidates the index still has stored for them
+        (looked up :data:`LOOKAHEAD` documents at a time), and its recovered pages
+        (:class:`Recovered`, for the run to route to its pages) as the stream reaches them.
+        Streamed as workers claim them: ``owner(page, doc)`` says which document writes a page
+        (see :meth:`~wiki_assets.engine.ingestion.flush.Pages.owner`), and a page name that
+        cannot be written fails its document when the stream reaches it."""
+        if self.answers_beside:  # none is stored: the helper answers them as they are prepared
+            yield from self._jobs(owner, fail)
+            return
+        ahead: list[Job] = []
+        for found in self._jobs(owner, fail):
+            if isinstance(found, Recovered):
+                yield found
+                continue
+            ahead.append(found)
+            if len(ahead) >= LOOKAHEAD:
+                yield from self._with_stored_candidates(ahead)
+                ahead = []
+        yield from self._with_stored_candidates(ahead)
+
+    def _with_stored_candidates(self, jobs: list[Job]) -> list[Job]:
+        stored = self.related.stored_answers([job.doc.path for job in jobs], RELATED_CANDIDATES)
+        for job in jobs:
+            job.candidates = stored.get(job.doc.path)
+        return jobs
+
+    def _jobs(
+        self,
+        owner: Callable[[str, SourceDocument], str],
+        fail: Callable[[SourceDocument, str], None],
+    ) -> Iterator[Job | Recovered]:
+        for doc, what in self.todo:
+            if what == RECOVER:
+                entry = self.journal.get(doc.path)
+                assert entry is not None and entry.page is not None
+                # A run that died after the model answered: write the page, ask no model.
+                yield Recovered(Job(doc, entry.page), entry)
+                continue
+            page = page_for(doc.path)
+            if page == INDEX_PAGE:
+                fail(doc, f"page name {page!r} is reserved for the wiki's index")
+                continue
+            if page.split("/", 1)[0] == DIGEST_DIR:
+                fail(doc, f"page name {page!r} is in {DIGEST_DIR}/, reserved for the daily digests")
+                continue
+            claimant = self.page_claims.get(page, doc.path)
+            page_owner = claimant if claimant != doc.path else owner(page, doc)
+            if page_owner != doc.path:
+                fail(doc, f"page name {page!r} is already the page of {page_owner!r}")
+                continue
+            yield Job(doc, page)
+
+
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    """A page whose answer a run that died had journaled: the run writes it and asks no model."""
+
+    job: Job
+    entry: Entry
+
+
+@dataclass(eq=False)
+class _Pass:
+    """The plan's one pass over the synced tree: each file read and hashed once, the standing of
+    each document of the run's collections noted in the plan (:meth:`RunPlan._note`), and the
+    documents the related index does not have as they are now handed to it to index."""
+
+    plan: RunPlan
+    synced_root: Path
+    depth: int
+    max_bytes: int
+    wanted: set[str]  # the run's collections
+    current: Currency
+    force: bool
+    helper_wanted: Callable[[], None] | None  # called once, then None
+    present: set[str] = field(default_factory=set)  # every document seen, of any collection
+    to_summarize: int = 0  # so far (a recovered page needs no candidates)
+
+    def stale_in_related_index(
+        self, stopped: Callable[[], bool]
+    ) -> Iterator[tuple[str, str, str, str]]:
+        """``(path, title, text, hash)`` of each document to (re)index, read once; the pass
+        ends early once ``stopped()`` (:attr:`RunPlan.interrupted`)."""
+        plan = self.plan
+        for group in _groups(
+            scan_contents(self.synced_root, self.depth, keep_up_to=self.max_bytes)
+        ):
+            if stopped():
+                plan.interrupted = True
+                return
+            # The journal and the index are asked about a group of documents at once.
+            entries = plan.journal.get_many(
+                [d.path for d, _ in group if d.collection in self.wanted]
+            )
+            indexed = plan.related.current_among({d.path: d.content_hash for d, _ in group})
+            for doc, data in group:
+                self.present.add(doc.path)
+                if doc.collection in self.wanted:
+                    entry = entries.get(doc.path)
+                    self.to_summarize += plan._note(doc, entry, self.current, self.force)
+                if doc.path in indexed:
+                    continue
+                try:
+                    text = read_text(self.synced_root, doc, self.max_bytes, data)
+                except DocumentError:
+                    continue
+                self._call_helper()  # this document is indexed: every stored answer expires
+                yield doc.path, title_of(text, doc.path), text, doc.content_hash
+
+    def _call_helper(self) -> None:
+        """Ask for the helper, once, as soon as a document is indexed and enough are to be
+        summarized (:data:`SERVICE_MIN`)."""
+        if self.helper_wanted is not None and self.to_summarize >= SERVICE_MIN:
+            self.helper_wanted()
+            self.helper_wanted = None
+
+
+def _groups(
+    scanned: Iterable[tuple[SourceDocument, bytes | None]],
+) -> Iterator[list[tuple[SourceDocument, bytes | None]]]:
+    """The scanned documents, :data:`LOOKAHEAD` at a time (fewer when their bytes pass
+    :data:`GROUP_BYTES`)."""
+    group: list[tuple[SourceDocument, bytes | None]] = []
+    held = 0
+    for doc, data in scanned:
+        group.append((doc, data))
+        held += len(data or b"")
+        if len(group) >= LOOKAHEAD or held >= GROUP_BYTES:
+            yield group
+            group, held = [], 0
+    if group:
+        yield group

@@ -1,0 +1,134 @@
+"""How a document becomes its request: its text read, its link candidates (stored, from the
+helper process, or asked of the index), its language and title; longer than one request of the
+fleet's smallest context, its parts first (each a job any model may take), and once their notes
+are in, the page's request from the notes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from wiki_assets.engine.config import Dials, Endpoint
+from wiki_assets.engine.dispatch import Job, Prepared
+from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES
+from wiki_assets.engine.model.budget import (
+    PROMPT_OVERHEAD_TOKENS,
+    candidate_listing_tokens,
+    estimate_tokens,
+    input_budget,
+    join_notes,
+    split_to_budget,
+)
+from wiki_assets.engine.model.page import LANGUAGES, detect_language
+from wiki_assets.engine.quality import number_lines
+from wiki_assets.engine.related import Candidate, RelatedIndex
+from wiki_assets.engine.related.service import CandidatesService
+from wiki_assets.engine.text.corpus import DocumentError, read_text, title_of
+from wiki_assets.engine.wiki.files import UnsafePath, Wiki
+
+MIN_PART_TOKENS = 64  # a context with less room than this for text cannot be split usefully
+
+
+@dataclass(eq=False)
+class Preparer:
+    """The run's :meth:`~wiki_assets.engine.dispatch.Work.prepare` and
+    :meth:`~wiki_assets.engine.dispatch.Work.gathered`."""
+
+    synced_root: Path
+    wiki: Wiki
+    related: RelatedIndex
+    language: str  # the page-language dial: "auto", or the language every page is written in
+    max_bytes: int
+    # Tokens of text one request of every model of the fleet can take: a longer document is
+    # taken in parts this long (any model may take any part).
+    part_budget: int
+    full_pages: bool  # some model of the fleet is asked for a full page (with candidates)
+    candidates_helper: CandidatesService | None = None  # answers link candidates, if any
+
+    @classmethod
+    def for_fleet(
+        cls,
+        endpoints: list[Endpoint],
+        dials: Dials,
+        *,
+        synced_root: Path,
+        wiki: Wiki,
+        related: RelatedIndex,
+        max_bytes: int,
+        candidates_helper: CandidatesService | None,
+    ) -> Preparer:
+        return cls(
+            synced_root=synced_root,
+            wiki=wiki,
+            related=related,
+            language=dials.language,
+            max_bytes=max_bytes,
+            part_budget=min(input_budget(e, dials.max_tokens) for e in endpoints),
+            full_pages=any(e.page_shape != "compact" for e in endpoints),
+            candidates_helper=candidates_helper,
+        )
+
+    async def prepare(self, job: Job) -> Prepared:
+        doc = job.doc
+        try:
+            text = read_text(self.synced_root, doc, self.max_bytes)
+            self.wiki.check(job.page)
+        except UnsafePath as error:
+            raise DocumentError(str(error)) from error
+        candidates = job.candidates
+        if candidates is None and self.candidates_helper is not None:
+            candidates = await self.candidates_helper.candidates(doc.path)
+        if candidates is None:
+            # The query runs in SQLite's C code, which releases the GIL: off the event loop.
+            candidates = await asyncio.to_thread(
+                self.related.candidates, doc.path, RELATED_CANDIDATES
+            )
+        language = detect_language(text) if self.language == "auto" else self.language
+        language = LANGUAGES.get(language, language)
+        title = title_of(text, doc.path)
+        listing = self._listing_tokens(candidates)
+        tokens = estimate_tokens(text)
+        # Counted as the model will see it (numbered lines) only when it may be long.
+        numbered = number_lines(text) if tokens > self.part_budget // 2 else ""
+        if estimate_tokens(numbered) + listing > self.part_budget >= MIN_PART_TOKENS:
+            # Longer than one request of the fleet's smallest context: notes on its parts first,
+            # each a job any model may take (numbered first: a part keeps the whole document's
+            # line numbers).
+            # (The estimate of a cut part may exceed its budget by the one token it rounds up.)
+            parts = split_to_budget(numbered, self.part_budget - 1)
+            return Prepared(
+                title, text, language, tokens + PROMPT_OVERHEAD_TOKENS, candidates,
+                parts=len(parts), split=self._parts(title, parts, language),
+            )  # fmt: skip
+        return Prepared(title, text, language, tokens + PROMPT_OVERHEAD_TOKENS, candidates)
+
+    def gathered(self, job: Job, notes: list[str]) -> Prepared:
+        prepared = job.prepared
+        assert prepared is not None
+        joined = join_notes(notes)
+        tokens = estimate_tokens(joined)
+        listing = self._listing_tokens(prepared.candidates)
+        if tokens + listing > self.part_budget and len(notes) > 1:
+            # Still too long for one request: notes on the notes, like a map step again.
+            split = self._parts(prepared.title, split_to_budget(joined, self.part_budget - 1),
+                                prepared.language)  # fmt: skip
+            return replace(prepared, split=split)
+        return replace(
+            prepared,
+            notes=joined,
+            split=(),
+            prompt_tokens=tokens + listing + PROMPT_OVERHEAD_TOKENS,
+        )
+
+    def _parts(self, title: str, parts: list[str], language: str) -> tuple[Prepared, ...]:
+        return tuple(
+            Prepared(title, part, language, estimate_tokens(part) + PROMPT_OVERHEAD_TOKENS, [])
+            for part in parts
+        )
+
+    def _listing_tokens(self, candidates: list[Candidate]) -> int:
+        """What a page request's list of candidates costs, where any model of the fleet asks
+        for a full page (a compact page lists none)."""
+        return candidate_listing_tokens(candidates) if self.full_pages else 0

@@ -1,0 +1,330 @@
+"""One ingest: plan what changed, summarize it on the whole fleet at once, write the wiki.
+
+The dispatch (``wiki_assets.engine.dispatch``) is the project's core idea: one shared queue, each
+model's workers pulling from it whenever they are free, so models never wait for each other. This
+module is the run's lifecycle around it: the plan (``plan.py``), the dispatcher, each document's
+request (``prepare.py``), the pages and their flush (``flush.py``) and the log lines
+(``progress.py``), and a clean stop on a signal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from wiki_assets.engine.config import Dials, Endpoint
+from wiki_assets.engine.dispatch import (
+    Dispatcher,
+    Job,
+    Lane,
+    Prepared,
+    Recorded,
+    concurrency_for,
+)
+from wiki_assets.engine.ingestion.candidates import close_helper, plan_beside_helper
+from wiki_assets.engine.ingestion.collector import fewer_collections
+from wiki_assets.engine.ingestion.currency import fingerprints
+from wiki_assets.engine.ingestion.flush import Pages, dispatch_beside_flushes
+from wiki_assets.engine.ingestion.plan import (
+    RELATED_CANDIDATES,
+    RELATED_FILE,
+    Recovered,
+    RunPlan,
+)
+from wiki_assets.engine.ingestion.prepare import Preparer
+from wiki_assets.engine.ingestion.progress import (
+    Log,
+    log_done,
+    log_related_index,
+    log_start,
+    progress_line,
+)
+from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
+from wiki_assets.engine.ingestion.signals import stop_on_signals
+from wiki_assets.engine.model.client import ModelClient
+from wiki_assets.engine.model.results import Summary
+from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.related.service import CandidatesService
+from wiki_assets.engine.state.journal import Journal
+from wiki_assets.engine.state.leases import SlotLeases
+from wiki_assets.engine.state.store import StateStore
+from wiki_assets.engine.text.corpus import DEFAULT_MAX_BYTES, SourceDocument
+from wiki_assets.engine.wiki.files import Wiki
+
+
+def ingest(
+    *,
+    synced_root: Path,
+    wiki_root: Path,
+    collections: Sequence[str],
+    endpoints: Sequence[Endpoint],
+    dials: Dials,
+    depth: int = 1,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    log: Log | None = None,
+    store: StateStore | None = None,
+    clock: Callable[[], float] = time.time,
+) -> IngestReport:
+    """Bring the wiki pages of ``collections`` up to date with the synced root. Per-document state
+    goes to ``store`` (default: SQLite in the wiki's state folder); ``clock`` (epoch seconds) is
+    when the pages' history says a page was written or removed (a test sets the day).
+
+    SIGTERM and SIGINT (when called on the main thread) stop the run cleanly: no new requests,
+    requests in flight cancelled, every answer that came back journaled and its page written; the
+    report says which signal (``stopped_by``) and how many documents are left for the next run.
+    """
+    if not endpoints:
+        raise ValueError("no model endpoints to summarize with")
+    wiki = Wiki(wiki_root)
+    store = store or StateStore(wiki.state_dir)
+    run = _Run(
+        synced_root=synced_root.resolve(),
+        wiki=wiki,
+        store=store,
+        endpoints=list(endpoints),
+        dials=dials,
+        depth=depth,
+        max_bytes=max_bytes,
+        log=log or logging.getLogger("wiki_assets"),
+        report=IngestReport(collections=list(collections), dials=dials, models=[]),
+        clock=clock,
+    )
+    with (
+        stop_on_signals(run.request_stop),
+        store.collection_locks(collections),
+        fewer_collections(),
+    ):
+        return asyncio.run(run.execute())
+
+
+@dataclass(eq=False)
+class _Run:
+    """One ingest: wires the plan, the :class:`Dispatcher` and the pages. It is the dispatcher's
+    :class:`~wiki_assets.engine.dispatch.Work`: it prepares each request, hands each answer to
+    the pages and journals each failure."""
+
+    synced_root: Path
+    wiki: Wiki
+    store: StateStore
+    endpoints: list[Endpoint]
+    dials: Dials
+    depth: int
+    max_bytes: int
+    log: Log
+    report: IngestReport
+    clock: Callable[[], float] = time.time
+    dispatcher: Dispatcher | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+    stop_signal: str | None = None
+
+    def request_stop(self, signal_name: str) -> None:
+        """A signal arrived (called from the signal handler, on the main thread)."""
+        first = self.stop_signal is None
+        self.stop_signal = self.stop_signal or signal_name
+        if first and self.loop is not None:
+            self.loop.call_soon_threadsafe(self._stop_now)
+
+    def _stop_now(self) -> None:
+        dispatcher = self.dispatcher
+        if dispatcher is not None and self.stop_signal is not None and not dispatcher.finished:
+            # After the last request (the final flush), there is nothing left to stop.
+            self.report.stopped_by = self.stop_signal
+            dispatcher.stop(f"stopped by {self.stop_signal}")
+
+    def _lanes(self) -> list[Lane]:
+        lanes = []
+        for order, endpoint in enumerate(self.endpoints):
+            concurrency = concurrency_for(endpoint, self.dials)
+            stats = ModelStats(endpoint.name, endpoint.model, concurrency.limit, concurrency.auto)
+            client = ModelClient(
+                endpoint, self.dials.max_tokens, on_overload=concurrency.on_overload
+            )
+            lanes.append(Lane(order, endpoint, client, concurrency, stats))
+            self.report.models.append(stats)
+        return lanes
+
+    async def execute(self) -> IngestReport:
+        started = time.monotonic()
+        self.loop = asyncio.get_running_loop()
+        lanes = self._lanes()
+        async with contextlib.AsyncExitStack() as cleanup:
+            self.journal = cleanup.enter_context(Journal(self.store))
+            self.related = cleanup.enter_context(RelatedIndex(self.wiki.state_dir / RELATED_FILE))
+            leases = (
+                SlotLeases(self.store) if any(e.max_in_flight for e in self.endpoints) else None
+            )
+            self.wiki.sweep_temporaries()
+            plan = await self._planned(cleanup)
+            log_start(self.log, self.report, lanes, self.dials, plan.total, self.store.describe())
+            pages = self.pages = self._pages()
+            dispatcher = self.dispatcher = self._dispatcher(lanes, plan, pages, leases)
+            self._stop_now()  # a signal that came while planning
+            pages.start()
+
+            def flushed() -> None:
+                elapsed = time.monotonic() - started
+                self.log.info(progress_line(self.report, lanes, plan.total, elapsed))
+
+            await self._summarize(dispatcher, pages, lanes, leases, flushed)
+            if self.report.stopped is None:
+                pages.remove_vanished(plan.seen)
+        self.report.duration_s = time.monotonic() - started
+        log_done(self.log, self.report, lanes)
+        return self.report
+
+    async def _planned(self, cleanup: contextlib.AsyncExitStack) -> RunPlan:
+        """The run's plan; its link candidates helper, if it wants one (closed with the run, by
+        ``cleanup``); and what prepares each document's request."""
+        related = self.related
+        plan, helper = await plan_beside_helper(self._make_plan, related.db_path, self.log)
+        if helper is not None:
+            cleanup.push_async_callback(close_helper, helper, self.log)
+        self.report.skipped = plan.skipped
+        log_related_index(self.log, plan.indexed, plan.pruned, len(plan.answers_beside))
+        if plan.answers_beside:
+            if helper is None:
+                helper = await CandidatesService.start(related.db_path, RELATED_CANDIDATES)
+                cleanup.push_async_callback(close_helper, helper, self.log)
+            helper.send_plan(plan.answers_beside)
+        self.preparer = Preparer.for_fleet(
+            self.endpoints,
+            self.dials,
+            synced_root=self.synced_root,
+            wiki=self.wiki,
+            related=related,
+            max_bytes=self.max_bytes,
+            candidates_helper=helper if plan.answers_beside else None,
+        )
+        return plan
+
+    def _pages(self) -> Pages:
+        return Pages(
+            synced_root=self.synced_root,
+            wiki=self.wiki,
+            store=self.store,
+            journal=self.journal,
+            related=self.related,
+            report=self.report,
+            log=self.log,
+            language=self.dials.language,
+            flagged_pages=self.dials.flagged_pages,
+            clock=self.clock,
+        )
+
+    def _dispatcher(
+        self, lanes: list[Lane], plan: RunPlan, pages: Pages, leases: SlotLeases | None
+    ) -> Dispatcher:
+        return Dispatcher(
+            lanes,
+            self._route(plan.jobs(pages.owner, self._fail), pages),
+            self,
+            self.report,
+            claim_size=self.dials.claim_size,
+            give_up_after_s=self.dials.give_up_after_s,
+            expected=lambda: plan.total,
+            second_opinion_share=self.dials.second_opinion_share,
+            leases=leases,
+            log=self.log,
+        )
+
+    async def _summarize(
+        self,
+        dispatcher: Dispatcher,
+        pages: Pages,
+        lanes: list[Lane],
+        leases: SlotLeases | None,
+        flushed: Callable[[], None],
+    ) -> None:
+        """The dispatcher's run with the periodic flush beside it
+        (:func:`~.flush.dispatch_beside_flushes`), then the wind-down (:meth:`_wind_down`),
+        which a failed flush skips: the run ends on the flush's error as it is, and the next run
+        finishes what this one left."""
+        try:
+            flush_failure = await dispatch_beside_flushes(
+                dispatcher, pages, self.dials.flush_seconds, flushed
+            )
+        except BaseException:
+            await self._wind_down(dispatcher, pages, lanes, leases)
+            raise
+        if flush_failure is not None:
+            raise flush_failure
+        await self._wind_down(dispatcher, pages, lanes, leases)
+
+    async def _wind_down(
+        self,
+        dispatcher: Dispatcher,
+        pages: Pages,
+        lanes: list[Lane],
+        leases: SlotLeases | None,
+    ) -> None:
+        """After the dispatcher: slots given back, clients closed, each model's last figures,
+        what is left for the next run, and every page still waiting written."""
+        if leases is not None:
+            leases.close()  # gives back every slot this run still holds
+        pages.writer.close()
+        for lane in lanes:
+            await lane.client.close()
+            lane.stats.workers = lane.concurrency.limit
+            lane.stats.peak_workers = lane.concurrency.peak
+            lane.stats.breaker_trips = lane.breaker.trips
+        if self.report.stopped is not None:
+            self.report.unfinished = dispatcher.remaining()
+        pages.final_flush()
+
+    def _route(self, found: Iterator[Job | Recovered], pages: Pages) -> Iterator[Job]:
+        """The plan's jobs, for the dispatcher; a recovered page goes to ``pages`` (its answer is
+        journaled: no model is asked) when the stream reaches it."""
+        for item in found:
+            if isinstance(item, Recovered):
+                pages.keep(item.job, item.entry)
+                self.report.recovered += 1
+                continue
+            yield item
+
+    def _make_plan(self, helper_wanted: Callable[[], None]) -> RunPlan:
+        """The run's plan, on the plan's thread (:func:`~.candidates.plan_beside_helper`)."""
+        return RunPlan.make(
+            synced_root=self.synced_root,
+            depth=self.depth,
+            collections=self.report.collections,
+            journal=self.journal,
+            related=self.related,
+            current=fingerprints(self.endpoints, self.dials),
+            force=self.dials.force,
+            max_bytes=self.max_bytes,
+            helper_wanted=helper_wanted,
+            stopped=lambda: self.stop_signal is not None,  # the pass ends at a signal
+        )
+
+    # ------------------------------------------------------------------ the dispatcher's Work
+
+    async def prepare(self, job: Job) -> Prepared:
+        return await self.preparer.prepare(job)
+
+    def gathered(self, job: Job, notes: list[str]) -> Prepared:
+        return self.preparer.gathered(job, notes)
+
+    async def record(self, job: Job, lane: Lane, summary: Summary) -> Recorded:
+        return await self.pages.record(job, lane, summary)
+
+    def fail(self, job: Job, reason: str) -> None:
+        self._fail(job.doc, reason)
+
+    def held_back(self) -> bool:
+        return self.pages.held_back()
+
+    def _fail(self, doc: SourceDocument, reason: str) -> None:
+        self.journal.record_failure(
+            path=doc.path,
+            collection=doc.collection,
+            content_hash=doc.content_hash,
+            fingerprint="",
+            reason=reason,
+        )
+        self.report.failed.append({"path": doc.path, "reason": reason})
+        self.log.warning(f"failed: {doc.path}: {reason}")

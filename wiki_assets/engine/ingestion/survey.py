@@ -1,0 +1,84 @@
+"""The dry run: per collection, what an ingest with these endpoints and dials would do
+(:func:`survey`), by the rule the run applies (:func:`~.currency.standing`). Reads, never
+writes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wiki_assets.engine.config import Dials, Endpoint
+from wiki_assets.engine.ingestion.currency import REASONS, RECOVER, SKIP, fingerprints, standing
+from wiki_assets.engine.state.journal import Journal
+from wiki_assets.engine.state.store import StateStore
+from wiki_assets.engine.text.corpus import SourceDocument, collection_version, scan
+from wiki_assets.engine.wiki.files import STATE_DIR
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionState:
+    name: str
+    version: str
+    documents: int
+    pending: int  # documents to summarize plus pages to remove
+    skipped: int = 0  # pages that are current
+    recovered: int = 0  # pages to write from an answer already journaled
+    removed: int = 0  # pages whose document is gone
+    reasons: dict[str, int] = field(default_factory=dict)  # why documents would be summarized
+
+    @property
+    def to_summarize(self) -> int:
+        return self.pending - self.removed
+
+
+def survey(
+    synced_root: Path,
+    wiki_root: Path,
+    endpoints: Sequence[Endpoint],
+    dials: Dials | None = None,
+    depth: int = 1,
+    store: StateStore | None = None,
+    collections: Sequence[str] | None = None,
+) -> list[CollectionState]:
+    """Every collection under the synced root (and every one the wiki still has pages for), or only
+    ``collections``, with its data version and what an ingest with these endpoints and dials would
+    do there. Reads, never writes."""
+    dials = dials or Dials()
+    current = fingerprints(endpoints, dials)
+    by_collection: dict[str, list[SourceDocument]] = {}
+    for doc in scan(synced_root, depth, collections):
+        by_collection.setdefault(doc.collection, []).append(doc)
+    store = store or StateStore(wiki_root / STATE_DIR)
+    states = []
+    journal = Journal(store) if store.has_state() else None
+    try:
+        known = journal.collections() if journal else set()
+        if collections is not None:
+            known &= set(collections)
+        for name in sorted(by_collection.keys() | known):
+            docs = by_collection.get(name, [])
+            counts: dict[str, int] = {}
+            for doc in docs:
+                entry = journal.get(doc.path) if journal else None
+                what = standing(entry, doc, current, dials.force)
+                counts[what] = counts.get(what, 0) + 1
+            present = {d.path for d in docs}
+            gone = sum(1 for p in journal.paths_in([name]) if p not in present) if journal else 0
+            skipped, recovered = counts.pop(SKIP, 0), counts.pop(RECOVER, 0)
+            states.append(
+                CollectionState(
+                    name,
+                    collection_version(docs),
+                    len(docs),
+                    pending=sum(counts.values()) + gone,
+                    skipped=skipped,
+                    recovered=recovered,
+                    removed=gone,
+                    reasons={reason: counts[reason] for reason in REASONS if reason in counts},
+                )
+            )
+    finally:
+        if journal:
+            journal.close()
+    return states

@@ -1,0 +1,3 @@
+"""Reading documents: the scan of the synced tree (corpus) and the Markdown every reader of a
+document uses.
+"""
