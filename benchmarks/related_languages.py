@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from wiki_assets.engine.corpus import title_of
+from wiki_assets.engine.text.corpus import title_of
 from wiki_assets.engine.related import RelatedIndex
 
 PROJECT = Path(__file__).resolve().parents[1]
