@@ -38,7 +38,7 @@ class Written:
     language: str  # the language the page should be in: a code ("en") or a name ("English")
     finish_reason: str  # the model's, for the page's answer ("length": cut by max_tokens)
     # False: the model wrote no prose (it picked the key lines of a document in a language it
-    # does not write; engine/compact.py), so the checks of its prose do not apply.
+    # does not write; engine/model/compact.py), so the checks of its prose do not apply.
     prose: bool = True
 
     @classmethod

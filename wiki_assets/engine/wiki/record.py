@@ -58,7 +58,7 @@ class Page:
     summarized: bool = True
     headings: tuple[str, ...] = ()
     # True (with summarized False): the key points are the lines the model picked, on a page
-    # in a language it does not write (engine/compact.py), not a flagged answer replaced.
+    # in a language it does not write (engine/model/compact.py), not a flagged answer replaced.
     picked: bool = False
 
     def __post_init__(self) -> None:
