@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from wiki_assets.engine.text.corpus import title_of
 from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.text.corpus import title_of
 
 PROJECT = Path(__file__).resolve().parents[1]
 LABELLED = PROJECT / "tests" / "data" / "bilingual"
