@@ -47,15 +47,25 @@ def _settings(
         return None
 
 
+def _settings_with_synced_root(
+    synced: Path | None, wiki: Path | None, config: Path | None, as_json: bool
+) -> Settings | None:
+    """:func:`_settings`, whose synced root must be a folder (a run reads it)."""
+    settings = _settings(synced, wiki, config, as_json)
+    if settings is not None and not settings.corpus.synced_path.is_dir():
+        logging.getLogger("wiki_assets").error(
+            f"synced root {settings.corpus.synced_path} is not a folder"
+        )
+        return None
+    return settings
+
+
 def run_plan(
     synced: Path | None, wiki: Path | None, config: Path | None, *, as_json: bool = False
 ) -> int:
     log = logging.getLogger("wiki_assets")
-    settings = _settings(synced, wiki, config, as_json)
+    settings = _settings_with_synced_root(synced, wiki, config, as_json)
     if settings is None:
-        return EXIT_RUN_FAILED
-    if not settings.corpus.synced_path.is_dir():
-        log.error(f"synced root {settings.corpus.synced_path} is not a folder")
         return EXIT_RUN_FAILED
     home = _dagster_home()
     import dagster as dg
@@ -187,13 +197,10 @@ def run_ingest(
     synced: Path | None, wiki: Path | None, config: Path | None, *, as_json: bool = False
 ) -> int:
     log = logging.getLogger("wiki_assets")
-    settings = _settings(synced, wiki, config, as_json)
+    settings = _settings_with_synced_root(synced, wiki, config, as_json)
     if settings is None:
         return EXIT_RUN_FAILED
     corpus, summarizer, dials = settings.corpus, settings.summarizer, settings.dials
-    if not corpus.synced_path.is_dir():
-        log.error(f"synced root {corpus.synced_path} is not a folder")
-        return EXIT_RUN_FAILED
     from wiki_assets.defs.runner import sync_then_ingest
 
     home = _dagster_home()
