@@ -50,6 +50,11 @@ class ModelError(WikiAssetsError):
         self.request_id = request_id
 
 
+class EmbeddingsError(WikiAssetsError):
+    """An embeddings endpoint that failed after the client's own retries, or answered something
+    that is not vectors; the message names the endpoint and the reason."""
+
+
 class DocumentError(WikiAssetsError):
     """A document that cannot be summarized; the message is the reason recorded for it."""
 

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from wiki_assets.engine.related import answers, segments
+import numpy as np
+
+from wiki_assets.engine.related import answers, segments, vectors
 from wiki_assets.engine.related.answers import Answer, Candidate
 from wiki_assets.engine.related.indexing import GramCounts, Item, forget, index_chunk
 from wiki_assets.engine.related.segments import Postings
@@ -246,6 +248,27 @@ class RelatedIndex:
         done, postings = index_chunk(self._db, items, counts, self.features_per_doc, self.max_chars)
         self.stats.indexed += done
         return postings
+
+    # -- vectors (:mod:`~wiki_assets.engine.related.vectors`) --
+
+    def use_embedding_model(self, name: str) -> str | None:
+        """Make ``name`` the model of the index's vectors; returns why every vector must be
+        embedded again, if it must."""
+        with self._lock, Transaction(self._db):
+            return vectors.use_model(self._db, name)
+
+    def without_vectors(self, after: int, limit: int) -> list[tuple[int, str]]:
+        """Up to ``limit`` documents without a vector, ids above ``after``: ``(id, path)``."""
+        with self._lock:
+            return vectors.missing(self._db, after, limit)
+
+    def store_vectors(
+        self, name: str, endpoint: str, docs: Sequence[tuple[int, str]], array: np.ndarray
+    ) -> None:
+        """Store the vectors of ``docs`` (``(id, script)``) that ``name`` embedded at
+        ``endpoint``."""
+        with self._lock, Transaction(self._db):
+            vectors.store(self._db, name, endpoint, docs, array)
 
     # -- reads --
 

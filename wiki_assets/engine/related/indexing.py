@@ -22,6 +22,7 @@ from itertools import repeat
 
 import numpy as np
 
+from wiki_assets.engine.related import vectors
 from wiki_assets.engine.related.features import ChunkFeatures, choose_chunk_features
 from wiki_assets.engine.related.query import idf
 from wiki_assets.engine.related.segments import FEATURE_WEIGHTS, WEIGHTS, Postings, forgotten
@@ -197,6 +198,7 @@ def forget(db: sqlite3.Connection, doc: int) -> None:
         (json.dumps(grams, ensure_ascii=False),),
     )
     db.execute("DELETE FROM docs WHERE id = ?", (doc,))
+    vectors.forget(db, doc)
     add_meta(db, "docs", -1)
     forgotten(db)
 

@@ -28,6 +28,10 @@ Tables:
     The last candidates answer for each document (``id:score`` pairs), valid while the index's
     ``generation`` is unchanged: re-summarizing an unchanged corpus (a tuning run, a new prompt)
     asks again for the same candidates, and a lookup costs far less than the query.
+``vectors(doc, script, vec)``, ``vector_groups(script, n, total)``, ``vector_model(model, dim)``
+    Candidates by meaning (:mod:`~wiki_assets.engine.related.vectors`): a document's embedding
+    (float16) and the script it is written in; per script the sum (float64) and count of its
+    vectors; the one embedding model the vectors come from, and their dimension.
 ``meta(key, value)``
     Counters: indexed documents (``docs``), documents counted in ``seen`` (``seen_docs``), the
     schema version, the ``generation`` (bumped by every change to the indexed documents), and
@@ -45,8 +49,6 @@ from typing import Any
 SCHEMA_VERSION = 3
 SQL_CHUNK = 500  # bound parameters per statement, well under SQLite's limit
 
-# Every table an index of any schema version had: another version's are all dropped.
-TABLES = ("meta", "docs", "postings", "packed", "lists", "segments", "answers", "df")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
     key TEXT PRIMARY KEY,
@@ -87,6 +89,36 @@ CREATE TABLE IF NOT EXISTS df (
 ) WITHOUT ROWID;
 """
 
+VECTOR_SCHEMA = """
+CREATE TABLE IF NOT EXISTS vectors (
+    doc INTEGER PRIMARY KEY,
+    script TEXT NOT NULL,
+    vec BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS vector_groups (
+    script TEXT PRIMARY KEY,
+    n INTEGER NOT NULL,
+    total BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS vector_model (
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL
+);
+"""
+VECTOR_TABLES = ("vectors", "vector_groups", "vector_model")
+# Every table an index of any schema version had: another version's are all dropped.
+TABLES = (
+    "meta",
+    "docs",
+    "postings",
+    "packed",
+    "lists",
+    "segments",
+    "answers",
+    "df",
+    *VECTOR_TABLES,
+)
+
 
 def create(db: sqlite3.Connection) -> None:
     """Create the tables; an index of another schema version is dropped and started afresh (it is
@@ -97,7 +129,7 @@ def create(db: sqlite3.Connection) -> None:
         if version not in (0, SCHEMA_VERSION):
             for table in TABLES:
                 db.execute(f"DROP TABLE IF EXISTS {table}")
-        for statement in SCHEMA.split(";"):
+        for statement in (SCHEMA + VECTOR_SCHEMA).split(";"):
             if statement.strip():
                 db.execute(statement)
         set_meta(db, "schema", SCHEMA_VERSION)
