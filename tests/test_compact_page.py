@@ -15,7 +15,12 @@ import pytest
 
 from wiki_assets.engine import ROOT_COLLECTION, Dials, Endpoint, ingest
 from wiki_assets.engine.errors import DraftError
-from wiki_assets.engine.model.compact import citable_lines, compact_schema, parse_compact
+from wiki_assets.engine.model.compact import (
+    citable_lines,
+    compact_schema,
+    link_reason,
+    parse_compact,
+)
 from wiki_assets.engine.quality import Reason, assess
 from wiki_assets.engine.quality.checks import WITHOUT_PROSE
 from wiki_assets.engine.related import Candidate
@@ -88,7 +93,7 @@ def test_parsed_picks_become_quoted_points_and_other_numbers_are_dropped() -> No
     candidates = [Candidate("a.md", "A", "What A is about.", 0.9), Candidate("leave.md", "", "", 1)]
     draft = parse_compact(
         answer, truncated=False, citable=citable, title="Leave Policy", path="leave.md",
-        candidates=candidates, prose=True,
+        candidates=candidates, prose=True, language="English",
     )  # fmt: skip
     assert [point["lines"] for point in draft.key_points] == [[6], [11]]  # document order
     assert draft.key_points[0]["quote"] == citable[6]
@@ -98,7 +103,7 @@ def test_parsed_picks_become_quoted_points_and_other_numbers_are_dropped() -> No
     with pytest.raises(DraftError):
         parse_compact(
             "no json here", truncated=False, citable=citable, title="T", path="p",
-            candidates=[], prose=False,
+            candidates=[], prose=False, language="English",
         )  # fmt: skip
 
 
@@ -106,7 +111,7 @@ def test_a_page_without_prose_is_checked_only_for_what_the_model_did() -> None:
     citable = citable_lines(KOREAN, "휴가 신청 절차")
     draft = parse_compact(
         '{"points": [5]}', truncated=False, citable=citable, title="휴가 신청 절차",
-        path="k.md", candidates=[], prose=False,
+        path="k.md", candidates=[], prose=False, language="Korean",
     )  # fmt: skip
     with_prose = assess(
         draft, KOREAN, title="휴가 신청 절차", language="Korean", finish_reason="stop"
@@ -156,3 +161,21 @@ def test_an_ingest_of_compact_pages_over_http(tmp_path: Path) -> None:
     header = dict(line.split(": ", 1) for line in korean.split("\n---\n")[0].splitlines()[1:])
     assert json.loads(header["points_verified"]) == json.loads(header["points_total"]) >= 1
     assert json.loads(header["verdict"]) == "ok"
+
+
+def test_a_link_across_languages_gives_its_reason_in_the_page_language() -> None:
+    english = Candidate("leave-en.md", "Leave Policy", "Staff get 15 days of annual leave.", 0.4)
+    korean = Candidate(
+        "leave-ko.md", "휴가 신청 절차", "연차 휴가는 인사 시스템에서 신청합니다.", 0.4
+    )
+    citable = citable_lines(KOREAN, "휴가 신청 절차")
+    on_korean_page = parse_compact(
+        '{"points": [5]}', truncated=False, citable=citable, title="휴가 신청 절차",
+        path="k.md", candidates=[english, korean], prose=False, language="Korean",
+    )  # fmt: skip
+    assert [link.reason for link in on_korean_page.related] == [
+        "관련된 영어 문서: Leave Policy",
+        "연차 휴가는 인사 시스템에서 신청합니다.",  # the same language: the document's own line
+    ]
+    assert link_reason(korean, "English") == "A related document in Korean: 휴가 신청 절차"
+    assert link_reason(english, "English") == "Staff get 15 days of annual leave."

@@ -11,6 +11,7 @@ answer their link candidates; :meth:`RunPlan.jobs` streams them.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,11 +19,13 @@ from pathlib import Path
 from wiki_assets.engine.dispatch import Job
 from wiki_assets.engine.ingestion.currency import RECOVER, SKIP, Currency, is_current, standing
 from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.related.embedding import Embedded, Embedder, embed_missing
 from wiki_assets.engine.related.service import SERVICE_MIN
 from wiki_assets.engine.state.journal import Entry, Journal
 from wiki_assets.engine.text.corpus import (
     DocumentError,
     SourceDocument,
+    decode,
     read_text,
     scan_contents,
     title_of,
@@ -56,6 +59,8 @@ class RunPlan:
         self.interrupted = False  # stopped before it saw the whole tree
         self.indexed = 0  # documents the pass (re)indexed in the related index
         self.pruned = 0  # documents gone from the synced tree that left the related index
+        self.embedded = Embedded()  # documents embedded for candidates by meaning
+        self.embedding_s = 0.0  # the seconds that took
         # When two page names collide (a.txt, a.txt.md), the page is the first's in path order,
         # whatever order the run takes them in.
         self.page_claims: dict[str, str] = {}
@@ -75,6 +80,7 @@ class RunPlan:
         max_bytes: int,
         helper_wanted: Callable[[], None] | None = None,
         stopped: Callable[[], bool] = lambda: False,
+        embedder: Embedder | None = None,
     ) -> RunPlan:
         """The run's plan: the pass over the synced tree (:class:`_Pass`) with the related index
         brought up to date, the page names claimed, the longest documents first, and the link
@@ -86,13 +92,23 @@ class RunPlan:
         it starts while the rest of the corpus is indexed. Once ``stopped()`` says so (a signal
         came), the pass ends at its next group of documents: what it indexed is kept, nothing is
         pruned (it has not seen the whole tree) and no candidates are answered
-        (:attr:`interrupted`)."""
+        (:attr:`interrupted`).
+
+        With an ``embedder``, every indexed document without a vector is embedded after the
+        pass (:mod:`~wiki_assets.engine.related.embedding`), before any candidates are
+        answered: a document's partner in another language is found among every vector."""
         plan = cls(journal, related)
         scan = _Pass(
             plan, synced_root, depth, max_bytes, set(collections), current, force, helper_wanted
         )
         plan.indexed = related.update_many(scan.stale_in_related_index(stopped))
         plan.pruned = 0 if plan.interrupted else related.prune(lambda path: path in scan.present)
+        if embedder is not None and not plan.interrupted:
+            began = time.monotonic()
+            plan.embedded = embed_missing(
+                related, embedder, _opening_reader(synced_root, max_bytes), stopped=stopped
+            )
+            plan.embedding_s = time.monotonic() - began
         plan._claim_pages()
         # Longest first (by size; in path order among equals): a long document's parts then
         # spread over the fleet from the start, instead of holding up the end of the run.
@@ -112,7 +128,8 @@ class RunPlan:
         requests (:mod:`~wiki_assets.engine.related.service`); else they are answered here, a
         lookahead per call, for the run to look up as a re-run does."""
         asks = [] if self.interrupted else [doc.path for doc, what in self.todo if what != RECOVER]
-        beside = bool(self.indexed or self.pruned) and len(asks) >= SERVICE_MIN
+        changed = self.indexed or self.pruned or self.embedded.embedded
+        beside = bool(changed) and len(asks) >= SERVICE_MIN
         self.answers_beside = asks if beside else []  # for a helper process to answer
         if not beside:
             for start in range(0, len(asks), LOOKAHEAD):
@@ -253,6 +270,19 @@ class _Pass:
         if self.helper_wanted is not None and self.to_summarize >= SERVICE_MIN:
             self.helper_wanted()
             self.helper_wanted = None
+
+
+def _opening_reader(synced_root: Path, max_bytes: int) -> Callable[[str], str | None]:
+    """``path`` -> the text of the synced document, or None when it cannot be read now."""
+
+    def read(path: str) -> str | None:
+        try:
+            data = (synced_root / path).read_bytes()
+            return decode(data) if len(data) <= max_bytes else None
+        except (OSError, DocumentError):
+            return None
+
+    return read
 
 
 def _groups(

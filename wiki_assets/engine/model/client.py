@@ -239,7 +239,7 @@ class ModelClient:
         try:
             draft = parse_compact(
                 content, truncated=finish == "length", citable=citable, title=title,
-                path=path, candidates=candidates, prose=prose,
+                path=path, candidates=candidates, prose=prose, language=language,
             )  # fmt: skip
         except DraftError as problem:
             raise self._chat.error(f"unparsable compact page ({problem})", "garbage") from None

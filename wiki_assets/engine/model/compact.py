@@ -22,7 +22,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from wiki_assets.engine.model.page import DraftError, PageDraft, RelatedLink, close_truncated_json
+from wiki_assets.engine.model.page import (
+    LANGUAGES,
+    DraftError,
+    PageDraft,
+    RelatedLink,
+    close_truncated_json,
+    detect_language,
+)
 from wiki_assets.engine.model.prompts import COMPACT_PICKS_USER, COMPACT_PROSE_USER
 from wiki_assets.engine.quality.text import document_lines
 from wiki_assets.engine.related import Candidate
@@ -32,6 +39,11 @@ __all__ = ["citable_lines", "compact_messages", "compact_schema", "parse_compact
 
 MAX_PICKS = 3  # key lines asked for
 COMPACT_RELATED = 3  # closest candidates linked
+# (page's language, linked document's language) -> the reason shown, in the page's language.
+OTHER_LANGUAGE_REASON = {
+    ("Korean", "English"): "관련된 영어 문서: {title}",
+    ("English", "Korean"): "A related document in Korean: {title}",
+}
 MAX_POINT_CHARS = 240  # a key line longer than this is cut at a word (a paragraph is one line)
 # A line worth citing says something: a few words, or (Korean has fewer, longer words) enough
 # Hangul; not a heading (the page lists headings), not a code fence, not the title.
@@ -122,9 +134,11 @@ def parse_compact(
     path: str,
     candidates: Sequence[Candidate],
     prose: bool,
+    language: str,
 ) -> PageDraft:
     """The page of a compact answer: the picked lines quoted as key points (in the document's
-    order), the prose fields where asked for, and the closest candidates as related links."""
+    order), the prose fields where asked for, and the closest candidates as related links (their
+    reasons in the page's ``language``, a name such as 'Korean': :func:`link_reason`)."""
     body = content.strip()
     start = body.find("{")
     if start < 0:
@@ -146,7 +160,7 @@ def parse_compact(
     )
     points = [{"text": citable[n], "quote": citable[n], "lines": [n]} for n in numbers]
     related = [
-        RelatedLink(path=candidate.path, reason=candidate.line or candidate.title)
+        RelatedLink(path=candidate.path, reason=link_reason(candidate, language))
         for candidate in candidates
         if candidate.path != path
     ][:COMPACT_RELATED]
@@ -163,6 +177,16 @@ def parse_compact(
     else:
         fields.update(description="-", summary="-", topics=[])
     return PageDraft.model_validate(fields)
+
+
+def link_reason(candidate: Candidate, language: str) -> str:
+    """Why a compact page links ``candidate``: its own line, which is in its own language; for a
+    document in another language than the page's, a phrase in the page's language naming it."""
+    theirs = LANGUAGES[detect_language(f"{candidate.title}\n{candidate.line}")]
+    phrase = OTHER_LANGUAGE_REASON.get((language, theirs))
+    if phrase is not None:
+        return phrase.format(title=candidate.title)
+    return candidate.line or candidate.title
 
 
 def _description_and_summary(said: str) -> tuple[str, str]:
