@@ -24,7 +24,8 @@ import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from wiki_assets.defs.settings import LISTS, SECTIONS
+from wiki_assets.defs.resources import SummarizerResource
+from wiki_assets.defs.settings import NESTED, SECTIONS
 from wiki_assets.engine.environment import PACKAGE_ROOT, project_variables_unset
 
 EXAMPLE_FILE = PACKAGE_ROOT / "wiki_assets.example.yaml"
@@ -70,8 +71,16 @@ EXAMPLE_MODELS: tuple[dict[str, Any], ...] = (
         "api_key_env": "GATEWAY_API_KEY",
     },
 )
+# The example fleet's embeddings: multilingual-e5-small on Hugging Face TEI.
+EXAMPLE_EMBEDDINGS = {
+    "name": "tei-e5",
+    "base_url": "http://gpu1:8080/v1",
+    "model": "intfloat/multilingual-e5-small",
+    "input_prefix": "query: ",
+}
 EXAMPLES: dict[tuple[type[BaseModel], str], Any] = {
-    (cls, name): list(EXAMPLE_MODELS) for (cls, name) in LISTS
+    (SummarizerResource, "models"): list(EXAMPLE_MODELS),
+    (SummarizerResource, "embeddings"): EXAMPLE_EMBEDDINGS,
 }
 
 
@@ -142,9 +151,12 @@ def _section(cls: type[BaseModel], values: Mapping[str, Any], indent: str) -> li
     for name, info in fields(cls).items():
         lines += _comment(info.description or "", indent)
         example = values.get(name, EXAMPLES.get((cls, name)))
-        if isinstance(example, list) and (cls, name) in LISTS:
+        if isinstance(example, list) and (cls, name) in NESTED:
             lines.append(f"{indent}{name}:")
-            lines += _items(LISTS[(cls, name)], example, indent + "  ")
+            lines += _items(NESTED[(cls, name)], example, indent + "  ")
+        elif isinstance(example, dict) and (cls, name) in NESTED:
+            lines.append(f"{indent}{name}:")
+            lines += _section(NESTED[(cls, name)], example, indent + "  ")
         elif name in values:
             lines.append(f"{indent}{name}: {yaml_value(values[name])}")
         else:

@@ -189,7 +189,11 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         tag_run(context, cast(IngestConfig, config))
         run_dials = cast(IngestConfig, config).to_dials()  # a subclass with the file's defaults
         store = corpus.state_store()
-        with summarizer.endpoints() as endpoints, naming_a_full_disk(corpus):
+        with (
+            summarizer.endpoints() as endpoints,
+            summarizer.embeddings_endpoint(context.log) as embeddings,
+            naming_a_full_disk(corpus),
+        ):
             # What each collection holds before the run (the same rule the run applies), so that
             # every partition can record its own counts.
             before = survey(
@@ -211,6 +215,7 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
                 max_bytes=corpus.max_bytes,
                 log=context.log,
                 store=store,
+                embeddings=embeddings,
             )
         # The whole report, for the CLI that executes this run in its own process.
         handoff.publish(context.run_id, report)

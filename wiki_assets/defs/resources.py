@@ -1,5 +1,6 @@
 """Resources: where the documents and the wiki live, and the fleet of models that summarizes."""
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -9,7 +10,10 @@ from pydantic import Field, model_validator
 
 from wiki_assets.defs.derived import fields_from
 from wiki_assets.engine import Endpoint, environment
-from wiki_assets.engine.config import VariableName
+from wiki_assets.engine.config import EmbeddingsEndpoint, VariableName
+from wiki_assets.engine.errors import EmbeddedModelUnavailable
+from wiki_assets.engine.ingestion.progress import Log
+from wiki_assets.engine.model.local_embeddings import embedded_embeddings_server
 from wiki_assets.engine.model.local_server import embedded_endpoint, embedded_server
 from wiki_assets.engine.state.store import DEFAULT_SCHEMA, StateStore
 from wiki_assets.engine.text.corpus import DEFAULT_MAX_BYTES
@@ -75,9 +79,19 @@ class ModelConfig(dg.Config):
         return Endpoint(**self.model_dump())
 
 
+# max_retries is the engine's (the embedded model sets it), not a config key.
+@fields_from(EmbeddingsEndpoint, exclude={"max_retries"})
+class EmbeddingsConfig(dg.Config):
+    """An OpenAI-compatible /v1/embeddings endpoint (vLLM, TEI, llama.cpp, a gateway)."""
+
+    def to_endpoint(self) -> EmbeddingsEndpoint:
+        return EmbeddingsEndpoint(**self.model_dump())
+
+
 class SummarizerResource(dg.ConfigurableResource):
-    """The fleet of models. With no models configured, the embedded SmolLM2 model is started on a
-    loopback port for the run (needs the 'local' extra)."""
+    """The fleet of models, and the embeddings model that finds link candidates by meaning. With
+    no models configured, the embedded SmolLM2 model is started on a loopback port for the run,
+    and beside it the embedded multilingual-e5-small (both need the 'local' extra)."""
 
     models: list[ModelConfig] = Field(
         default_factory=list,
@@ -85,6 +99,18 @@ class SummarizerResource(dg.ConfigurableResource):
     )
     embedded_threads: int | None = Field(
         default=None, ge=1, description="CPU threads of the embedded model's server."
+    )
+    embeddings: EmbeddingsConfig | None = Field(
+        default=None,
+        description="An embeddings endpoint: link candidates are then found by meaning, in any "
+        "language, as well as by the n-gram index (names, codes, ids). Unset: see "
+        "embedded_embeddings.",
+    )
+    embedded_embeddings: bool | None = Field(
+        default=None,
+        description="Start the embedded multilingual-e5-small (the 'local' extra) on a loopback "
+        "port for the run's link candidates, when no embeddings endpoint is set. Unset: only "
+        "beside the embedded chat model (no models configured). False: n-grams alone.",
     )
 
     @model_validator(mode="after")
@@ -109,3 +135,24 @@ class SummarizerResource(dg.ConfigurableResource):
             return
         with embedded_server(threads=self.embedded_threads) as endpoint:
             yield [endpoint]
+
+    @contextmanager
+    def embeddings_endpoint(self, log: Log) -> Iterator[EmbeddingsEndpoint | None]:
+        """The live embeddings endpoint for one run, if any; starts and stops the embedded one
+        when it is wanted. The embedded one missing or failing to start is one warning: the
+        run's link candidates then come from the n-grams alone."""
+        if self.embeddings is not None:
+            yield self.embeddings.to_endpoint()
+            return
+        wanted = self.embedded_embeddings
+        if not (wanted if wanted is not None else not self.models):
+            yield None
+            return
+        with contextlib.ExitStack() as stack:
+            try:
+                server = embedded_embeddings_server(threads=self.embedded_threads)
+                endpoint: EmbeddingsEndpoint | None = stack.enter_context(server)
+            except EmbeddedModelUnavailable as error:
+                log.warning(f"{error} Link candidates by n-grams alone in this run.")
+                endpoint = None
+            yield endpoint

@@ -26,22 +26,29 @@ from pydantic import BaseModel, ValidationError
 from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.digest import DigestResource
 from wiki_assets.defs.names import WIKI_PAGES, node
-from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
+from wiki_assets.defs.resources import (
+    CorpusResource,
+    EmbeddingsConfig,
+    ModelConfig,
+    SummarizerResource,
+)
 from wiki_assets.engine import environment
 from wiki_assets.engine.errors import ConfigurationError
 
 DEFAULT_FILE = "wiki_assets.yaml"
 
 # The shape of the file, the one definition of it: where each section is and the pydantic class
-# its keys are the fields of, in the file's order; and the fields that hold a list of another class.
+# its keys are the fields of, in the file's order; and the fields that hold another class (or a
+# list of them).
 SECTIONS: dict[tuple[str, ...], type[BaseModel]] = {
     ("resources", "summarizer", "config"): SummarizerResource,
     ("resources", "corpus", "config"): CorpusResource,
     ("resources", "digest", "config"): DigestResource,
     ("ops", node(WIKI_PAGES), "config"): IngestConfig,
 }
-LISTS: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
+NESTED: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
     (SummarizerResource, "models"): ModelConfig,
+    (SummarizerResource, "embeddings"): EmbeddingsConfig,
 }
 
 
@@ -208,9 +215,11 @@ def _check(value: Any, shape: Any, where: str, path: object) -> None:
         if isinstance(shape, dict):
             if item is not None:
                 _check(item, shape[key], inner, path)
-        elif (shape, key) in LISTS and isinstance(item, list):
+        elif (shape, key) in NESTED and isinstance(item, list):
             for index, element in enumerate(item):
-                _check(element, LISTS[(shape, key)], f"{inner}[{index}]", path)
+                _check(element, NESTED[(shape, key)], f"{inner}[{index}]", path)
+        elif (shape, key) in NESTED and isinstance(item, Mapping):
+            _check(item, NESTED[(shape, key)], inner, path)
 
 
 def where_of(where: str, key: str) -> str:

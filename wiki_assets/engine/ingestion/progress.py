@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from wiki_assets.engine.config import Dials
 from wiki_assets.engine.dispatch import Lane
 from wiki_assets.engine.ingestion.report import IngestReport
+from wiki_assets.engine.related.embedding import Embedded
 
 
 class Log(Protocol):
@@ -25,6 +26,18 @@ def log_related_index(log: Log, indexed: int, pruned: int, beside: int) -> None:
     if indexed or pruned:
         helper = f" · candidates of {beside} answered by a helper process" if beside else ""
         log.info(f"related index: {indexed} documents indexed · {pruned} removed{helper}")
+
+
+def log_embedding(log: Log, embedded: Embedded, model: str, seconds: float) -> None:
+    """What the run's pass over the documents without a vector did (:mod:`~.plan`)."""
+    if embedded.embedded:
+        again = f" · every document again: {embedded.reembed}" if embedded.reembed else ""
+        log.info(
+            f"link candidates by meaning: {embedded.embedded} documents embedded by {model} · "
+            f"{seconds:.1f} s{again}"
+        )
+    if embedded.failure:
+        log.warning(f"{embedded.failure}; link candidates by n-grams alone in this run")
 
 
 def _workers(lanes: Sequence[Lane]) -> str:

@@ -84,6 +84,8 @@ class IngestReport:
     # Flagged answers that got no second opinion, or whose second opinion was given up, by why
     # (wiki_assets.engine.dispatch.opinions: budget, model_not_kept, reason_not_fixed, ...).
     second_opinions_skipped: dict[str, int] = field(default_factory=dict)
+    embedded: int = 0  # documents embedded for link candidates by meaning
+    embedding_s: float = 0.0  # the seconds that took, before the first request
     stopped: str | None = None  # why the run stopped early
     stopped_by: str | None = None  # the signal that stopped it (SIGTERM, SIGINT), if one did
     duration_s: float = 0.0

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from wiki_assets.engine.config import Dials, Endpoint
+from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
 from wiki_assets.engine.dispatch import (
     Dispatcher,
     Job,
@@ -40,6 +41,7 @@ from wiki_assets.engine.ingestion.prepare import Preparer
 from wiki_assets.engine.ingestion.progress import (
     Log,
     log_done,
+    log_embedding,
     log_related_index,
     log_start,
     progress_line,
@@ -47,6 +49,7 @@ from wiki_assets.engine.ingestion.progress import (
 from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
 from wiki_assets.engine.ingestion.signals import stop_on_signals
 from wiki_assets.engine.model.client import ModelClient
+from wiki_assets.engine.model.embeddings import EmbeddingsClient
 from wiki_assets.engine.model.results import Summary
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.related.service import CandidatesService
@@ -69,10 +72,13 @@ def ingest(
     log: Log | None = None,
     store: StateStore | None = None,
     clock: Callable[[], float] = time.time,
+    embeddings: EmbeddingsEndpoint | None = None,
 ) -> IngestReport:
     """Bring the wiki pages of ``collections`` up to date with the synced root. Per-document state
     goes to ``store`` (default: SQLite in the wiki's state folder); ``clock`` (epoch seconds) is
-    when the pages' history says a page was written or removed (a test sets the day).
+    when the pages' history says a page was written or removed (a test sets the day). With an
+    ``embeddings`` endpoint, link candidates are found by meaning as well as by n-grams
+    (:mod:`~wiki_assets.engine.related.vectors`); if it fails, by n-grams alone.
 
     SIGTERM and SIGINT (when called on the main thread) stop the run cleanly: no new requests,
     requests in flight cancelled, every answer that came back journaled and its page written; the
@@ -93,6 +99,7 @@ def ingest(
         log=log or logging.getLogger("wiki_assets"),
         report=IngestReport(collections=list(collections), dials=dials, models=[]),
         clock=clock,
+        embeddings=embeddings,
     )
     with (
         stop_on_signals(run.request_stop),
@@ -118,6 +125,7 @@ class _Run:
     log: Log
     report: IngestReport
     clock: Callable[[], float] = time.time
+    embeddings: EmbeddingsEndpoint | None = None
     dispatcher: Dispatcher | None = None
     loop: asyncio.AbstractEventLoop | None = None
     stop_signal: str | None = None
@@ -181,11 +189,21 @@ class _Run:
         """The run's plan; its link candidates helper, if it wants one (closed with the run, by
         ``cleanup``); and what prepares each document's request."""
         related = self.related
-        plan, helper = await plan_beside_helper(self._make_plan, related.db_path, self.log)
+        embedder = EmbeddingsClient(self.embeddings) if self.embeddings is not None else None
+        try:
+            plan, helper = await plan_beside_helper(
+                functools.partial(self._make_plan, embedder=embedder), related.db_path, self.log
+            )
+        finally:
+            if embedder is not None:
+                embedder.close()
         if helper is not None:
             cleanup.push_async_callback(close_helper, helper, self.log)
         self.report.skipped = plan.skipped
+        self.report.embedded, self.report.embedding_s = plan.embedded.embedded, plan.embedding_s
         log_related_index(self.log, plan.indexed, plan.pruned, len(plan.answers_beside))
+        if embedder is not None:
+            log_embedding(self.log, plan.embedded, embedder.model, plan.embedding_s)
         if plan.answers_beside:
             if helper is None:
                 helper = await CandidatesService.start(related.db_path, RELATED_CANDIDATES)
@@ -286,7 +304,9 @@ class _Run:
                 continue
             yield item
 
-    def _make_plan(self, helper_wanted: Callable[[], None]) -> RunPlan:
+    def _make_plan(
+        self, helper_wanted: Callable[[], None], embedder: EmbeddingsClient | None
+    ) -> RunPlan:
         """The run's plan, on the plan's thread (:func:`~.candidates.plan_beside_helper`)."""
         return RunPlan.make(
             synced_root=self.synced_root,
@@ -299,6 +319,7 @@ class _Run:
             max_bytes=self.max_bytes,
             helper_wanted=helper_wanted,
             stopped=lambda: self.stop_signal is not None,  # the pass ends at a signal
+            embedder=embedder,
         )
 
     # ------------------------------------------------------------------ the dispatcher's Work
