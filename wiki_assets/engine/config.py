@@ -64,6 +64,18 @@ OptionalVariableName = Annotated[str | None, AfterValidator(environment.variable
 _STRICT = ConfigDict(extra="forbid")
 
 
+def _api_key(owner: str, api_key_env: str | None) -> str:
+    """The key in the environment variable ``api_key_env``, read now (never stored); ``owner``
+    (e.g. "model 'vllm'") starts the message when it is not set, which names the variable only."""
+    # Local servers accept any key; the openai client insists on a non-empty one.
+    if api_key_env is None:
+        return "not-needed"
+    key = environment.api_key(api_key_env)
+    if not key:
+        raise ConfigurationError(f"{owner}: environment variable {api_key_env} is not set")
+    return key
+
+
 @dataclass(frozen=True, slots=True, config=_STRICT)
 class Endpoint:
     """One OpenAI-compatible model. ``None`` overrides fall back to the run's dials."""
@@ -135,15 +147,51 @@ class Endpoint:
 
     def api_key(self) -> str:
         """The key from the environment variable ``api_key_env`` names, read now (never stored)."""
-        # Local servers accept any key; the openai client insists on a non-empty one.
-        if self.api_key_env is None:
-            return "not-needed"
-        key = environment.api_key(self.api_key_env)
-        if not key:
-            raise ConfigurationError(
-                f"model {self.name!r}: environment variable {self.api_key_env} is not set"
-            )
-        return key
+        return _api_key(f"model {self.name!r}", self.api_key_env)
+
+
+@dataclass(frozen=True, slots=True, config=_STRICT)
+class EmbeddingsEndpoint:
+    """An OpenAI-compatible ``/v1/embeddings`` endpoint (vLLM, TEI, llama.cpp's ``--embedding``
+    server, a gateway, or the embedded multilingual-e5-small): the vectors that, with the
+    character n-gram index, find a document's link candidates. Requests go through the same
+    client as the chat models' (its retries, timeouts and key handling)."""
+
+    base_url: _HttpUrl = Field(
+        description="OpenAI-compatible base URL (the part before /embeddings), e.g. "
+        "http://gpu1:8080/v1."
+    )
+    model: _NonBlank = Field(
+        description="Model id the endpoint serves. Stored with every vector: vectors of "
+        "another model are never compared with them."
+    )
+    name: _NonBlank = Field(
+        default="embeddings", description="Short name used in logs and errors, e.g. 'tei-e5'."
+    )
+    api_key_env: OptionalVariableName = Field(
+        default=None,
+        description="Name of the environment variable holding the API key (never the key itself).",
+    )
+    input_prefix: str = Field(
+        default="",
+        description="Text put before every input, for a model trained with prefixes that the "
+        "server does not add itself: 'query: ' for an e5 model on vLLM or TEI (documents are "
+        "compared with each other, and the e5 authors advise 'query: ' on both sides of a "
+        "symmetric comparison). Empty for the embedded model, whose server adds it.",
+    )
+    batch_size: int = Field(default=32, ge=1, description="Inputs per request.")
+    timeout_s: float = Field(default=60.0, gt=0, description="Per-request timeout in seconds.")
+    max_retries: int = Field(
+        default=2,
+        ge=0,
+        description="Retries of a request that got a 429, a 5xx or no answer, by the HTTP client "
+        "itself, with backoff, before the request fails. After a request that still fails, the "
+        "run stops asking this endpoint and links from the n-gram index alone.",
+    )
+
+    def api_key(self) -> str:
+        """The key from the environment variable ``api_key_env`` names, read now (never stored)."""
+        return _api_key(f"embeddings endpoint {self.name!r}", self.api_key_env)
 
 
 @dataclass(frozen=True, slots=True, config=_STRICT)

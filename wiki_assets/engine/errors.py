@@ -51,8 +51,14 @@ class ModelError(WikiAssetsError):
 
 
 class EmbeddingsError(WikiAssetsError):
-    """An embeddings endpoint that failed after the client's own retries, or answered something
-    that is not vectors; the message names the endpoint and the reason."""
+    """An embeddings endpoint that failed: down or failing after the client's own retries, an
+    answer that is not vectors, or vectors whose dimension changed. The message names the
+    endpoint (its name and base URL) and the reason, never a key; ``reason`` is the reason
+    alone. A client that raised it once raises it again at once (its breaker stays open)."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class DocumentError(WikiAssetsError):
@@ -148,6 +154,7 @@ __all__ = [
     "DocumentError",
     "DraftError",
     "EmbeddedModelUnavailable",
+    "EmbeddingsError",
     "ErrorKind",
     "ModelError",
     "StateError",

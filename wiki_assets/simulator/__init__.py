@@ -25,6 +25,9 @@ The parts, from the model outwards:
 * :mod:`~wiki_assets.simulator.pages`: the page a ``faithful`` model writes (key points quoting
   the document, with correct evidence) or a ``fabricating`` one (fluent, invented facts), chosen
   by ``SimModel.behaviour`` (presets ``faithful`` and ``fabricating``).
+* :mod:`~wiki_assets.simulator.embeddings`: ``/v1/embeddings``, deterministic vectors of hashed
+  character 3-grams (texts that share words get close vectors), of ``SimModel.embedding_dim``,
+  slowed by ``embedding_delay_s`` and broken by ``embedding_fault`` (:data:`EMBEDDING_FAULTS`).
 * :mod:`~wiki_assets.simulator.stats`: :class:`SimStats` and the lock-guarded ledger of what a
   server has seen.
 * :mod:`~wiki_assets.simulator.chat`, :mod:`~wiki_assets.simulator.app` and
@@ -36,7 +39,7 @@ Run ``python -m wiki_assets.simulator --port 8001`` to serve one in the foregrou
 """
 
 from wiki_assets.simulator.cli import main
-from wiki_assets.simulator.model import BEHAVIOURS, PRESETS, SimModel
+from wiki_assets.simulator.model import BEHAVIOURS, EMBEDDING_FAULTS, PRESETS, SimModel
 from wiki_assets.simulator.scheduler import BatchScheduler, SchedulerStopped
 from wiki_assets.simulator.server import SimServer, fleet
 from wiki_assets.simulator.stats import SimStats
@@ -44,6 +47,7 @@ from wiki_assets.simulator.tokens import estimate_tokens, truncate_to_tokens
 
 __all__ = [
     "BEHAVIOURS",
+    "EMBEDDING_FAULTS",
     "PRESETS",
     "BatchScheduler",
     "SchedulerStopped",

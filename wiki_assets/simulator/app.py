@@ -10,6 +10,7 @@ from aiohttp import web
 
 from wiki_assets.simulator.answers import error_response
 from wiki_assets.simulator.chat import ChatCompletions
+from wiki_assets.simulator.embeddings import Embeddings
 from wiki_assets.simulator.model import SimModel
 from wiki_assets.simulator.request import Rejected
 from wiki_assets.simulator.scheduler import BatchScheduler, SchedulerStopped
@@ -21,7 +22,8 @@ __all__ = ["SimApp"]
 class SimApp:
     """Serves one model over HTTP on the running event loop, from :meth:`start` to :meth:`stop`.
 
-    Routes: ``GET /v1/models``, ``POST /v1/chat/completions``, and for tests ``GET /sim/stats``
+    Routes: ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/embeddings``, and for
+    tests ``GET /sim/stats``
     and ``POST /sim/reset``. The ledger and the completion ids outlive the app (a restarted
     server keeps counting).
     """
@@ -34,6 +36,7 @@ class SimApp:
         self._scheduler: BatchScheduler | None = None
         self._stopping: asyncio.Event | None = None
         self._completions: ChatCompletions | None = None
+        self._embeddings: Embeddings | None = None
 
     async def start(self, host: str, port: int) -> int:
         """Listen on ``host``:``port`` (0 picks a free port); returns the bound port."""
@@ -44,9 +47,11 @@ class SimApp:
         self._completions = ChatCompletions(
             self._sim, self._ledger, self._scheduler, self._stopping, self._ids
         )
+        self._embeddings = Embeddings(self._sim, self._ledger, self._stopping)
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/v1/embeddings", self._embed)
         app.router.add_get("/sim/stats", self._stats)
         app.router.add_post("/sim/reset", self._reset)
         # handler_cancellation: a client that disconnects cancels its handler, which is how a
@@ -96,3 +101,13 @@ class SimApp:
             return error_response(503, "the simulated server is shutting down", "server_error")
         finally:
             self._ledger.close_request()
+
+    async def _embed(self, request: web.Request) -> web.StreamResponse:
+        assert self._embeddings is not None
+        try:
+            return await self._embeddings.answer(request)
+        except Rejected as reject:
+            self._ledger.count_rejected()
+            return reject.response
+        except SchedulerStopped:
+            return error_response(503, "the simulated server is shutting down", "server_error")

@@ -8,7 +8,7 @@ import signal
 import threading
 from collections.abc import Sequence
 
-from wiki_assets.simulator.model import BEHAVIOURS, PRESETS
+from wiki_assets.simulator.model import BEHAVIOURS, EMBEDDING_FAULTS, PRESETS
 from wiki_assets.simulator.server import SimServer
 
 __all__ = ["main"]
@@ -18,7 +18,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Serve one simulated model in the foreground until SIGINT or SIGTERM."""
     parser = argparse.ArgumentParser(
         prog="python -m wiki_assets.simulator",
-        description="Serve a simulated OpenAI-compatible chat completions endpoint.",
+        description="Serve a simulated OpenAI-compatible chat completions and embeddings endpoint.",
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8001)
@@ -30,6 +30,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency-s", type=float)
     parser.add_argument("--context-tokens", type=int)
     parser.add_argument("--behaviour", choices=BEHAVIOURS, help="what its pages say")
+    parser.add_argument("--embedding-dim", type=int, help="dimension of /v1/embeddings vectors")
+    parser.add_argument("--embedding-delay-s", type=float, help="time per embeddings request")
+    parser.add_argument(
+        "--embedding-fault", choices=EMBEDDING_FAULTS, help="how /v1/embeddings misbehaves"
+    )
     args = parser.parse_args(argv)
 
     overrides = {
@@ -42,6 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("latency_s", args.latency_s),
             ("context_tokens", args.context_tokens),
             ("behaviour", args.behaviour),
+            ("embedding_dim", args.embedding_dim),
+            ("embedding_delay_s", args.embedding_delay_s),
+            ("embedding_fault", args.embedding_fault),
         )
         if value is not None
     }

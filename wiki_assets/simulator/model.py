@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["BEHAVIOURS", "PRESETS", "SimModel"]
+__all__ = ["BEHAVIOURS", "EMBEDDING_FAULTS", "PRESETS", "SimModel"]
 
 # What a model writes for a page request (see :mod:`wiki_assets.simulator.pages`): "words", the
 # document's words in schema order (the default: tests check what travelled); "faithful", key
 # points that quote the document with correct evidence; "fabricating", fluent invented facts.
 BEHAVIOURS = ("words", "faithful", "fabricating")
+# How /v1/embeddings misbehaves (see :mod:`wiki_assets.simulator.embeddings`): "none"; "down",
+# HTTP 503 to every request; "garbage", HTTP 200 with a body that is not vectors (in turn: cut
+# JSON, no "data", a vector missing, a zero vector, vectors of unequal length, a NaN);
+# "wrong_dim", every second request (the 2nd, 4th, ...) answers vectors of embedding_dim + 1.
+EMBEDDING_FAULTS = ("none", "down", "garbage", "wrong_dim")
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,10 @@ class SimModel:
     seed: int = 0
     json_schema_support: bool = True  # False: reject json_schema with 500 like llama-cpp-python
     behaviour: str = "words"  # one of BEHAVIOURS
+    # /v1/embeddings: hashed character 3-grams, so texts that share words get close vectors.
+    embedding_dim: int = 64
+    embedding_delay_s: float = 0.0  # time each embeddings request takes
+    embedding_fault: str = "none"  # one of EMBEDDING_FAULTS
 
     def __post_init__(self) -> None:
         # Fail at construction, not as a ZeroDivisionError deep inside the server loop.
@@ -49,6 +58,10 @@ class SimModel:
             raise ValueError("latency_s and retry_after_s must not be negative")
         if self.die_after is not None and self.die_after < 0:
             raise ValueError("die_after must not be negative")
+        if self.embedding_dim < 1 or self.embedding_delay_s < 0:
+            raise ValueError("embedding_dim must be positive and embedding_delay_s not negative")
+        if self.embedding_fault not in EMBEDDING_FAULTS:
+            raise ValueError(f"embedding_fault must be one of {', '.join(EMBEDDING_FAULTS)}")
         if self.behaviour not in BEHAVIOURS:
             raise ValueError(f"behaviour must be one of {', '.join(BEHAVIOURS)}")
 

@@ -114,7 +114,8 @@ class SimServer:
         return self._ledger.request_texts()
 
     def bearer_tokens(self) -> set[str]:
-        """Every distinct bearer token the chat requests carried (kept across resets)."""
+        """Every distinct bearer token the chat and embeddings requests carried (kept across
+        resets)."""
         return self._ledger.bearer_tokens()
 
     def reset_stats(self) -> None:

@@ -33,6 +33,8 @@ class SimStats:
     prompt_tokens: int = 0  # over answered requests
     completion_tokens: int = 0  # over answered requests
     rejected: int = 0  # invalid requests: bad body, context overflow, unsupported json_schema
+    embedding_requests: int = 0  # /v1/embeddings requests received (valid or not)
+    embedded_inputs: int = 0  # inputs of the embeddings requests answered with vectors
 
 
 class Ledger:
@@ -85,6 +87,18 @@ class Ledger:
                 field = fault.value
                 setattr(self._stats, field, getattr(self._stats, field) + 1)
             return fault
+
+    def open_embeddings(self, authorization: str) -> int:
+        """An embeddings request arrived; returns its number (1 for the first since a reset)."""
+        with self._lock:
+            self._stats.embedding_requests += 1
+            if authorization.startswith("Bearer "):
+                self._bearer_tokens.add(authorization.removeprefix("Bearer "))
+            return self._stats.embedding_requests
+
+    def count_embedded(self, inputs: int) -> None:
+        with self._lock:
+            self._stats.embedded_inputs += inputs
 
     def count_rejected(self) -> None:
         with self._lock:

