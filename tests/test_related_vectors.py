@@ -33,7 +33,7 @@ class Hashing:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if self.fail:
-            raise EmbeddingsError(f"embeddings endpoint {self.where}: HTTP 503")
+            raise EmbeddingsError(f"embeddings endpoint {self.where}: HTTP 503", reason="HTTP 503")
         self.embedded.extend(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):

@@ -70,7 +70,14 @@ def run_plan(
     home = _dagster_home()
     import dagster as dg
 
-    from wiki_assets.defs.plan import Estimate, dry_run, plan_json, plan_lines, recorded_rates
+    from wiki_assets.defs.plan import (
+        Estimate,
+        dry_run,
+        embedding_plan,
+        plan_json,
+        plan_lines,
+        recorded_rates,
+    )
     from wiki_assets.engine.state.store import StateUnavailable
     from wiki_assets.engine.wiki.index import unfinished
 
@@ -78,6 +85,7 @@ def run_plan(
         states = dry_run(settings.corpus, settings.summarizer, settings.dials)
         # What the index build finishes, as the files show it (ingest also asks Dagster).
         left = unfinished(settings.corpus.wiki_path, settings.corpus.state_store()) or []
+        embedding = embedding_plan(settings.corpus, settings.summarizer)
     except StateUnavailable as error:
         log.error(str(error))
         return EXIT_RUN_FAILED
@@ -89,11 +97,13 @@ def run_plan(
         fleet = settings.summarizer.planned_endpoints()
         estimate = Estimate(documents, unknown=[endpoint.name for endpoint in fleet])
     if as_json:
-        print(json.dumps({**plan_json(states, estimate), "unfinished": left},
-                         ensure_ascii=False, indent=2))  # fmt: skip
+        found = {**plan_json(states, estimate), "unfinished": left,
+                 "embeddings": embedding.to_dict()}  # fmt: skip
+        print(json.dumps(found, ensure_ascii=False, indent=2))
     else:
         unfinished_line = [f"plan: the index build finishes {'; '.join(left)}"] if left else []
-        for line in [*plan_lines(states), *unfinished_line, estimate.line()]:
+        embedding_line = [line] if (line := embedding.line()) else []
+        for line in [*plan_lines(states), *embedding_line, *unfinished_line, estimate.line()]:
             print(line)
     return EXIT_OK
 

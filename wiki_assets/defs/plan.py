@@ -17,6 +17,9 @@ from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.names import WIKI_PAGES
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import CollectionState, survey
+from wiki_assets.engine.ingestion.plan import RELATED_FILE
+from wiki_assets.engine.related.vectors import to_embed
+from wiki_assets.engine.wiki.files import STATE_DIR
 
 RECENT_RUNS = 50  # how far back recorded rates are looked for
 # Each model's figures an estimate reads from a run's metadata.
@@ -135,6 +138,33 @@ def dry_run(
         corpus.collection_depth,
         corpus.state_store(),
     )
+
+
+@dataclass(frozen=True)
+class EmbeddingPlan:
+    """What a run would embed for its link candidates by meaning (``model``: None without an
+    embeddings model): indexed documents without a vector, or every one, and why."""
+
+    model: str | None
+    documents: int = 0
+    reason: str | None = None
+
+    def line(self) -> str | None:
+        if self.model is None or not self.documents:
+            return None
+        why = f" ({self.reason})" if self.reason else ""
+        return f"plan: {self.documents} documents to embed by {self.model}{why}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "to_embed": self.documents, "reason": self.reason}
+
+
+def embedding_plan(corpus: CorpusResource, summarizer: SummarizerResource) -> EmbeddingPlan:
+    endpoint = summarizer.planned_embeddings()
+    if endpoint is None:
+        return EmbeddingPlan(None)
+    documents, reason = to_embed(corpus.wiki_path / STATE_DIR / RELATED_FILE, endpoint.model)
+    return EmbeddingPlan(endpoint.model, documents, reason)
 
 
 RECOVERED = "pages to write from answers already given"

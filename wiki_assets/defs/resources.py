@@ -13,7 +13,11 @@ from wiki_assets.engine import Endpoint, environment
 from wiki_assets.engine.config import EmbeddingsEndpoint, VariableName
 from wiki_assets.engine.errors import EmbeddedModelUnavailable
 from wiki_assets.engine.ingestion.progress import Log
-from wiki_assets.engine.model.local_embeddings import embedded_embeddings_server
+from wiki_assets.engine.model.local_embeddings import (
+    embedded_embeddings_available,
+    embedded_embeddings_endpoint,
+    embedded_embeddings_server,
+)
 from wiki_assets.engine.model.local_server import embedded_endpoint, embedded_server
 from wiki_assets.engine.state.store import DEFAULT_SCHEMA, StateStore
 from wiki_assets.engine.text.corpus import DEFAULT_MAX_BYTES
@@ -136,6 +140,18 @@ class SummarizerResource(dg.ConfigurableResource):
         with embedded_server(threads=self.embedded_threads) as endpoint:
             yield [endpoint]
 
+    def planned_embeddings(self) -> EmbeddingsEndpoint | None:
+        """The embeddings endpoint a run would use, without starting anything (for planning)."""
+        if self.embeddings is not None:
+            return self.embeddings.to_endpoint()
+        if self._wants_embedded_embeddings() and embedded_embeddings_available():
+            return embedded_embeddings_endpoint()
+        return None
+
+    def _wants_embedded_embeddings(self) -> bool:
+        wanted = self.embedded_embeddings
+        return wanted if wanted is not None else not self.models
+
     @contextmanager
     def embeddings_endpoint(self, log: Log) -> Iterator[EmbeddingsEndpoint | None]:
         """The live embeddings endpoint for one run, if any; starts and stops the embedded one
@@ -144,8 +160,7 @@ class SummarizerResource(dg.ConfigurableResource):
         if self.embeddings is not None:
             yield self.embeddings.to_endpoint()
             return
-        wanted = self.embedded_embeddings
-        if not (wanted if wanted is not None else not self.models):
+        if not self._wants_embedded_embeddings():
             yield None
             return
         with contextlib.ExitStack() as stack:

@@ -190,13 +190,10 @@ class _Run:
         ``cleanup``); and what prepares each document's request."""
         related = self.related
         embedder = EmbeddingsClient(self.embeddings) if self.embeddings is not None else None
-        try:
+        with embedder or contextlib.nullcontext():  # closed once the plan has embedded
             plan, helper = await plan_beside_helper(
                 functools.partial(self._make_plan, embedder=embedder), related.db_path, self.log
             )
-        finally:
-            if embedder is not None:
-                embedder.close()
         if helper is not None:
             cleanup.push_async_callback(close_helper, helper, self.log)
         self.report.skipped = plan.skipped

@@ -54,6 +54,16 @@ class EmbeddingsClient:
         self._client.close()
 
     @property
+    def model(self) -> str:
+        """The model's name, stored with the vectors it embeds."""
+        return self.endpoint.model
+
+    @property
+    def where(self) -> str:
+        """The endpoint as errors name it."""
+        return f"{self.endpoint.name} ({self.endpoint.base_url})"
+
+    @property
     def dim(self) -> int | None:
         """The dimension of the endpoint's vectors, once one answer has said it."""
         return self._dim

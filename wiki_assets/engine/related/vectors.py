@@ -32,6 +32,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -97,6 +98,26 @@ def clear(db: sqlite3.Connection) -> None:
     for table in VECTOR_TABLES:
         db.execute(f"DELETE FROM {table}")
     add_meta(db, "generation", 1)  # stored answers expire
+
+
+def to_embed(db_path: Path, name: str) -> tuple[int, str | None]:
+    """What a run with embedding model ``name`` will embed of the index at ``db_path``, read
+    without writing: ``(documents, why every one is, if every one is)``. Documents the run
+    (re)indexes first are embedded too and not counted here."""
+    if not db_path.is_file():
+        return 0, None
+    db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+        if not {"docs", *VECTOR_TABLES} <= tables:
+            return 0, None
+        model = stored_model(db)
+        if model is not None and model.name != name:
+            everyone = db.execute("SELECT count(*) FROM docs").fetchone()[0]
+            return int(everyone), f"embedding model changed from {model.name} to {name}"
+        return count_missing(db), None
+    finally:
+        db.close()
 
 
 def missing(db: sqlite3.Connection, after: int, limit: int) -> list[tuple[int, str]]:
