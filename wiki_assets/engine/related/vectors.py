@@ -32,6 +32,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -205,7 +206,10 @@ def _live(db: sqlite3.Connection, ids: Sequence[int]) -> set[int]:
 
 
 class _Centres:
-    """Each script's mean vector (or the mean of all, for a script with few documents)."""
+    """Each script's mean vector (or the mean of all, for a script with few documents), as rows
+    of one matrix, so that a block of stored vectors is scored against centred queries without
+    centring the block itself: ``(q - m) . (c - m_c)`` expands into ``q . c`` (the one large
+    product) less ``q . m_c``, and ``|c - m_c|`` into ``c . c - 2 c . m_c + m_c . m_c``."""
 
     def __init__(self, db: sqlite3.Connection, dim: int) -> None:
         groups = [
@@ -213,18 +217,35 @@ class _Centres:
             for group, n, total in db.execute("SELECT script, n, total FROM vector_groups")
         ]
         everyone = sum(n for _, n, _ in groups)
-        overall = sum((total for _, _, total in groups), np.zeros(dim)) / max(everyone, 1)
-        self.overall = overall.astype(np.float32)
-        self.means = {
-            group: (total / n).astype(np.float32) for group, n, total in groups if n >= GROUP_MIN
-        }
+        rows = [sum((total for _, _, total in groups), np.zeros(dim)) / max(everyone, 1)]
+        self.code: dict[str, int] = {}  # script -> its row; the others take row 0, the mean
+        for group, n, total in groups:
+            if n >= GROUP_MIN:
+                self.code[group] = len(rows)
+                rows.append(total / n)
+        self.means = np.stack(rows).astype(np.float32)
+        self.squares = np.einsum("ij,ij->i", self.means, self.means)
 
-    def centred(self, vectors: np.ndarray, groups: Sequence[str]) -> np.ndarray:
+    def codes(self, groups: Sequence[str]) -> np.ndarray:
+        return np.fromiter(map(self.code.get, groups, repeat(0)), dtype=np.intp, count=len(groups))
+
+    def queries(self, vectors: np.ndarray, groups: Sequence[str]) -> np.ndarray:
         """``vectors`` (float32, one row per document of ``groups``) centred and normalised."""
-        centres = np.stack([self.means.get(group, self.overall) for group in groups])
-        out: np.ndarray = vectors - centres
+        out: np.ndarray = vectors - self.means[self.codes(groups)]
         out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-6)
         return out
+
+    def scores(self, queries: np.ndarray, block: np.ndarray, groups: Sequence[str]) -> np.ndarray:
+        """The cosines of centred ``queries`` (from :meth:`queries`) and the centred rows of
+        ``block`` (float32, one row per document of ``groups``): one row per query."""
+        codes = self.codes(groups)
+        by_mean = block @ self.means.T  # each row against each centre
+        squares = np.einsum("ij,ij->i", block, block)
+        centred = squares - 2 * by_mean[np.arange(len(codes)), codes] + self.squares[codes]
+        scores: np.ndarray = queries @ block.T
+        scores -= (queries @ self.means.T)[:, codes]
+        scores /= np.sqrt(np.maximum(centred, 1e-12))
+        return scores
 
 
 def nearest_many(db: sqlite3.Connection, docs: Sequence[int], k: int) -> dict[int, Found]:
@@ -238,12 +259,14 @@ def nearest_many(db: sqlite3.Connection, docs: Sequence[int], k: int) -> dict[in
         return {}
     centres = _Centres(db, model.dim)
     ids = np.array([doc for doc, _, _ in queries], dtype=np.int64)
-    q = centres.centred(np.stack([vec for _, _, vec in queries]), [g for _, g, _ in queries])
+    row_of = {doc: row for row, doc in enumerate(ids.tolist())}
+    q = centres.queries(np.stack([vec for _, _, vec in queries]), [g for _, g, _ in queries])
     best_scores = np.full((len(ids), k), -np.inf, dtype=np.float32)
     best_ids = np.full((len(ids), k), -1, dtype=np.int64)
     for block_ids, groups, block in _blocks(db):
-        scores = q @ centres.centred(block, groups).T
-        scores[ids[:, None] == block_ids[None, :]] = -np.inf  # never the document itself
+        scores = centres.scores(q, block, groups)
+        for column in np.flatnonzero(np.isin(block_ids, ids)).tolist():
+            scores[row_of[int(block_ids[column])], column] = -np.inf  # never the document itself
         scores = np.concatenate([best_scores, scores], axis=1)
         others = np.broadcast_to(block_ids, (len(ids), len(block_ids)))
         candidates = np.concatenate([best_ids, others], axis=1)
