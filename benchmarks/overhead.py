@@ -1,11 +1,14 @@
 """The per-request overhead table: the engine on an instantly answering server against a bare
 ``openai`` loop and LiteLLM's Router, all replaying the engine's recorded requests.
 
-See :mod:`benchmarks.dispatch` for what is compared and why.
+See :mod:`benchmarks.dispatch` for what is compared and why. Run on its own,
+``python -m benchmarks.overhead --against COMMIT`` compares the engine's re-run with an older
+commit's, in paired rounds of one invocation (:mod:`benchmarks.paired`).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import socket
 import statistics
@@ -13,7 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -285,3 +288,24 @@ def _paired(engine_side: Row, other: Row) -> str:
         f"; round by round {', '.join(f'{r:.2f}' for r in rates)}: median "
         f"{statistics.median(rates):.2f}, CPU ms/doc ×{statistics.median(cpus):.2f}"
     )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.overhead",
+        description="The engine's per-request overhead, this tree against an older commit's.",
+    )
+    parser.add_argument(
+        "--against", required=True, metavar="COMMIT", help="the older commit to compare with"
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="paired rounds (default 5)")
+    parser.add_argument("--docs", type=int, default=2000, help="tiny documents (default 2000)")
+    args = parser.parse_args(argv)
+    from benchmarks.paired import paired_overhead  # (which imports this module)
+
+    print(paired_overhead(args.against, args.rounds, args.docs))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,5 +1,6 @@
 """The house's rules, checked from the source: no import circles, a dispatcher and a simulation
-free of ``openai``, rooms of a size a reader can hold, and an engine without Dagster.
+free of ``openai``, a dispatcher that imports nothing of the run around it, rooms of a size a
+reader can hold, and an engine without Dagster.
 
 The import graph is read with :mod:`ast` from the files under ``wiki_assets/`` (nothing is
 imported). It counts the imports a reader meets at the top of a module: module-level ones,
@@ -128,6 +129,25 @@ def test_the_dispatcher_and_the_simulation_import_neither_openai_nor_the_model_c
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert shown == "[]"
+
+
+def test_the_dispatcher_imports_nothing_of_the_run_around_it() -> None:
+    """The dispatcher counts what it did (:mod:`~wiki_assets.engine.dispatch.tally`) and the
+    run's report takes it: no module of the dispatcher imports the ingestion's, the report's
+    included."""
+    dispatch = "wiki_assets.engine.dispatch"
+    ingestion = "wiki_assets.engine.ingestion"
+    imports = {
+        name: sorted(
+            module
+            for module in _imported(name, path)
+            if module == ingestion or module.startswith(f"{ingestion}.")
+        )
+        for name, path in MODULES.items()
+        if name == dispatch or name.startswith(f"{dispatch}.")
+    }
+    assert "wiki_assets.engine.dispatch.request" in imports
+    assert {name: found for name, found in imports.items() if found} == {}
 
 
 def test_no_module_is_longer_than_a_reader_can_hold() -> None:

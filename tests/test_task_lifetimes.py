@@ -8,7 +8,6 @@ from collections.abc import Sequence
 
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded, concurrency_for
-from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
 from wiki_assets.engine.model.results import Notes, Summary
 from wiki_assets.engine.related import Candidate
 from wiki_assets.engine.text.corpus import SourceDocument
@@ -90,14 +89,12 @@ def dispatcher_on(model: HangingModel, leases: Leases) -> Dispatcher:
     dials = Dials(workers_per_model=3, claim_size=1)
     endpoint = Endpoint(name="m", base_url="http://127.0.0.1:9/v1", model="m", max_in_flight=3)
     concurrency = concurrency_for(endpoint, dials)
-    lane = Lane(0, endpoint, model, concurrency, ModelStats("m", "m", concurrency.limit))
-    report = IngestReport(collections=["c"], dials=dials, models=[lane.stats])
+    lane = Lane(0, endpoint, model, concurrency)
     jobs = [Job(SourceDocument(f"c/{i}.md", "c", 10, "h"), f"c/{i}.md") for i in range(5)]
     return Dispatcher(
         [lane],
         iter(jobs),
         Work(),
-        report,
         claim_size=dials.claim_size,
         give_up_after_s=dials.give_up_after_s,
         expected=lambda: len(jobs),

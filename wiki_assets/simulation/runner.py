@@ -105,14 +105,14 @@ class _Work:
         path = job.doc.path
         plan = self.outcome.scenario.models[lane.order]
         flagged = random.Random(f"{path}/{lane.order}").random() < plan.flag_rate
-        lane.stats.judged(0, 0, (plan.flaw,) if flagged else ())
+        self.outcome.report.models[lane.order].judged(0, 0, (plan.flaw,) if flagged else ())
         if job.second_opinion:
-            self.outcome.second_opinions.setdefault(path, []).append(lane.stats.name)
+            self.outcome.second_opinions.setdefault(path, []).append(lane.endpoint.name)
             if flagged:
                 return Recorded()
-            self.outcome.fixed[path] = lane.stats.name
+            self.outcome.fixed[path] = lane.endpoint.name
             return Recorded(kept=True, fixed=job.flags)
-        self.outcome.answers.setdefault(path, []).append(lane.stats.name)
+        self.outcome.answers.setdefault(path, []).append(lane.endpoint.name)
         self.outcome.report.count += 1
         self.outcome.first_answers_at = asyncio.get_running_loop().time()
         retry = self.outcome.scenario.dials.flagged_pages == "retry"
@@ -160,16 +160,16 @@ def run(scenario: Scenario) -> Outcome:
             shared=shared,
         )
         client.on_overload = concurrency.on_overload
-        stats = ModelStats(endpoint.name, endpoint.model, concurrency.limit, concurrency.auto)
-        report.models.append(stats)
-        lanes.append(Lane(order, endpoint, client, concurrency, stats))
+        report.models.append(
+            ModelStats(endpoint.name, endpoint.model, concurrency.limit, concurrency.auto)
+        )
+        lanes.append(Lane(order, endpoint, client, concurrency))
         clients.append(client)
     jobs = (Job(SourceDocument(path, "sim", t, "h"), path) for path, t in tokens.items())
     dispatcher = Dispatcher(
         lanes,
         jobs,
         _Work(tokens, outcome, part_budget(scenario)),
-        report,
         claim_size=dials.claim_size,
         give_up_after_s=dials.give_up_after_s,
         expected=lambda: len(tokens),
@@ -197,6 +197,7 @@ def run(scenario: Scenario) -> Outcome:
         run_virtual(main())
     except Stuck as error:
         outcome.stuck = str(error)
+    report.tallied(dispatcher.tally, [lane.tally for lane in lanes])
     outcome.unfinished = dispatcher.remaining()
     superseded = {stats.name for stats in report.models if stats.superseded}
     standing = [plan for plan in scenario.models if plan.sim.model not in superseded]
@@ -240,7 +241,7 @@ async def _watch_idle(dispatcher: Dispatcher, outcome: Outcome) -> None:
                 since = idle_since.setdefault(key, now)
                 if now - since > IDLE_GRACE_S:
                     outcome.idle_violations.append(
-                        f"t={now:.2f}: {lane.stats.name} idle for {now - since:.2f} s next to "
+                        f"t={now:.2f}: {lane.endpoint.name} idle for {now - since:.2f} s next to "
                         f"{job.doc.path}, which it would finish first"
                     )
                     idle_since[key] = now

@@ -8,7 +8,8 @@ second opinions it waits for), ``parts`` (a long document's parts, sent as jobs 
 ``hedge`` (which late request an idle worker races), ``opinions`` (which flagged answers get a
 second opinion, learned as they answer), ``request`` (one request sent and settled),
 ``retry`` (what a failure means for the model and the document), ``slots`` (fleet-wide
-in-flight slots) and ``work`` (what the dispatcher asks of the run around it).
+in-flight slots), ``tally`` (what the dispatcher counts, which the run's report takes when it is
+done) and ``work`` (what the dispatcher asks of the run around it).
 """
 
 from wiki_assets.engine.dispatch.lane import Attempt, Client, Lane
@@ -23,6 +24,7 @@ from wiki_assets.engine.dispatch.limits import (
 from wiki_assets.engine.dispatch.opinions import SecondOpinions
 from wiki_assets.engine.dispatch.queue import Job, Prepared, WorkQueue
 from wiki_assets.engine.dispatch.tail import Pace, Prospect, should_start
+from wiki_assets.engine.dispatch.tally import DispatchTally, LaneTally
 from wiki_assets.engine.dispatch.work import Recorded, Work
 from wiki_assets.engine.dispatch.workers import Dispatcher
 
@@ -32,10 +34,12 @@ __all__ = [
     "Breaker",
     "Client",
     "Concurrency",
+    "DispatchTally",
     "Dispatcher",
     "FixedConcurrency",
     "Job",
     "Lane",
+    "LaneTally",
     "Pace",
     "Prepared",
     "Prospect",

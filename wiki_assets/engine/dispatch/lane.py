@@ -22,8 +22,8 @@ from wiki_assets.engine.dispatch.tail import (
     Prospect,
     remaining_s,
 )
+from wiki_assets.engine.dispatch.tally import LaneTally
 from wiki_assets.engine.errors import ModelError
-from wiki_assets.engine.ingestion.report import ModelStats
 from wiki_assets.engine.model.results import Notes, Summary
 from wiki_assets.engine.related import Candidate
 
@@ -85,7 +85,7 @@ class Lane:
     endpoint: Endpoint
     client: Client
     concurrency: Concurrency
-    stats: ModelStats
+    tally: LaneTally = field(default_factory=LaneTally)  # its figures, as its requests settle
     breaker: Breaker = field(default_factory=Breaker)
     pace: Pace = field(default_factory=Pace)
     attempts: list[Attempt] = field(default_factory=list)  # its requests in flight

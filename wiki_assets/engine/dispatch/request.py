@@ -20,9 +20,9 @@ from wiki_assets.engine.dispatch.lane import Attempt, Lane
 from wiki_assets.engine.dispatch.limits import work_units
 from wiki_assets.engine.dispatch.opinions import FAILED, OUT_OF_SERVICE, SecondOpinions
 from wiki_assets.engine.dispatch.queue import Job, WorkQueue
+from wiki_assets.engine.dispatch.tally import DispatchTally
 from wiki_assets.engine.dispatch.work import Recorded, Work
 from wiki_assets.engine.errors import ModelError
-from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.model.results import Notes, Summary
 
 
@@ -34,7 +34,7 @@ class Requests:
         lanes: Sequence[Lane],
         queue: WorkQueue,
         work: Work,
-        report: IngestReport,
+        tally: DispatchTally,
         *,
         clock: Callable[[], float],
         give_up_after_s: float,
@@ -46,7 +46,7 @@ class Requests:
         self.lanes = lanes
         self.queue = queue
         self.work = work
-        self.report = report
+        self.tally = tally
         self.clock = clock
         self.give_up_after_s = give_up_after_s
         self.stop = stop  # ends the run, leaving requests in flight to finish
@@ -75,7 +75,7 @@ class Requests:
         if not job.started:
             job.started = True
             self.started += 1
-        lane.stats.requests += 1
+        lane.tally.requests += 1
         second = job.second_opinion  # (a first answer's job may become one when it is recorded)
         if second:
             self.opinions.sent(job.flags, lane.order)
@@ -112,7 +112,7 @@ class Requests:
             job.running.remove(attempt)
             lane.attempts.remove(attempt)
             self.settled += 1
-            lane.stats.busy_s += self.clock() - attempt.started
+            lane.tally.busy_s += self.clock() - attempt.started
         recorded = False
         try:
             recorded = await self._settle(attempt, task)
@@ -148,7 +148,7 @@ class Requests:
             self.opinions.skip(job.given_up)
 
     async def _answered(self, attempt: Attempt, answer: Summary | Notes) -> bool:
-        job, lane, stats = attempt.job, attempt.lane, attempt.lane.stats
+        job, lane, tally = attempt.job, attempt.lane, attempt.lane.tally
         if job.done:
             return False  # another model's answer came first, in the same instant
         job.done = True
@@ -165,15 +165,15 @@ class Requests:
         )
         assert job.prepared is not None
         lane.pace.observe(latency, job.prepared.prompt_tokens, answer.completion_tokens)
-        stats.hedges_won += attempt.hedge
-        stats.prompt_tokens += answer.prompt_tokens
-        stats.completion_tokens += answer.completion_tokens
+        tally.hedges_won += attempt.hedge
+        tally.prompt_tokens += answer.prompt_tokens
+        tally.completion_tokens += answer.completion_tokens
         if isinstance(answer, Notes):
-            stats.parts += 1
+            tally.parts += 1
             self._noted(job, answer)
             return False
         summary = answer
-        stats.hit_max_tokens += summary.finish_reason == "length"
+        tally.hit_max_tokens += summary.finish_reason == "length"
         gathering = job.gathering
         if gathering is not None:
             # The page's figures count the whole document: its parts' requests too.
@@ -188,7 +188,7 @@ class Requests:
         if job.second_opinion:
             self._second_opinion_answered(job, lane, recorded)
             return True
-        stats.docs += 1
+        tally.docs += 1
         job.writer = lane
         self.opinions.first_answer(lane.order, flagged=bool(recorded.flags))
         if recorded.flags and self._ask_another(job, recorded.flags):
@@ -203,12 +203,12 @@ class Requests:
         self.opinions.settled(
             job.flags, lane.order, kept=recorded.kept, fixed=recorded.fixed, writer=writer
         )
-        lane.stats.second_opinions += 1
+        lane.tally.second_opinions += 1
         if recorded.kept:
-            lane.stats.second_opinions_kept += 1
+            lane.tally.second_opinions_kept += 1
             if job.writer is not None:
-                job.writer.stats.docs -= 1
-            lane.stats.docs += 1
+                job.writer.tally.docs -= 1
+            lane.tally.docs += 1
             job.writer = lane
 
     def _ask_another(self, job: Job, flags: tuple[str, ...]) -> bool:
@@ -226,7 +226,7 @@ class Requests:
         job.flags = flags
         self.opinions.ask()
         self.queue.ask_another(job)
-        self.report.second_opinions += 1
+        self.tally.second_opinions += 1
         return True
 
     def _noted(self, job: Job, notes: Notes) -> None:
@@ -267,7 +267,7 @@ class Requests:
             if self.log is not None:
                 self.log.info(f"second opinion on {job.doc.path} failed; its first answer stands")
         elif step == "fail":
-            lane.stats.failed += 1
+            lane.tally.failed += 1
             job.prepared = None
             if job.part is not None:
                 self._fail_document(job.part.document, str(error))
@@ -276,7 +276,7 @@ class Requests:
         elif step != "wait":  # put back: to be tried again, or for the next run
             self.queue.put_back(job)
             if step == "retry":
-                self.report.requeued += 1
+                self.tally.requeued += 1
         if all_down:
             self.stop(retry.all_down_reason(self.lanes))
 

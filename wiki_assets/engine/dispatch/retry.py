@@ -33,17 +33,17 @@ Next = Literal["wait", "fail", "leave", "retry", "drop"]
 def blame(attempt: Attempt, error: ModelError, now: float, log: Any = None) -> None:
     """Count the failure against the request's model (figures, breaker) and, unless it is the
     model's fault, against its document's tries."""
-    job, lane, stats = attempt.job, attempt.lane, attempt.lane.stats
+    job, lane, tally = attempt.job, attempt.lane, attempt.lane.tally
     lane.last_error = error
-    stats.errors += 1
-    stats.timeouts += error.kind == "timeout"
-    stats.garbage += error.kind == "garbage"
+    tally.errors += 1
+    tally.timeouts += error.kind == "timeout"
+    tally.garbage += error.kind == "garbage"
     if error.kind in ("timeout", "unavailable"):
         was_tripped = lane.breaker.tripped
         lane.breaker.on_failure(now)
         if lane.breaker.tripped and not was_tripped and log is not None:
             log.warning(
-                f"model {stats.name} taken out for {lane.breaker.open_until - now:.0f} s "
+                f"model {lane.endpoint.name} taken out for {lane.breaker.open_until - now:.0f} s "
                 f"after {lane.breaker.failures} failures in a row: {error}"
             )
     if error.kind == "unavailable" and not attempt.hedge:
@@ -85,7 +85,7 @@ def unreachable(lane: Lane) -> bool:
 def all_down_reason(lanes: Sequence[Lane]) -> str:
     """One line per model: its name, the URL tried and its last error."""
     return "every model is down:" + "".join(
-        f"\n  {m.stats.name} at {shown_url(m.endpoint.base_url)}: "
+        f"\n  {m.endpoint.name} at {shown_url(m.endpoint.base_url)}: "
         f"{m.last_error.reason if m.last_error else 'no answer'} ({m.breaker.failures} failures)"
         for m in lanes
     )

@@ -26,8 +26,8 @@ from wiki_assets.engine.dispatch.parts import Parts
 from wiki_assets.engine.dispatch.queue import Job, WorkQueue
 from wiki_assets.engine.dispatch.request import Requests
 from wiki_assets.engine.dispatch.slots import FleetSlots
+from wiki_assets.engine.dispatch.tally import DispatchTally
 from wiki_assets.engine.dispatch.work import Work
-from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.state.leases import SlotLeases
 from wiki_assets.engine.text.corpus import DocumentError
 
@@ -43,7 +43,6 @@ class Dispatcher:
         lanes: Sequence[Lane],
         jobs: Iterator[Job],
         work: Work,
-        report: IngestReport,
         *,
         claim_size: int,
         give_up_after_s: float,
@@ -55,7 +54,7 @@ class Dispatcher:
         self.lanes = list(lanes)
         self.queue = WorkQueue(jobs)
         self.work = work
-        self.report = report
+        self.tally = DispatchTally()  # what it did: the run's report takes it once it is done
         self.claim_size = claim_size
         self.expected = expected  # documents the run expects to send (known once planned)
         self.slots = FleetSlots(leases)
@@ -70,7 +69,7 @@ class Dispatcher:
             self.lanes,
             self.queue,
             work,
-            report,
+            self.tally,
             clock=lambda: self._now(),
             give_up_after_s=give_up_after_s,
             stop=lambda reason: self.stop(reason, cancel=False),
@@ -109,7 +108,7 @@ class Dispatcher:
                         await asyncio.wait(workers)
                     renewer.cancel()
         finally:
-            self.report.second_opinions_skipped = dict(self.opinions.skipped)
+            self.tally.second_opinions_skipped = dict(self.opinions.skipped)
 
     async def _renew(self) -> None:
         """Keep the fleet-wide slots this run holds alive, until cancelled. A renewal that fails
@@ -127,7 +126,7 @@ class Dispatcher:
         if self.finished:
             return
         self.finished = True
-        self.report.stopped = reason
+        self.tally.stopped = reason
         if cancel:
             for lane in self.lanes:
                 for attempt in lane.attempts:
@@ -182,7 +181,7 @@ class Dispatcher:
                     continue
                 demoted = self.end.demoted(lane)
                 if demoted:
-                    lane.stats.superseded = True
+                    lane.tally.superseded = True
                     self.queue.give_back(worker)
                 job = self.queue.next_job(
                     worker,
@@ -326,8 +325,8 @@ class Dispatcher:
             return False
         job = target.job
         job.raced_by.add(lane.order)
-        lane.stats.hedges += 1
-        self.report.hedged += 1
+        lane.tally.hedges += 1
+        self.tally.hedged += 1
         with self._holding(job):
             await self.requests.send(job, lane, hedge=True)
         return True

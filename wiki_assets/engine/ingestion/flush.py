@@ -102,7 +102,9 @@ class Pages:
             draft, prepared.text, title=title, language=prepared.language,
             finish_reason=summary.finish_reason, prose=summary.prose,
         )  # fmt: skip
-        lane.stats.judged(len(assessment.points), assessment.verified, assessment.verdict.reasons)
+        self.report.models[lane.order].judged(
+            len(assessment.points), assessment.verified, assessment.verdict.reasons
+        )
         reasons = tuple(assessment.verdict.reasons)
         kept = Recorded()
         if job.second_opinion:

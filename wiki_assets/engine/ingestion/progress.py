@@ -60,7 +60,7 @@ def log_start(
 ) -> None:
     """``total``: the documents the run expects to summarize; ``state``: where its state lives."""
     models = ", ".join(
-        f"{lane.stats.name} "
+        f"{lane.endpoint.name} "
         + (
             f"auto ≤{lane.concurrency.slots}"
             if lane.concurrency.auto
@@ -97,7 +97,7 @@ def progress_line(report: IngestReport, lanes: Sequence[Lane], total: int, elaps
     left = max(0, total - done - len(report.failed))
     eta = f"{left / rate:.0f} s left" if rate > 0 else "time left unknown"
     models = " ".join(
-        f"{lane.stats.name} {lane.stats.docs / elapsed:.2f}/s"
+        f"{lane.endpoint.name} {lane.tally.docs / elapsed:.2f}/s"
         + (f"@{lane.concurrency.limit}" if lane.concurrency.auto else "")
         for lane in lanes
     )
@@ -124,7 +124,7 @@ def log_done(log: Log, report: IngestReport, lanes: Sequence[Lane]) -> None:
     for lane in lanes:
         if lane.concurrency.auto:
             log.info(
-                f"model {lane.stats.name}: automatic concurrency settled at "
+                f"model {lane.endpoint.name}: automatic concurrency settled at "
                 f"{lane.concurrency.limit} (peak {lane.concurrency.peak})"
             )
     if report.stopped_by:

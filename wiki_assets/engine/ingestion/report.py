@@ -1,35 +1,47 @@
-"""What a run did and how fast: the figures the log lines, the CLI's JSON and the metadata use."""
+"""What a run did and how fast: the figures the log lines, the CLI's JSON and the metadata use.
+
+The dispatcher counts its own figures (:mod:`~wiki_assets.engine.dispatch.tally`); the report
+takes them when it is done (:meth:`IngestReport.tallied`). The rest the run counts here itself.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from wiki_assets.engine.config import Dials
+from wiki_assets.engine.dispatch.tally import DispatchTally, LaneTally
+
+# ModelStats' figures that are its model's LaneTally's, taken when the dispatcher is done.
+_TALLIED = tuple(f.name for f in fields(LaneTally))
 
 
 @dataclass
 class ModelStats:
+    """One model's figures in the report. Those of :class:`LaneTally` (documents, requests,
+    tokens, errors, hedges, second opinions: see there) are its tally's, taken by
+    :meth:`tallied`; the run counts the quality figures itself (:meth:`judged`)."""
+
     name: str
     model: str
     workers: int  # requests in flight: the fixed number, or where automatic concurrency settled
     auto: bool = False
     peak_workers: int = 0
-    failed: int = 0  # documents that failed on this model
-    errors: int = 0  # failed requests of any kind (after the client's own retries)
+    failed: int = 0
+    errors: int = 0
     timeouts: int = 0
     garbage: int = 0
     breaker_trips: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     hit_max_tokens: int = 0
-    docs: int = 0  # documents whose page this model's answer is
-    requests: int = 0  # every request sent to it: pages, parts, second opinions, hedges
-    parts: int = 0  # notes on a part of a long document it answered
-    busy_s: float = 0.0  # its requests' seconds in flight, added up (its share of the fleet's)
-    hedges: int = 0  # requests this model sent to race another model's slow request
-    hedges_won: int = 0  # of those, the ones whose answer came first
+    docs: int = 0
+    requests: int = 0
+    parts: int = 0
+    busy_s: float = 0.0
+    hedges: int = 0
+    hedges_won: int = 0
     # The quality of this model's pages (wiki_assets.engine.quality): key points given and
     # verified against their documents, pages flagged, and how often each reason flagged one.
     checked: int = 0  # its answers checked (its pages, and those it gave second opinions on)
@@ -37,12 +49,8 @@ class ModelStats:
     points_verified: int = 0
     flagged: int = 0
     flags: dict[str, int] = field(default_factory=dict)
-    # Second opinions (the flagged_pages dial's 'retry'): answers this model gave on another
-    # model's flagged page, and of those the ones kept in its place (judged better).
     second_opinions: int = 0
     second_opinions_kept: int = 0
-    # Its pages were replaced by other models' second opinions so often that it stopped taking
-    # new documents (only second opinions) while the run's budget of them lasted.
     superseded: bool = False
 
     @property
@@ -65,6 +73,11 @@ class ModelStats:
         for reason in reasons:
             self.flags[reason] = self.flags.get(reason, 0) + 1
 
+    def tallied(self, tally: LaneTally) -> None:
+        """Take its model's figures from the dispatcher's tally."""
+        for name in _TALLIED:
+            setattr(self, name, getattr(tally, name))
+
 
 @dataclass
 class IngestReport:
@@ -77,18 +90,29 @@ class IngestReport:
     removed: int = 0  # pages whose document no longer exists
     relinked: int = 0  # pages rewritten without their links to removed pages
     failed: list[dict[str, str]] = field(default_factory=list)
-    requeued: int = 0  # documents sent back to the queue after a timeout, garbage or outage
+    # requeued, hedged, second_opinions, second_opinions_skipped and stopped: the dispatcher's
+    # (DispatchTally, see there), taken by tallied().
+    requeued: int = 0
     unfinished: int = 0  # left for the next run: every model was down, or the run was stopped
-    hedged: int = 0  # documents a second model raced at the end of the run
-    second_opinions: int = 0  # flagged answers sent to another model (flagged_pages 'retry')
-    # Flagged answers that got no second opinion, or whose second opinion was given up, by why
-    # (wiki_assets.engine.dispatch.opinions: budget, model_not_kept, reason_not_fixed, ...).
+    hedged: int = 0
+    second_opinions: int = 0
     second_opinions_skipped: dict[str, int] = field(default_factory=dict)
+    stopped: str | None = None
     embedded: int = 0  # documents embedded for link candidates by meaning
     embedding_s: float = 0.0  # the seconds that took, before the first request
-    stopped: str | None = None  # why the run stopped early
     stopped_by: str | None = None  # the signal that stopped it (SIGTERM, SIGINT), if one did
     duration_s: float = 0.0
+
+    def tallied(self, tally: DispatchTally, lanes: Sequence[LaneTally]) -> None:
+        """Take the dispatcher's figures once it is done: the run's, and each model's (``lanes``
+        in the fleet's order, that of :attr:`models`)."""
+        self.requeued = tally.requeued
+        self.hedged = tally.hedged
+        self.second_opinions = tally.second_opinions
+        self.second_opinions_skipped = dict(tally.second_opinions_skipped)
+        self.stopped = tally.stopped
+        for stats, lane in zip(self.models, lanes, strict=True):
+            stats.tallied(lane)
 
     @property
     def docs_per_sec(self) -> float:

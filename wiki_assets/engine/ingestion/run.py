@@ -148,12 +148,13 @@ class _Run:
         lanes = []
         for order, endpoint in enumerate(self.endpoints):
             concurrency = concurrency_for(endpoint, self.dials)
-            stats = ModelStats(endpoint.name, endpoint.model, concurrency.limit, concurrency.auto)
             client = ModelClient(
                 endpoint, self.dials.max_tokens, on_overload=concurrency.on_overload
             )
-            lanes.append(Lane(order, endpoint, client, concurrency, stats))
-            self.report.models.append(stats)
+            lanes.append(Lane(order, endpoint, client, concurrency))
+            self.report.models.append(
+                ModelStats(endpoint.name, endpoint.model, concurrency.limit, concurrency.auto)
+            )
         return lanes
 
     async def execute(self) -> IngestReport:
@@ -238,7 +239,6 @@ class _Run:
             lanes,
             self._route(plan.jobs(pages.owner, self._fail), pages),
             self,
-            self.report,
             claim_size=self.dials.claim_size,
             give_up_after_s=self.dials.give_up_after_s,
             expected=lambda: plan.total,
@@ -277,16 +277,17 @@ class _Run:
         lanes: list[Lane],
         leases: SlotLeases | None,
     ) -> None:
-        """After the dispatcher: slots given back, clients closed, each model's last figures,
-        what is left for the next run, and every page still waiting written."""
+        """After the dispatcher: slots given back, clients closed, its figures and each model's
+        last ones taken, what is left for the next run, and every page still waiting written."""
         if leases is not None:
             leases.close()  # gives back every slot this run still holds
         pages.writer.close()
-        for lane in lanes:
+        self.report.tallied(dispatcher.tally, [lane.tally for lane in lanes])
+        for lane, stats in zip(lanes, self.report.models, strict=True):
             await lane.client.close()
-            lane.stats.workers = lane.concurrency.limit
-            lane.stats.peak_workers = lane.concurrency.peak
-            lane.stats.breaker_trips = lane.breaker.trips
+            stats.workers = lane.concurrency.limit
+            stats.peak_workers = lane.concurrency.peak
+            stats.breaker_trips = lane.breaker.trips
         if self.report.stopped is not None:
             self.report.unfinished = dispatcher.remaining()
         pages.final_flush()

@@ -1,0 +1,51 @@
+"""What the dispatcher counts as it goes: the run's figures (:class:`DispatchTally`) and each
+model's (:class:`LaneTally`, on its :class:`~.lane.Lane`).
+
+The dispatcher only counts; the run around it reports. Once the dispatcher is done, the run's
+report takes these figures (:meth:`~wiki_assets.engine.ingestion.report.IngestReport.tallied`);
+a progress line during the run reads a lane's tally as it stands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class LaneTally:
+    """One model's figures, as its requests settle. The report's ``ModelStats`` has a field of
+    the same name for each, taken from here when the dispatcher is done."""
+
+    failed: int = 0  # documents that failed on this model
+    errors: int = 0  # failed requests of any kind (after the client's own retries)
+    timeouts: int = 0
+    garbage: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    hit_max_tokens: int = 0
+    docs: int = 0  # documents whose page this model's answer is
+    requests: int = 0  # every request sent to it: pages, parts, second opinions, hedges
+    parts: int = 0  # notes on a part of a long document it answered
+    busy_s: float = 0.0  # its requests' seconds in flight, added up (its share of the fleet's)
+    hedges: int = 0  # requests this model sent to race another model's slow request
+    hedges_won: int = 0  # of those, the ones whose answer came first
+    # Second opinions (the flagged_pages dial's 'retry'): answers this model gave on another
+    # model's flagged page, and of those the ones kept in its place (judged better).
+    second_opinions: int = 0
+    second_opinions_kept: int = 0
+    # Its pages were replaced by other models' second opinions so often that it stopped taking
+    # new documents (only second opinions) while the run's budget of them lasted.
+    superseded: bool = False
+
+
+@dataclass
+class DispatchTally:
+    """The run's figures that the dispatcher counts."""
+
+    requeued: int = 0  # documents sent back to the queue after a timeout, garbage or outage
+    hedged: int = 0  # documents a second model raced at the end of the run
+    second_opinions: int = 0  # flagged answers sent to another model (flagged_pages 'retry')
+    # Flagged answers that got no second opinion, or whose second opinion was given up, by why
+    # (:mod:`~.opinions`: budget, model_not_kept, reason_not_fixed, ...); set when the run ends.
+    second_opinions_skipped: dict[str, int] = field(default_factory=dict)
+    stopped: str | None = None  # why the run stopped early
