@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import yaml
 from conftest import Workspace, write_project
 
 from wiki_assets.simulator import SimServer
@@ -84,3 +85,47 @@ def test_plan_predicts_what_the_next_run_reports(
         assert values["summarized"].value == collection["to_summarize"], collection
         assert values["removed"].value == collection["removed"], collection
         assert values["documents"].value == collection["documents"], collection
+
+
+def test_plan_counts_the_documents_another_embedding_model_embeds_again(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    project = write_project(
+        workspace.home.parent / "wiki_assets.yaml", sim, workspace.synced, workspace.wiki
+    )
+    config = yaml.safe_load(project.read_text())
+    summarizer = config["resources"]["summarizer"]["config"]
+    summarizer["embeddings"] = {"name": "sim-e", "base_url": sim.base_url, "model": "first"}
+    project.write_text(yaml.safe_dump(config))
+    total = len(workspace.documents())
+    planned = json.loads(run(workspace, project, "plan").stdout)
+    assert planned["embeddings"] == {"model": "first", "to_embed": 0, "reason": None}
+    ingested = run(workspace, project, "ingest")
+    assert ingested.returncode == 0, ingested.stderr
+    assert json.loads(ingested.stdout)["embedded"] == total
+    assert sim.snapshot().embedded_inputs == total
+
+    summarizer["embeddings"]["model"] = "second"
+    project.write_text(yaml.safe_dump(config))
+    again = run(workspace, project, "plan")
+    assert json.loads(again.stdout)["embeddings"] == {
+        "model": "second",
+        "to_embed": total,
+        "reason": "embedding model changed from first to second",
+    }
+    text = subprocess.run(
+        [sys.executable, "-m", "wiki_assets.cli", "plan"],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "DAGSTER_HOME": str(workspace.home), "WIKI_ASSETS_CONFIG": str(project)},
+    )  # fmt: skip
+    assert (
+        f"plan: {total} documents to embed by second (embedding model changed from first to second)"
+        in text.stdout
+    )
+    # The vectors are embedded again by the next run that summarizes anything (pages are not
+    # summarized again for it).
+    (workspace.synced / "people" / "leave-policy.md").write_text("# Leave\n\nNew rules.\n")
+    redone = run(workspace, project, "ingest")
+    assert json.loads(redone.stdout)["count"] == 1
+    assert json.loads(redone.stdout)["embedded"] == total
+    assert "every document again: embedding model changed from first to second" in redone.stderr

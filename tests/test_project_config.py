@@ -140,6 +140,8 @@ TYPOS = [
      "unknown key 'modles' in resources.summarizer.config; did you mean 'models'?"),
     ({"resources": {"summarizer": {"config": {"models": [{**MODEL, "base_ulr": "x"}]}}}},
      "unknown key 'base_ulr' in resources.summarizer.config.models[0]; did you mean 'base_url'?"),
+    ({"resources": {"summarizer": {"config": {"embeddings": {**MODEL, "modle": "e5"}}}}},
+     "unknown key 'modle' in resources.summarizer.config.embeddings; did you mean 'model'?"),
     ({"resources": {"corpus": {"config": {"synced_rot": "x"}}}},
      "unknown key 'synced_rot' in resources.corpus.config; did you mean 'synced_root'?"),
     ({"ops": {"wiki_pages": {"config": {"claim_size": 0}}}},

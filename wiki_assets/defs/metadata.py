@@ -74,6 +74,9 @@ REQUESTS_PER_DOC = Key[IngestReport](
     "requests_per_doc", float, lambda r: _share(r.requests_per_doc)
 )
 REQUESTS = Key[IngestReport]("requests", int, lambda r: r.requests)
+# Documents embedded for link candidates by meaning, and the seconds before the first request.
+EMBEDDED = Key[IngestReport]("embedded", int, lambda r: r.embedded)
+EMBEDDING_S = Key[IngestReport]("embedding_s", float, lambda r: round(r.embedding_s, 3))
 PROMPT_TOKENS = Key[IngestReport]("prompt_tokens", int, lambda r: r.prompt_tokens)
 COMPLETION_TOKENS = Key[IngestReport]("completion_tokens", int, lambda r: r.completion_tokens)
 HIT_MAX_TOKENS = Key[IngestReport]("hit_max_tokens", int, lambda r: r.hit_max_tokens)
@@ -147,6 +150,8 @@ DETAILS = (
     SECOND_OPINIONS_KEPT,
     SECOND_OPINIONS_SKIPPED,
     SECOND_OPINIONS_SKIPPED_WHY,
+    EMBEDDED,
+    EMBEDDING_S,
     PARTITIONS,
 )
 DIALS = (

@@ -46,6 +46,8 @@ SUMMARY_FIELDS = (
     "prompt_tokens",
     "completion_tokens",
     "hit_max_tokens",
+    "embedded",
+    "embedding_s",
 )
 
 
@@ -227,15 +229,18 @@ def config_of(resource: dg.ConfigurableResource) -> dict[str, Any]:
     for name in type(resource).model_fields:
         value = getattr(resource, name)
         if isinstance(value, list):
-            value = [
-                {key: item for key, item in element.model_dump().items() if item is not None}
-                if isinstance(element, dg.Config)
-                else element
-                for element in value
-            ]
+            value = [_plain(element) for element in value]
         if value is not None:
-            values[name] = value
+            values[name] = _plain(value)
     return values
+
+
+def _plain(value: Any) -> Any:
+    """A nested config (a model of the fleet, the embeddings endpoint) as a mapping, its unset
+    optional fields left out; anything else as it is."""
+    if isinstance(value, dg.Config):
+        return {key: item for key, item in value.model_dump().items() if item is not None}
+    return value
 
 
 def _failure_reason(event: dg.DagsterEvent | None) -> str:

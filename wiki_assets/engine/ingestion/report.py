@@ -184,6 +184,8 @@ class IngestReport:
             "second_opinions_skipped": dict(self.second_opinions_skipped),
             "requests": self.requests,
             "requests_per_doc": _rounded(self.requests_per_doc),
+            "embedded": self.embedded,
+            "embedding_s": round(self.embedding_s, 3),
             "stopped": self.stopped,
             "stopped_by": self.stopped_by,
             "duration_s": round(self.duration_s, 3),
