@@ -74,7 +74,7 @@ def test_pages_link_english_and_korean_partners_with_the_embedded_model(tmp_path
         assert sum(linked["cross"]) * 16 >= 14 * len(linked["cross"]), linked
         assert all(linked["same"]), linked
         korean = (wiki / "office-move-ko.md").read_text("utf-8")
-        assert "관련된 영어 문서: " in _related(korean)  # the reason in the page's language
+        assert "— 관련된 영어 문서" in _related(korean)  # the reason in the page's language
 
         # A model asked for full pages is offered the partner among its candidates.
         server.reset_stats()

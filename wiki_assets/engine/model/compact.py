@@ -39,10 +39,11 @@ __all__ = ["citable_lines", "compact_messages", "compact_schema", "parse_compact
 
 MAX_PICKS = 3  # key lines asked for
 COMPACT_RELATED = 3  # closest candidates linked
-# (page's language, linked document's language) -> the reason shown, in the page's language.
+# (page's language, linked document's language) -> the reason shown, in the page's language (the
+# link's text is the document's title already).
 OTHER_LANGUAGE_REASON = {
-    ("Korean", "English"): "관련된 영어 문서: {title}",
-    ("English", "Korean"): "A related document in Korean: {title}",
+    ("Korean", "English"): "관련된 영어 문서",
+    ("English", "Korean"): "A related document in Korean",
 }
 MAX_POINT_CHARS = 240  # a key line longer than this is cut at a word (a paragraph is one line)
 # A line worth citing says something: a few words, or (Korean has fewer, longer words) enough
@@ -181,12 +182,9 @@ def parse_compact(
 
 def link_reason(candidate: Candidate, language: str) -> str:
     """Why a compact page links ``candidate``: its own line, which is in its own language; for a
-    document in another language than the page's, a phrase in the page's language naming it."""
+    document in another language than the page's, a phrase in the page's language saying so."""
     theirs = LANGUAGES[detect_language(f"{candidate.title}\n{candidate.line}")]
-    phrase = OTHER_LANGUAGE_REASON.get((language, theirs))
-    if phrase is not None:
-        return phrase.format(title=candidate.title)
-    return candidate.line or candidate.title
+    return OTHER_LANGUAGE_REASON.get((language, theirs)) or candidate.line or candidate.title
 
 
 def _description_and_summary(said: str) -> tuple[str, str]:
