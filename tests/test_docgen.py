@@ -16,6 +16,7 @@ from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.digest import DigestResource
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.defs.settings import load_settings, read_file
+from wiki_assets.engine.model.local_server import PORTABLE_CMAKE_ARGS, REBUILD_HINT
 
 
 def test_the_example_file_is_the_generated_one() -> None:
@@ -77,3 +78,19 @@ def test_the_example_file_is_a_valid_project_file_of_defaults_and_a_fleet(
 def test_the_context_window_is_said_to_split_long_documents_not_cut_them() -> None:
     text = docgen.example_file()
     assert "read in parts, none left out" in text and "cut to fit" not in text
+
+
+def test_the_quickstart_and_ci_build_llama_cpp_for_a_portable_cpu_level() -> None:
+    """Both README commands and CI's install carry the flags the rebuild hint gives, inline: a
+    fresh machine never gets a native build that a virtual machine traps on."""
+    inline = f'CMAKE_ARGS="{PORTABLE_CMAKE_ARGS}" .venv/bin/pip install'
+    readme = docgen.README.read_text(encoding="utf-8")
+    quickstart = readme[
+        readme.index("## Quickstart") : readme.index("To watch it in the Dagster UI")
+    ]
+    commands = [line for line in quickstart.splitlines() if "pip install -e" in line]
+    assert len(commands) == 2 and all(inline in line for line in commands)
+    assert "--force-reinstall --no-cache-dir" in quickstart.split("```bash")[0]
+    ci = (docgen.README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert any(inline in line and "pytest" in line for line in ci.splitlines())
+    assert f'CMAKE_ARGS="{PORTABLE_CMAKE_ARGS}"' in REBUILD_HINT

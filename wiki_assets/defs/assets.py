@@ -189,17 +189,13 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         tag_run(context, cast(IngestConfig, config))
         run_dials = cast(IngestConfig, config).to_dials()  # a subclass with the file's defaults
         store = corpus.state_store()
-        with (
-            summarizer.endpoints() as endpoints,
-            summarizer.embeddings_endpoint(context.log) as embeddings,
-            naming_a_full_disk(corpus),
-        ):
+        with summarizer.live(context.log) as fleet, naming_a_full_disk(corpus):
             # What each collection holds before the run (the same rule the run applies), so that
             # every partition can record its own counts.
             before = survey(
                 corpus.synced_path,
                 corpus.wiki_path,
-                endpoints,
+                fleet.endpoints,
                 run_dials,
                 corpus.collection_depth,
                 store,
@@ -209,13 +205,14 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
                 synced_root=corpus.synced_path,
                 wiki_root=corpus.wiki_path,
                 collections=collections,
-                endpoints=endpoints,
+                endpoints=fleet.endpoints,
                 dials=run_dials,
                 depth=corpus.collection_depth,
                 max_bytes=corpus.max_bytes,
                 log=context.log,
                 store=store,
-                embeddings=embeddings,
+                embeddings=fleet.embeddings,
+                servers=fleet.servers,
             )
         # The whole report, for the CLI that executes this run in its own process.
         handoff.publish(context.run_id, report)

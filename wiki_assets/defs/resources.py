@@ -1,8 +1,9 @@
 """Resources: where the documents and the wiki live, and the fleet of models that summarizes."""
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import dagster as dg
@@ -131,15 +132,6 @@ class SummarizerResource(dg.ConfigurableResource):
             return [model.to_endpoint() for model in self.models]
         return [embedded_endpoint()]
 
-    @contextmanager
-    def endpoints(self) -> Iterator[list[Endpoint]]:
-        """The live endpoints for one run; starts and stops the embedded model when needed."""
-        if self.models:
-            yield self.planned_endpoints()
-            return
-        with embedded_server(threads=self.embedded_threads) as endpoint:
-            yield [endpoint]
-
     def planned_embeddings(self) -> EmbeddingsEndpoint | None:
         """The embeddings endpoint a run would use, without starting anything (for planning)."""
         if self.embeddings is not None:
@@ -153,21 +145,36 @@ class SummarizerResource(dg.ConfigurableResource):
         return wanted if wanted is not None else not self.models
 
     @contextmanager
-    def embeddings_endpoint(self, log: Log) -> Iterator[EmbeddingsEndpoint | None]:
-        """The live embeddings endpoint for one run, if any; starts and stops the embedded one
-        when it is wanted. The embedded one missing or failing to start is one warning: the
-        run's link candidates then come from the n-grams alone."""
-        if self.embeddings is not None:
-            yield self.embeddings.to_endpoint()
-            return
-        if not self._wants_embedded_embeddings():
-            yield None
-            return
+    def live(self, log: Log) -> Iterator["LiveFleet"]:
+        """The live fleet for one run: the chat endpoints and the embeddings endpoint, starting
+        (and afterwards stopping) the embedded servers that are wanted. The embedded chat model
+        failing to start fails the run; the embedded embeddings model missing or failing to
+        start is one warning, and the run's link candidates come from the n-grams alone."""
         with contextlib.ExitStack() as stack:
-            try:
-                server = embedded_embeddings_server(threads=self.embedded_threads)
-                endpoint: EmbeddingsEndpoint | None = stack.enter_context(server)
-            except EmbeddedModelUnavailable as error:
-                log.warning(f"{error} Link candidates by n-grams alone in this run.")
-                endpoint = None
-            yield endpoint
+            fleet = LiveFleet(self.planned_endpoints())
+            if not self.models:
+                local = stack.enter_context(embedded_server(threads=self.embedded_threads))
+                fleet.endpoints = [local.endpoint]
+                fleet.servers[local.endpoint.name] = local.server.exit_notice
+            if self.embeddings is not None:
+                fleet.embeddings = self.embeddings.to_endpoint()
+            elif self._wants_embedded_embeddings():
+                try:
+                    server = embedded_embeddings_server(threads=self.embedded_threads)
+                    e5 = stack.enter_context(server)
+                except EmbeddedModelUnavailable as error:
+                    log.warning(f"{error} Link candidates by n-grams alone in this run.")
+                else:
+                    fleet.embeddings = e5.endpoint
+                    fleet.servers[e5.endpoint.name] = e5.server.exit_notice
+            yield fleet
+
+
+@dataclass
+class LiveFleet:
+    """The endpoints one run talks to, and for those a child process of the run serves (the
+    embedded models), what says the process died (by endpoint name)."""
+
+    endpoints: list[Endpoint]
+    embeddings: EmbeddingsEndpoint | None = None
+    servers: dict[str, Callable[[], str | None]] = field(default_factory=dict)

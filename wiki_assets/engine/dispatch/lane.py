@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -94,6 +94,9 @@ class Lane:
     nudged: int = 0  # documents other models left to this one
     last_error: ModelError | None = None  # its last failed request's error
     answered: bool = False  # it has answered a request in this run
+    # For a model served by a child process of the run (the embedded model): None while the
+    # process runs, why it is gone once it has died. The dispatcher watches it.
+    gone: Callable[[], str | None] | None = None
 
     def allows(self, slot: int, now: float) -> bool:
         return slot < self.concurrency.limit and self.breaker.allows(slot, now)

@@ -16,6 +16,7 @@ that pushes back is not hammered.
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -132,7 +133,8 @@ class Breaker:
     """Takes a model out after ``threshold`` consecutive model-level failures (connection refused,
     5xx or 429 after the client's retries, timeouts). While open, its workers hand their claims
     back to the queue for the other models; after ``cooldown_s`` one probe request is let through
-    (half-open): a success closes the breaker, a failure reopens it for twice as long."""
+    (half-open): a success closes the breaker, a failure reopens it for twice as long. A model
+    whose server is gone for good (:meth:`retire`) stays out: no probe, no recovery."""
 
     threshold: int = 3
     cooldown_s: float = 2.0
@@ -140,6 +142,7 @@ class Breaker:
     failures: int = field(default=0, init=False)  # consecutive
     open_until: float = field(default=0.0, init=False)
     trips: int = field(default=0, init=False)
+    retired: bool = field(default=False, init=False)  # out for the rest of the run
     _cooldown: float = field(default=0.0, init=False)
 
     @property
@@ -147,14 +150,25 @@ class Breaker:
         return self.failures >= self.threshold
 
     def allows(self, slot: int, now: float) -> bool:
-        """Closed: every slot works. Tripped: only slot 0, once the cooldown is over (the probe)."""
-        return not self.tripped or (slot == 0 and now >= self.open_until)
+        """Closed: every slot works. Tripped: only slot 0, once the cooldown is over (the probe);
+        retired: none."""
+        return not self.tripped or (not self.retired and slot == 0 and now >= self.open_until)
+
+    def retire(self) -> None:
+        """Out for the rest of the run (its server died): nothing brings it back."""
+        self.retired = True
+        self.failures = max(self.failures, self.threshold)
+        self.open_until = math.inf
 
     def on_success(self) -> None:
+        if self.retired:
+            return  # an answer that was already on its way: the server is gone all the same
         self.failures = 0
         self._cooldown = 0.0
 
     def on_failure(self, now: float) -> None:
+        if self.retired:
+            return
         self.failures += 1
         if self.tripped:
             self._cooldown = min(

@@ -39,6 +39,7 @@ class Requests:
         clock: Callable[[], float],
         give_up_after_s: float,
         stop: Callable[[str], None],
+        retire: Callable[[Lane, str], None],
         gathered: Callable[[Job], None],
         opinions: SecondOpinions,
         log: Any = None,
@@ -50,6 +51,7 @@ class Requests:
         self.clock = clock
         self.give_up_after_s = give_up_after_s
         self.stop = stop  # ends the run, leaving requests in flight to finish
+        self.retire = retire  # takes a model whose server died out for the rest of the run
         self.gathered = gathered  # a long document's notes are all in: its page is next
         self.opinions = opinions  # what second opinions are worth (learned as they answer)
         self.log = log
@@ -256,6 +258,11 @@ class Requests:
         left to the request still out for it; when every model is down, the run stops."""
         job, lane = attempt.job, attempt.lane
         now = self.clock()
+        gone = lane.gone() if lane.gone is not None and not lane.breaker.retired else None
+        if gone is not None:
+            # Its server died (the request failed because of it): the model leaves the run
+            # now, named, instead of being probed as if it might come back.
+            self.retire(lane, gone)
         retry.blame(attempt, error, now, self.log)
         if job.part is not None and job.part.document.failed:
             return  # its document failed already (another part's failure)

@@ -69,11 +69,14 @@ def all_models_down(
     lanes: Sequence[Lane], now: float, last_success: float, give_up_after_s: float
 ) -> bool:
     """Every model is out, and none has answered for ``give_up_after_s``, or none could ever be
-    reached (no answer in this run, connections refused): the run stops. A model that refuses
-    connections from the start is misconfigured or not running; waiting does not bring it up."""
+    reached (no answer in this run, connections refused; or its server died): the run stops. A
+    model that refuses connections from the start is misconfigured or not running; waiting does
+    not bring it up."""
     if not all(lane.breaker.tripped for lane in lanes):
         return False
-    return now - last_success >= give_up_after_s or all(unreachable(lane) for lane in lanes)
+    return now - last_success >= give_up_after_s or all(
+        unreachable(lane) or lane.breaker.retired for lane in lanes
+    )
 
 
 def unreachable(lane: Lane) -> bool:
@@ -84,11 +87,16 @@ def unreachable(lane: Lane) -> bool:
 
 def all_down_reason(lanes: Sequence[Lane]) -> str:
     """One line per model: its name, the URL tried and its last error."""
-    return "every model is down:" + "".join(
-        f"\n  {m.endpoint.name} at {shown_url(m.endpoint.base_url)}: "
-        f"{m.last_error.reason if m.last_error else 'no answer'} ({m.breaker.failures} failures)"
-        for m in lanes
-    )
+    return "every model is down:" + "".join(f"\n  {_down(m)}" for m in lanes)
+
+
+def _down(lane: Lane) -> str:
+    where = f"{lane.endpoint.name} at {shown_url(lane.endpoint.base_url)}"
+    if lane.tally.gone is not None:
+        # Its first line says how it died; its last lines of output were logged when it did.
+        return f"{where}: {lane.tally.gone.splitlines()[0]}"
+    error = lane.last_error
+    return f"{where}: {error.reason if error else 'no answer'} ({lane.breaker.failures} failures)"
 
 
 def shown_url(url: str) -> str:

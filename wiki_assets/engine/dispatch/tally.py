@@ -36,6 +36,8 @@ class LaneTally:
     # Its pages were replaced by other models' second opinions so often that it stopped taking
     # new documents (only second opinions) while the run's budget of them lasted.
     superseded: bool = False
+    # Why it left the run for good (its server died: how, and its last lines), if it did.
+    gone: str | None = None
 
 
 @dataclass

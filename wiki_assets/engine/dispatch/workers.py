@@ -17,6 +17,7 @@ import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from wiki_assets.engine.dispatch.departures import Departures
 from wiki_assets.engine.dispatch.ending import RunEnd
 from wiki_assets.engine.dispatch.hedge import hedge_target, next_idle_change
 from wiki_assets.engine.dispatch.lane import Lane
@@ -64,6 +65,7 @@ class Dispatcher:
         self._now: Callable[[], float] = lambda: 0.0
         self._changed: asyncio.Event | None = None
         self.parts = Parts(self.queue, work, self.wake)
+        self.departures = Departures(self.lanes, stop=self.stop, wake=self.wake, log=log)
         self.end = RunEnd(self.lanes, self.queue, self.opinions, self.parts, lambda: self._now())
         self.requests = Requests(
             self.lanes,
@@ -73,6 +75,7 @@ class Dispatcher:
             clock=lambda: self._now(),
             give_up_after_s=give_up_after_s,
             stop=lambda reason: self.stop(reason, cancel=False),
+            retire=self.departures.retire,
             gathered=self.parts.gathered,
             opinions=self.opinions,
             log=log,
@@ -95,18 +98,24 @@ class Dispatcher:
         self.requests.last_success = self._now()
         try:
             # Every task of the run is in this group and ends with it: the workers, and the
-            # renewal of the fleet-wide slots they hold, cancelled once every worker has ended.
+            # helpers cancelled once every worker has ended: the renewal of the fleet-wide slots
+            # they hold, and the watch over the models' server processes.
             async with asyncio.TaskGroup() as group:
-                renewer = group.create_task(self._renew()) if self.slots.leases else None
+                helpers = []
+                if self.slots.leases:
+                    helpers.append(group.create_task(self._renew()))
+                if self.departures.watched:
+                    helpers.append(group.create_task(self.departures.watch()))
                 workers = [
                     group.create_task(self._work(lane, slot))
                     for lane in self.lanes
                     for slot in range(lane.concurrency.slots)
                 ]
-                if renewer is not None:
+                if helpers:
                     if workers:
                         await asyncio.wait(workers)
-                    renewer.cancel()
+                    for helper in helpers:
+                        helper.cancel()
         finally:
             self.tally.second_opinions_skipped = dict(self.opinions.skipped)
 
@@ -164,7 +173,11 @@ class Dispatcher:
                     await self.slots.release(lane, slot)
                     # Only slot 0 probes a tripped model, once its cooldown is over; the rest
                     # wait for a change (the probe's success, a higher limit).
-                    probe = lane.breaker.tripped and slot == 0 < lane.concurrency.limit
+                    probe = (
+                        lane.breaker.tripped
+                        and not lane.breaker.retired
+                        and slot == 0 < lane.concurrency.limit
+                    )
                     wake_at = lane.breaker.open_until if probe else None
                     await self._wait(lambda: lane.allows(slot, self._now()), wake_at)
                     continue

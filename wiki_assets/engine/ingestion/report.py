@@ -52,6 +52,7 @@ class ModelStats:
     second_opinions: int = 0
     second_opinions_kept: int = 0
     superseded: bool = False
+    gone: str | None = None
 
     @property
     def verified_share(self) -> float | None:

@@ -14,8 +14,8 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
@@ -73,12 +73,16 @@ def ingest(
     store: StateStore | None = None,
     clock: Callable[[], float] = time.time,
     embeddings: EmbeddingsEndpoint | None = None,
+    servers: Mapping[str, Callable[[], str | None]] | None = None,
 ) -> IngestReport:
     """Bring the wiki pages of ``collections`` up to date with the synced root. Per-document state
     goes to ``store`` (default: SQLite in the wiki's state folder); ``clock`` (epoch seconds) is
     when the pages' history says a page was written or removed (a test sets the day). With an
     ``embeddings`` endpoint, link candidates are found by meaning as well as by n-grams
-    (:mod:`~wiki_assets.engine.related.vectors`); if it fails, by n-grams alone.
+    (:mod:`~wiki_assets.engine.related.vectors`); if it fails, by n-grams alone. ``servers``
+    names the endpoints (chat or embeddings, by name) that a child process of this run serves,
+    each with what says it died (:meth:`~wiki_assets.engine.model.child_server.ChildServer.
+    exit_notice`): a model whose server dies leaves the run at once, named, with how it died.
 
     SIGTERM and SIGINT (when called on the main thread) stop the run cleanly: no new requests,
     requests in flight cancelled, every answer that came back journaled and its page written; the
@@ -100,6 +104,7 @@ def ingest(
         report=IngestReport(collections=list(collections), dials=dials, models=[]),
         clock=clock,
         embeddings=embeddings,
+        servers=dict(servers or {}),
     )
     with (
         stop_on_signals(run.request_stop),
@@ -126,6 +131,7 @@ class _Run:
     report: IngestReport
     clock: Callable[[], float] = time.time
     embeddings: EmbeddingsEndpoint | None = None
+    servers: dict[str, Callable[[], str | None]] = field(default_factory=dict)
     dispatcher: Dispatcher | None = None
     loop: asyncio.AbstractEventLoop | None = None
     stop_signal: str | None = None
@@ -151,7 +157,8 @@ class _Run:
             client = ModelClient(
                 endpoint, self.dials.max_tokens, on_overload=concurrency.on_overload
             )
-            lanes.append(Lane(order, endpoint, client, concurrency))
+            gone = self.servers.get(endpoint.name)
+            lanes.append(Lane(order, endpoint, client, concurrency, gone=gone))
             self.report.models.append(
                 ModelStats(endpoint.name, endpoint.model, concurrency.limit, concurrency.auto)
             )
@@ -190,7 +197,11 @@ class _Run:
         """The run's plan; its link candidates helper, if it wants one (closed with the run, by
         ``cleanup``); and what prepares each document's request."""
         related = self.related
-        embedder = EmbeddingsClient(self.embeddings) if self.embeddings is not None else None
+        embedder = (
+            EmbeddingsClient(self.embeddings, gone=self.servers.get(self.embeddings.name))
+            if self.embeddings is not None
+            else None
+        )
         with embedder or contextlib.nullcontext():  # closed once the plan has embedded
             plan, helper = await plan_beside_helper(
                 functools.partial(self._make_plan, embedder=embedder), related.db_path, self.log

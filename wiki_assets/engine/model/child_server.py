@@ -3,8 +3,10 @@ model (:mod:`~wiki_assets.engine.model.local_server`) and the embedded embedding
 (:mod:`~wiki_assets.engine.model.local_embeddings`) are both started and stopped this way.
 
 The child runs in its own process group on a free loopback port, so stopping it also stops
-anything it started; its output is kept in memory (the last lines explain a failed start)
-because nothing may be written outside the wiki.
+anything it started; its output is kept in memory (the last lines explain a failed start or a
+crash) because nothing may be written outside the wiki. A run watches the child while it uses it
+(:meth:`ChildServer.exit_notice`): a server that dies mid-run is named, with its exit code or
+signal and its last lines, instead of surfacing as refused connections.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import urllib.request
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from wiki_assets.engine.errors import EmbeddedModelUnavailable
 
@@ -48,13 +51,76 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+TAIL_LINES = 40  # of the child's output, kept to explain a failed start or a crash
+SHOWN_LINES = 8  # of those, shown when it dies mid-run
+# Signals by which native code dies of itself: an instruction the CPU refuses (SIGILL), a bad
+# address or a general protection fault (SIGSEGV), a bad memory access (SIGBUS).
+CRASH_SIGNALS = frozenset({signal.SIGILL, signal.SIGSEGV, signal.SIGBUS})
+
+
+@dataclass(eq=False)
+class ChildServer:
+    """A server child process while a ``with`` block uses it: its label (e.g. "llama.cpp
+    server"), the process, the last lines of its output, and what to tell a user when it
+    crashes (``crash_hint``, e.g. how to rebuild it)."""
+
+    label: str
+    process: subprocess.Popen[bytes]
+    crash_hint: str | None = None
+    tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
+    _drain: threading.Thread | None = None
+    stopping: bool = False  # it is being stopped on purpose: its exit is no news
+
+    def exit_notice(self) -> str | None:
+        """None while it runs (or while it is being stopped); once it has exited on its own, one
+        message naming it, its exit code or signal and its last lines, and for a crash by a
+        signal ``crash_hint``. Cheap enough to poll (one ``waitpid`` with ``WNOHANG``)."""
+        if self.stopping or self.process.poll() is None:
+            return None
+        return exit_message(
+            f"{self.label} (pid {self.process.pid})",
+            self.process.returncode,
+            list(self.tail),
+            self.crash_hint,
+        )
+
+
+def exit_message(
+    who: str, returncode: int, tail: Sequence[str], crash_hint: str | None = None, when: str = ""
+) -> str:
+    """``who`` died (``when``, e.g. "before it answered"): how (``exited with code 1``, ``was
+    killed by SIGSEGV (signal 11)``) and, when native code crashed by a signal, ``crash_hint``,
+    on the first line; then its last lines of output."""
+    if returncode < 0:
+        number = -returncode
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        how = f"was killed by {name} (signal {number})"
+    else:
+        how = f"exited with code {returncode}"
+    message = f"{who} {how}{' ' + when if when else ''}"
+    if crash_hint and returncode < 0 and -returncode in CRASH_SIGNALS:
+        message += f". {crash_hint}"
+    lines = [line for line in tail if line.strip()][-SHOWN_LINES:]
+    if not lines:
+        return message + " (no output)"
+    return message + "\n  its last output:\n" + "\n".join(f"  | {line}" for line in lines)
+
+
 @contextmanager
 def child_server(
-    command: Sequence[str], ready_url: str, label: str, start_timeout_s: float
-) -> Iterator[subprocess.Popen[bytes]]:
-    """Start ``command``, wait until a GET of ``ready_url`` answers 200, yield the process, stop
+    command: Sequence[str],
+    ready_url: str,
+    label: str,
+    start_timeout_s: float,
+    crash_hint: str | None = None,
+) -> Iterator[ChildServer]:
+    """Start ``command``, wait until a GET of ``ready_url`` answers 200, yield the server, stop
     it. A child that exits first, or does not answer within ``start_timeout_s``, raises
-    :class:`EmbeddedModelUnavailable` naming ``label`` (e.g. "llama.cpp server")."""
+    :class:`EmbeddedModelUnavailable` naming ``label`` (e.g. "llama.cpp server"), with how it
+    exited and its last lines."""
     process = subprocess.Popen(
         list(command),
         stdout=subprocess.PIPE,
@@ -62,30 +128,44 @@ def child_server(
         stdin=subprocess.DEVNULL,
         start_new_session=True,
     )
-    tail: deque[str] = deque(maxlen=40)
-    reader = threading.Thread(target=_drain, args=(process, tail), daemon=True)
+    server = ChildServer(label, process, crash_hint)
+    # Ends when the child's output closes, which stopping it (below) makes happen.
+    reader = threading.Thread(target=_drain, args=(process, server.tail), daemon=True)
     reader.start()
     try:
-        _wait_until_ready(process, ready_url, start_timeout_s, tail, label)
-        yield process
+        _wait_until_ready(server, ready_url, start_timeout_s)
+        yield server
     finally:
+        server.stopping = True
         stop(process)
+        reader.join(timeout=5)
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 def _drain(process: subprocess.Popen[bytes], tail: deque[str]) -> None:
     assert process.stdout is not None
-    for line in process.stdout:
-        tail.append(line.decode("utf-8", "replace").rstrip())
+    try:
+        for line in process.stdout:
+            tail.append(line.decode("utf-8", "replace").rstrip())
+    except (OSError, ValueError):
+        pass  # the pipe was closed under it: the child is gone
 
 
-def _wait_until_ready(
-    process: subprocess.Popen[bytes], url: str, timeout_s: float, tail: deque[str], label: str
-) -> None:
+def _wait_until_ready(server: ChildServer, url: str, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
+    process = server.process
     while time.monotonic() < deadline:
         if process.poll() is not None:
+            time.sleep(0.1)  # the last lines it wrote, through the drain
             raise EmbeddedModelUnavailable(
-                f"{label} exited with code {process.returncode}:\n" + "\n".join(tail)
+                exit_message(
+                    server.label,
+                    process.returncode,
+                    list(server.tail),
+                    server.crash_hint,
+                    when="before it answered",
+                )
             )
         try:
             with urllib.request.urlopen(url, timeout=2) as response:
@@ -94,7 +174,7 @@ def _wait_until_ready(
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             pass
         time.sleep(0.25)
-    raise EmbeddedModelUnavailable(f"{label} did not answer within {timeout_s:.0f} s")
+    raise EmbeddedModelUnavailable(f"{server.label} did not answer within {timeout_s:.0f} s")
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

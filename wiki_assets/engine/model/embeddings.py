@@ -11,7 +11,7 @@ timeouts once, not once per batch.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,8 +33,13 @@ _REQUEST_OPTIONS: openai.RequestOptions = {
 class EmbeddingsClient:
     """One embeddings endpoint's synchronous client (not thread-safe: one caller at a time)."""
 
-    def __init__(self, endpoint: EmbeddingsEndpoint) -> None:
+    def __init__(
+        self, endpoint: EmbeddingsEndpoint, gone: Callable[[], str | None] | None = None
+    ) -> None:
         self.endpoint = endpoint
+        # For a server that is a child process of the run: why it died, if it has (its exit
+        # code or signal and last lines), which then says why a request failed.
+        self.gone = gone
         self._client = openai.OpenAI(
             base_url=endpoint.base_url,
             api_key=endpoint.api_key(),
@@ -72,6 +77,10 @@ class EmbeddingsClient:
         """The vectors of ``texts``: float32, one L2-normalised row per text, in order. Asked
         for in requests of ``batch_size`` texts, each with the endpoint's ``input_prefix``."""
         if self._broken is not None:
+            raise self._broken
+        notice = self.gone() if self.gone is not None else None
+        if notice is not None:
+            self._broken = self._error(notice)  # no request to a server known to be dead
             raise self._broken
         size = self.endpoint.batch_size
         rows = []
@@ -143,6 +152,9 @@ class EmbeddingsClient:
         return normalised
 
     def _error(self, reason: str) -> EmbeddingsError:
+        notice = self.gone() if self.gone is not None else None
+        if notice is not None:
+            reason = notice  # the request failed because its server died: say how
         key = self._client.api_key
         if len(key) >= 4 and key in reason:  # a server that echoes the key it was sent
             reason = reason.replace(key, "***")

