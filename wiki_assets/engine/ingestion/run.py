@@ -19,17 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
-from wiki_assets.engine.dispatch import (
-    Dispatcher,
-    Job,
-    Lane,
-    Prepared,
-    Recorded,
-    concurrency_for,
-)
+from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded
 from wiki_assets.engine.ingestion.candidates import close_helper, plan_beside_helper
 from wiki_assets.engine.ingestion.collector import fewer_collections
 from wiki_assets.engine.ingestion.currency import fingerprints
+from wiki_assets.engine.ingestion.fleet import fleet_lanes, model_stats
 from wiki_assets.engine.ingestion.flush import Pages, dispatch_beside_flushes
 from wiki_assets.engine.ingestion.plan import (
     RELATED_CANDIDATES,
@@ -46,9 +40,8 @@ from wiki_assets.engine.ingestion.progress import (
     log_start,
     progress_line,
 )
-from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
+from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.ingestion.signals import stop_on_signals
-from wiki_assets.engine.model.client import ModelClient
 from wiki_assets.engine.model.embeddings import EmbeddingsClient
 from wiki_assets.engine.model.results import Summary
 from wiki_assets.engine.related import RelatedIndex
@@ -79,10 +72,9 @@ def ingest(
     goes to ``store`` (default: SQLite in the wiki's state folder); ``clock`` (epoch seconds) is
     when the pages' history says a page was written or removed (a test sets the day). With an
     ``embeddings`` endpoint, link candidates are found by meaning as well as by n-grams
-    (:mod:`~wiki_assets.engine.related.vectors`); if it fails, by n-grams alone. ``servers``
-    names the endpoints (chat or embeddings, by name) that a child process of this run serves,
-    each with what says it died (:meth:`~wiki_assets.engine.model.child_server.ChildServer.
-    exit_notice`): a model whose server dies leaves the run at once, named, with how it died.
+    (:mod:`~wiki_assets.engine.related.vectors`); if it fails, by n-grams alone. ``servers``:
+    per endpoint (by name) that a child process serves, what says the process died
+    (``ChildServer.exit_notice``): its model then leaves the run at once, named.
 
     SIGTERM and SIGINT (when called on the main thread) stop the run cleanly: no new requests,
     requests in flight cancelled, every answer that came back journaled and its page written; the
@@ -150,24 +142,11 @@ class _Run:
             self.report.stopped_by = self.stop_signal
             dispatcher.stop(f"stopped by {self.stop_signal}")
 
-    def _lanes(self) -> list[Lane]:
-        lanes = []
-        for order, endpoint in enumerate(self.endpoints):
-            concurrency = concurrency_for(endpoint, self.dials)
-            client = ModelClient(
-                endpoint, self.dials.max_tokens, on_overload=concurrency.on_overload
-            )
-            gone = self.servers.get(endpoint.name)
-            lanes.append(Lane(order, endpoint, client, concurrency, gone=gone))
-            self.report.models.append(
-                ModelStats(endpoint.name, endpoint.model, concurrency.limit, concurrency.auto)
-            )
-        return lanes
-
     async def execute(self) -> IngestReport:
         started = time.monotonic()
         self.loop = asyncio.get_running_loop()
-        lanes = self._lanes()
+        lanes = fleet_lanes(self.endpoints, self.dials, self.servers)
+        self.report.models.extend(model_stats(lanes))
         async with contextlib.AsyncExitStack() as cleanup:
             self.journal = cleanup.enter_context(Journal(self.store))
             self.related = cleanup.enter_context(RelatedIndex(self.wiki.state_dir / RELATED_FILE))
@@ -197,11 +176,9 @@ class _Run:
         """The run's plan; its link candidates helper, if it wants one (closed with the run, by
         ``cleanup``); and what prepares each document's request."""
         related = self.related
-        embedder = (
-            EmbeddingsClient(self.embeddings, gone=self.servers.get(self.embeddings.name))
-            if self.embeddings is not None
-            else None
-        )
+        embeddings = self.embeddings
+        gone = self.servers.get(embeddings.name) if embeddings else None
+        embedder = EmbeddingsClient(embeddings, gone) if embeddings else None
         with embedder or contextlib.nullcontext():  # closed once the plan has embedded
             plan, helper = await plan_beside_helper(
                 functools.partial(self._make_plan, embedder=embedder), related.db_path, self.log
