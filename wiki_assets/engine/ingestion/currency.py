@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.model.prompts import PROMPT_VERSION
@@ -27,37 +28,101 @@ def fingerprint(max_tokens: int, language: str = "auto", form: str = "full") -> 
     return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
+SHAPED_BY = "shaped_by"  # the journaled answer's field that keeps its Shaping
+
+
+class Shaping(NamedTuple):
+    """The settings a page is written with besides the prompt (its :func:`fingerprint`'s
+    parts). The journal keeps them with each answer, so that a run can say which one changed."""
+
+    max_tokens: int
+    language: str  # the page-language dial
+    form: str  # Endpoint.page_form: "full", or "compact:<the languages it writes>"
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.max_tokens, self.language, self.form)
+
+    def fields(self) -> dict[str, Any]:
+        return self._asdict()
+
+    @classmethod
+    def of(cls, result: dict[str, Any] | None) -> Shaping | None:
+        """The shaping a journaled answer keeps (None: journaled before answers kept it)."""
+        kept = (result or {}).get(SHAPED_BY)
+        try:
+            return cls(**kept) if isinstance(kept, dict) else None
+        except TypeError:
+            return None
+
+
+# What a changed setting is called in a reason (the dials' and the endpoint field's names).
+CHANGED = {"max_tokens": "max_tokens", "language": "language", "form": "page shape"}
+
+
 @dataclass(frozen=True, slots=True)
 class Currency:
     """What a page must have been written with to be current. A page by a model that has left the
     fleet stays current (changing the fleet never silently redoes the wiki) as long as the prompt
     and the dials that shape pages are the same; a model named in ``redo`` has its pages redone."""
 
-    by_model: dict[str, str]  # fleet model id -> fingerprint of the pages it would write now
+    by_model: dict[str, Shaping]  # fleet model id -> how the pages it would write now are shaped
     departed: frozenset[str]  # fingerprints a page by a model no longer in the fleet may carry
     redo: frozenset[str] = frozenset()
+    # What a page by a departed model may be shaped by: the caps, the dial and the fleet's forms.
+    caps: frozenset[int] = frozenset()
+    language: str = "auto"
+    forms: frozenset[str] = frozenset()
 
     def accepts(self, model: str, page_fingerprint: str) -> bool:
         if model in self.redo:
             return False
         if model in self.by_model:
-            return self.by_model[model] == page_fingerprint
+            return self.by_model[model].fingerprint == page_fingerprint
         return page_fingerprint in self.departed
+
+    def changed(self, model: str, shaping: Shaping) -> str | None:
+        """Which of ``shaping``'s settings a page by ``model`` would be written with otherwise
+        now (their names, as in :data:`CHANGED`), or None when none would be."""
+        wanted = self.by_model.get(model)
+        if wanted is not None:
+            names = [
+                CHANGED[name]
+                for name in Shaping._fields
+                if getattr(shaping, name) != getattr(wanted, name)
+            ]
+        else:  # a departed model: any cap and form of the fleet's, the run's language
+            names = [
+                CHANGED[name]
+                for name, fits in (
+                    ("max_tokens", shaping.max_tokens in self.caps),
+                    ("language", shaping.language == self.language),
+                    ("form", shaping.form in self.forms),
+                )
+                if not fits
+            ]
+        return ", ".join(names) or None
 
 
 def fingerprints(endpoints: Sequence[Endpoint], dials: Dials) -> Currency:
     """What the pages of this fleet and these dials must carry to be current."""
-    caps = {dials.max_tokens, *(ep.max_tokens for ep in endpoints if ep.max_tokens)}
-    forms = {"full", *(ep.page_form for ep in endpoints)}
+    caps = frozenset({dials.max_tokens, *(ep.max_tokens for ep in endpoints if ep.max_tokens)})
+    # A page by a departed model is current in a full shape, or in a compact shape a model of
+    # the fleet writes too: a compact page (the embedded demo model's) is redone by a fleet of
+    # models that write full pages, which is what moving from the demo model to real ones means.
+    forms = frozenset({"full", *(ep.page_form for ep in endpoints)})
     return Currency(
         by_model={
-            ep.model: fingerprint(ep.max_tokens or dials.max_tokens, dials.language, ep.page_form)
+            ep.model: Shaping(ep.max_tokens or dials.max_tokens, dials.language, ep.page_form)
             for ep in endpoints
         },
         departed=frozenset(
             fingerprint(cap, dials.language, form) for cap in caps for form in forms
         ),
         redo=frozenset(dials.redo_models),
+        caps=caps,
+        language=dials.language,
+        forms=forms,
     )
 
 
@@ -72,8 +137,13 @@ def is_current(entry: Entry | None, doc: SourceDocument, current: Currency) -> b
 
 
 SKIP, RECOVER = "skip", "recover"
-# Why a document would be summarized, in the order they are checked.
-REASONS = ("new", "changed", "earlier failure", "forced", "model", "prompt version", "dials")
+# Why a document would be summarized, in the order they are checked. A page whose settings
+# changed gives the settings' names ("max_tokens", "language", "page shape", or several joined
+# with ", "); "dials" is a page journaled before answers kept their settings.
+REASONS = (
+    "new", "changed", "earlier failure", "forced", "model", "prompt version",
+    *CHANGED.values(), "dials",
+)  # fmt: skip
 
 
 def standing(entry: Entry | None, doc: SourceDocument, current: Currency, force: bool) -> str:
@@ -99,4 +169,8 @@ def standing(entry: Entry | None, doc: SourceDocument, current: Currency, force:
     if entry.model is None or entry.model in current.redo:
         return "model"
     written_with = (entry.result or {}).get("prompt_version")
-    return "prompt version" if written_with != PROMPT_VERSION else "dials"
+    if written_with != PROMPT_VERSION:
+        return "prompt version"
+    shaping = Shaping.of(entry.result)
+    changed = current.changed(entry.model, shaping) if shaping is not None else None
+    return changed or "dials"

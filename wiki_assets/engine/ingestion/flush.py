@@ -22,7 +22,7 @@ from wiki_assets.engine.config import FlaggedPages
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Recorded
 from wiki_assets.engine.errors import disk_full
 from wiki_assets.engine.ingestion.answer import Rank, extractive, picked, rank, result
-from wiki_assets.engine.ingestion.currency import fingerprint
+from wiki_assets.engine.ingestion.currency import SHAPED_BY, Shaping
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.model.results import Summary
@@ -120,11 +120,13 @@ class Pages:
             fields = extractive(title, prepared.text, prepared.language, summary, assessment)
         else:
             fields = result(title, prepared.language, summary, assessment)
+        shaping = Shaping(lane.client.max_tokens, self.language, lane.endpoint.page_form)
+        fields[SHAPED_BY] = shaping.fields()
         entry = Entry(
             path=doc.path,
             collection=doc.collection,
             content_hash=doc.content_hash,
-            fingerprint=fingerprint(lane.client.max_tokens, self.language, lane.endpoint.page_form),
+            fingerprint=shaping.fingerprint,
             status=SUMMARIZED,
             page=job.page,
             model=lane.endpoint.model,

@@ -75,10 +75,16 @@ def survey(
                     skipped=skipped,
                     recovered=recovered,
                     removed=gone,
-                    reasons={reason: counts[reason] for reason in REASONS if reason in counts},
+                    reasons={reason: counts[reason] for reason in sorted(counts, key=_order)},
                 )
             )
     finally:
         if journal:
             journal.close()
     return states
+
+
+def _order(reason: str) -> tuple[int, str]:
+    """Reasons in :data:`REASONS`' order; several settings at once ("max_tokens, language")
+    after them."""
+    return (REASONS.index(reason) if reason in REASONS else len(REASONS), reason)
