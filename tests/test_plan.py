@@ -1,7 +1,8 @@
 """`wiki-assets plan` is a dry run that calls no model and writes nothing: per collection it says
 how many documents the next ingest would summarize and why, and which pages it would remove, with
 an estimate of tokens and time from the fleet's recorded rates; the ingest that follows then
-reports exactly those counts, per partition and in total."""
+reports exactly those counts, per partition and in total. It asks each configured model once
+whether it answers, and names those it cannot reach and why."""
 
 from __future__ import annotations
 
@@ -15,12 +16,15 @@ import dagster as dg
 import yaml
 from conftest import Workspace, write_project
 
+from wiki_assets.engine.model.child_server import free_port
 from wiki_assets.simulator import SimServer
 
 
-def run(workspace: Workspace, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run(
+    workspace: Workspace, project: Path, *args: str, json_output: bool = True
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "wiki_assets.cli", *args, "--json"],
+        [sys.executable, "-m", "wiki_assets.cli", *args, *(["--json"] if json_output else [])],
         capture_output=True,
         text=True,
         timeout=300,
@@ -129,3 +133,29 @@ def test_plan_counts_the_documents_another_embedding_model_embeds_again(
     assert json.loads(redone.stdout)["count"] == 1
     assert json.loads(redone.stdout)["embedded"] == total
     assert "every document again: embedding model changed from first to second" in redone.stderr
+
+
+def test_plan_says_which_models_it_cannot_reach(workspace: Workspace, sim: SimServer) -> None:
+    project = write_project(
+        workspace.home.parent / "wiki_assets.yaml", sim, workspace.synced, workspace.wiki
+    )
+    config = yaml.safe_load(project.read_text())
+    nobody = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    config["resources"]["summarizer"]["config"]["models"] += [
+        {"name": "gone", "base_url": nobody, "model": "m"},
+        {"name": "keyless", "base_url": sim.base_url, "model": "m", "api_key_env": "NO_SUCH_KEY"},
+    ]
+    project.write_text(yaml.safe_dump(config))
+    answered = sim.snapshot().answered
+
+    planned = run(workspace, project, "plan")
+    assert planned.returncode == 0, planned.stderr
+    models = {found["name"]: found for found in json.loads(planned.stdout)["models"]}
+    assert models["sim"]["reachable"] and models["sim"]["problem"] is None
+    assert not models["gone"]["reachable"] and models["gone"]["problem"] == "connection failed"
+    assert not models["keyless"]["reachable"] and "NO_SUCH_KEY" in models["keyless"]["problem"]
+    assert sim.snapshot().answered == answered, "a probe asks for no page"
+
+    text = run(workspace, project, "plan", json_output=False)
+    (line,) = [line for line in text.stdout.splitlines() if line.startswith("plan: models:")]
+    assert "sim ok" in line and f"gone UNREACHABLE at {nobody} (connection failed)" in line

@@ -74,6 +74,7 @@ def run_plan(
         Estimate,
         dry_run,
         embedding_plan,
+        fleet_probe,
         plan_json,
         plan_lines,
         recorded_rates,
@@ -86,6 +87,7 @@ def run_plan(
         # What the index build finishes, as the files show it (ingest also asks Dagster).
         left = unfinished(settings.corpus.wiki_path, settings.corpus.state_store()) or []
         embedding = embedding_plan(settings.corpus, settings.summarizer)
+        probes = fleet_probe(settings.summarizer)
     except StateUnavailable as error:
         log.error(str(error))
         return EXIT_RUN_FAILED
@@ -98,12 +100,13 @@ def run_plan(
         estimate = Estimate(documents, unknown=[endpoint.name for endpoint in fleet])
     if as_json:
         found = {**plan_json(states, estimate), "unfinished": left,
-                 "embeddings": embedding.to_dict()}  # fmt: skip
+                 "embeddings": embedding.to_dict(), "models": probes.to_dict()}  # fmt: skip
         print(json.dumps(found, ensure_ascii=False, indent=2))
     else:
         unfinished_line = [f"plan: the index build finishes {'; '.join(left)}"] if left else []
         embedding_line = [line] if (line := embedding.line()) else []
-        for line in [*plan_lines(states), *embedding_line, *unfinished_line, estimate.line()]:
+        lines = [*plan_lines(states), *embedding_line, *unfinished_line, probes.line()]
+        for line in [*lines, estimate.line()]:
             print(line)
     return EXIT_OK
 

@@ -17,7 +17,9 @@ from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.names import WIKI_PAGES
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import CollectionState, survey
+from wiki_assets.engine.dispatch.retry import shown_url
 from wiki_assets.engine.ingestion.plan import RELATED_FILE
+from wiki_assets.engine.model.probe import Probe, probe
 from wiki_assets.engine.related.vectors import to_embed
 from wiki_assets.engine.wiki.files import STATE_DIR
 
@@ -165,6 +167,50 @@ def embedding_plan(corpus: CorpusResource, summarizer: SummarizerResource) -> Em
         return EmbeddingPlan(None)
     documents, reason = to_embed(corpus.wiki_path / STATE_DIR / RELATED_FILE, endpoint.model)
     return EmbeddingPlan(endpoint.model, documents, reason)
+
+
+@dataclass(frozen=True)
+class FleetProbe:
+    """Whether each configured endpoint answers now (:func:`~wiki_assets.engine.model.probe.
+    probe`); ``embedded``: the fleet is the embedded model, which the run starts itself."""
+
+    probes: list[Probe]
+    embedded: bool = False
+
+    @property
+    def unreachable(self) -> list[Probe]:
+        return [found for found in self.probes if not found.reachable]
+
+    def line(self) -> str:
+        if self.embedded and not self.probes:
+            return "plan: models: the embedded model, started by the run"
+        shown = [
+            f"{found.name} ok"
+            if found.reachable
+            else f"{found.name} UNREACHABLE at {shown_url(found.base_url)} ({found.problem})"
+            for found in self.probes
+        ]
+        return "plan: models: " + " · ".join(shown)
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": found.name,
+                "base_url": shown_url(found.base_url),
+                "reachable": found.reachable,
+                "problem": found.problem,
+            }
+            for found in self.probes
+        ]
+
+
+def fleet_probe(summarizer: SummarizerResource) -> FleetProbe:
+    """Ask each configured endpoint (the models and the embeddings endpoint) once, in parallel,
+    with a short timeout. The embedded servers are not running between runs: not asked."""
+    endpoints: list[Any] = [model.to_endpoint() for model in summarizer.models]
+    if summarizer.embeddings is not None:
+        endpoints.append(summarizer.embeddings.to_endpoint())
+    return FleetProbe(probe(endpoints), embedded=not summarizer.models)
 
 
 RECOVERED = "pages to write from answers already given"
