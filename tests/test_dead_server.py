@@ -3,7 +3,8 @@ model) that dies is named: the run stops its requests to it at once, says which 
 exit code or signal and its last lines, and for a crash by a signal how to rebuild; a server that
 exits before it answers fails the start the same way.
 
-The servers here are real child processes: the project's simulated OpenAI-compatible server,
+The run's metadata says so too (``models_out``, the models table's ``service``). The servers
+here are real child processes: the project's simulated OpenAI-compatible server,
 started by the same :func:`child_server` the embedded models use and killed by a real signal; the
 last test kills the real llama.cpp server.
 """
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from wiki_assets.defs.metadata import run_metadata
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.config import EmbeddingsEndpoint
 from wiki_assets.engine.errors import EmbeddedModelUnavailable
@@ -173,6 +175,12 @@ def test_the_other_model_finishes_what_the_dead_servers_model_held(tmp_path: Pat
     assert dead.gone is not None and "SIGKILL (signal 9)" in dead.gone
     assert HINT not in dead.gone  # killed from outside: not a crash of its own
     assert alive.gone is None and alive.docs == 30 - dead.docs > 0
+    # The run's page says so beyond a log line: its metadata's headline and models table.
+    figures = run_metadata(report)
+    assert figures["models_out"].value.startswith("local: simulated server (pid ")
+    assert "SIGKILL" in figures["models_out"].value and "\n" not in figures["models_out"].value
+    service = {row.data["name"]: row.data["service"] for row in figures["models"].value.records}
+    assert service == {"local": "server died", "stays": "ok"}
 
 
 def test_a_dead_embeddings_server_is_named_and_the_run_links_by_ngrams(

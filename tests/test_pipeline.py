@@ -122,8 +122,8 @@ def test_a_run_launched_as_the_asset_job_carries_a_tag_per_dial(
     workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
 ) -> None:
     """A materialization from the asset's page runs as Dagster's __ASSET_JOB with only Dagster's
-    tags; the run tags itself with where it came from and a tag per dial, with the dials it ran
-    with (the project file's defaults under the launchpad's changes)."""
+    tags; the run tags itself with where it came from, a tag per dial, with the dials it ran
+    with (the project file's defaults under the launchpad's changes), and the wiki it wrote."""
     from wiki_assets.defs.sync import sync
 
     summarizer = summarizer_for(sim)
@@ -153,11 +153,33 @@ def test_a_run_launched_as_the_asset_job_carries_a_tag_per_dial(
         "wiki_assets/redo_models": "sim0",
         "wiki_assets/flagged_pages": "retry",
         "wiki_assets/second_opinion_share": "0.5",
+        "wiki_assets/wiki": str(workspace.wiki.resolve()),
     }
     assert {f"wiki_assets/{name}" for name in IngestConfig.model_fields} <= set(dials)
     # Runs filter on a dial as the Runs list does.
     tagged = instance.get_runs(dg.RunsFilter(tags={"wiki_assets/claim_size": "8"}))
     assert [r.run_id for r in tagged] == [result.run_id]
+
+
+def test_a_fresh_instance_gets_its_partitions_from_the_register_sensor(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    """Before any sync, the daemon's sensor names the synced root's collections as partitions,
+    reading no file; once they are partitions it skips."""
+    defs = build_defs(workspace.corpus, summarizer_for(sim))
+    sensor = defs.get_sensor_def("register_collections")
+    assert instance.get_dynamic_partitions("collections") == []
+    context = dg.build_sensor_context(instance=instance, resources={"corpus": workspace.corpus})
+    result = sensor(context)
+    assert isinstance(result, dg.SensorResult)
+    (request,) = result.dynamic_partitions_requests or []
+    expected = {"_root", "engineering", "operations", "people", "product"}
+    assert set(request.partition_keys) == expected
+    instance.add_dynamic_partitions("collections", list(request.partition_keys))
+    again = sensor(
+        dg.build_sensor_context(instance=instance, resources={"corpus": workspace.corpus})
+    )
+    assert isinstance(again, dg.SkipReason)
 
 
 def test_new_collection_is_picked_up_by_sync(

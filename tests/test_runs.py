@@ -1,9 +1,11 @@
 """`wiki-assets runs` compares past `wiki_pages` runs from the Dagster instance: after two real
 ingests with different dials (the first over every collection, the second over one collection with
-a changed document), the table has one row per run with that run's dials, models with docs/s, and
-counts, the partitions of a single-run backfill joined in one row; `--partition` keeps only the
-runs that materialized it, `--sort`/`--desc` order the rows, `--limit` keeps the most recent runs,
-and the CLI prints the same rows as JSON and as an untruncated polars table."""
+a changed document), the table has one row per run with that run's dials, each model's real
+workers, models with docs/s, counts and the wiki it wrote, the partitions of a single-run backfill
+joined in one row; `--partition` keeps only the runs that materialized it, `--sort`/`--desc` order
+the rows, `--limit` keeps the most recent runs, and the CLI prints the same rows as JSON and as an
+untruncated polars table. Runs that failed or were stopped are rows too, with their status; the
+brief view shows the wiki once runs of two wikis share the instance."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import dagster as dg
 import polars as pl
@@ -19,7 +22,7 @@ import pytest
 from conftest import Workspace, summarizer_for
 
 from wiki_assets.defs import metadata as md
-from wiki_assets.defs.assets import IngestConfig
+from wiki_assets.defs.assets import IngestConfig, run_config, run_tags
 from wiki_assets.defs.history import (
     COLUMNS,
     MODEL_SPEED,
@@ -28,8 +31,16 @@ from wiki_assets.defs.history import (
     brief_text,
     runs_table,
 )
+from wiki_assets.defs.names import INGEST_JOB
 from wiki_assets.defs.plan import MODEL_READS
-from wiki_assets.defs.runner import IngestOutcome, sync_then_ingest
+from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
+from wiki_assets.defs.runner import (
+    IngestOutcome,
+    config_of,
+    execute_in_location,
+    sync_then_ingest,
+)
+from wiki_assets.engine.model.child_server import free_port
 from wiki_assets.simulator import SimServer
 
 ALL = "_root,engineering,operations,people,product"
@@ -93,6 +104,11 @@ def test_one_row_per_run_with_its_dials_and_figures(history: History) -> None:
         assert row["models"] == f"sim0 {speed:.2f}/s"
     assert first["time"] <= second["time"]
     assert (first["status"], second["status"]) == ("success", "success")
+    # Each model's real workers: the fixed count, or where automatic concurrency settled.
+    settled = history.second.metadata["model/sim0/workers"]
+    assert (first["workers"], second["workers"]) == ("2", f"auto {settled}")
+    wiki = str(history.workspace.wiki.resolve())
+    assert (first["wiki"], second["wiki"]) == (wiki, wiki)
 
 
 def test_filter_sort_and_limit(history: History) -> None:
@@ -166,6 +182,7 @@ def test_cli_json_and_table(history: History) -> None:
     assert " ok " in row_first and "sim0 " in row_first
     (row_second,) = [line for line in lines if second[:8] in line]
     assert " auto " in row_second and " 16 " in row_second and " ok " in row_second
+    assert "wiki" not in lines[0]  # one wiki: no column for it
     assert str(fastest_first[0].run_id)[:8] in lines[1]  # --sort takes the view's headers
 
     bad = cli(history, "--sort", "speed")
@@ -186,6 +203,7 @@ def test_the_brief_view_cuts_only_its_last_column() -> None:
         "docs_per_sec": 10.0,
         "requests_per_doc": 1.42,
         "workers_auto": True,
+        "workers": "auto 12",
         "claim_size": 16,
         "status": "success",
         "models": ", ".join(f"qwen-2.5-7b-instruct-{n} 1.23/s" for n in range(6)),
@@ -194,11 +212,13 @@ def test_the_brief_view_cuts_only_its_last_column() -> None:
     header, line = text.splitlines()
     assert len(line) == 100 and line.endswith("…")
     assert line.startswith(
-        "2026-03-01 09:30  abcdef12  12345   1234.6   10.00     1.42     auto     16"
+        "2026-03-01 09:30  abcdef12  12345   1234.6   10.00     1.42  auto 12     16"
     )
     assert line.endswith("3 failed  qwen-2.5-7b-…")
     failed = brief_text(pl.DataFrame([row | {"status": "failure", "models": "m"}], schema=SCHEMA))
     assert failed.splitlines()[1].endswith("failure  m")
+    stopped = row | {"status": "failure", "unfinished": 7, "models": "m"}
+    assert brief_text(pl.DataFrame([stopped], schema=SCHEMA)).splitlines()[1].endswith("stopped  m")
 
 
 def test_empty_history(instance: dg.DagsterInstance, workspace: Workspace) -> None:
@@ -244,8 +264,8 @@ def test_every_key_the_readers_read_is_one_the_writer_writes(history: History) -
         # (requests_per_doc once the engine reports it)
         assert {key.name for key in md.PLOTTED} - {md.REQUESTS_PER_DOC.name} <= plotted
         assert plotted <= {key.name for key in md.PLOTTED}
-        tables = (md.DETAILS_TABLE, md.DIALS_TABLE, md.MODELS_TABLE)
-        defined = {key.name: key for key in (*md.PLOTTED, *md.OUTCOME)}
+        tables = (md.DETAILS_TABLE, md.DIALS_TABLE, md.MODELS_TABLE, md.MODEL_DETAILS_TABLE)
+        defined = {key.name: key for key in (*md.HEADLINE, *md.PLOTTED, *md.OUTCOME)}
         assert set(recorded) <= set(defined) | {table.name for table in tables}
         for name, value in recorded.items():
             if name in defined:
@@ -258,6 +278,10 @@ def test_every_key_the_readers_read_is_one_the_writer_writes(history: History) -
             for column in value.schema.columns:
                 assert column.type == columns[keys[column.name].type], (table.name, column)
         assert recorded[md.MODELS_TABLE.name].value.records[0].data["name"] == "sim0"
+        # The models table fits a screen; the rest is in the details beside it.
+        assert len(recorded[md.MODELS_TABLE.name].schema.columns) <= 10
+        assert recorded[md.OUTCOME_TEXT.name].value.endswith("summarized")
+        assert md.MODELS_OUT.name not in recorded  # every model served to the end
         fixed = record.run_id == history.first.run_id  # the second run's workers are 'auto'
         for key in READS:
             if key is md.WORKERS_PER_MODEL and not fixed:
@@ -266,4 +290,51 @@ def test_every_key_the_readers_read_is_one_the_writer_writes(history: History) -
             assert key.read(values) is not None, key.name
         for key in (MODEL_SPEED, *MODEL_READS):
             assert key.read(models["sim0"]) is not None, key.name
-        assert md.STOPPED_BY.name not in recorded  # only on the failure of a stopped run
+        assert md.STOPPED_BY.name not in recorded  # only on a run a signal stopped
+
+
+def test_failed_and_stopped_runs_are_rows_and_two_wikis_get_a_column(
+    history: History, sim: SimServer, tmp_path: Path
+) -> None:
+    instance, workspace = history.instance, history.workspace
+    # A partition that names no collection (added by hand, a typo): its run fails before it
+    # records any figure, with a line that says so.
+    instance.add_dynamic_partitions("collections", ["peopel"])
+    config = {
+        **run_config(FIRST),
+        "resources": {
+            "summarizer": {"config": config_of(summarizer_for(sim))},
+            "corpus": {"config": config_of(workspace.corpus)},
+        },
+    }
+    tags = {"dagster/partition": "peopel", **run_tags("ui", FIRST)}
+    typo = execute_in_location(instance, INGEST_JOB, config, tags)
+    assert not typo.success
+    failure = next(event for event in typo.all_events if event.is_failure)
+    assert "partition 'peopel' names no collection" in str(failure.event_specific_data)
+    # A run whose only model is down is stopped: its figures are recorded, its status failure.
+    other = tmp_path / "other-wiki"
+    corpus = CorpusResource(synced_root=str(workspace.synced), wiki_root=str(other))
+    down = SummarizerResource(
+        models=[ModelConfig(name="down", base_url=f"http://127.0.0.1:{free_port()}/v1", model="m")]
+    )
+    assert "peopel" in instance.get_dynamic_partitions("collections")
+    stopped = sync_then_ingest(instance, corpus, down, FIRST)
+    assert not stopped.success
+    # Its sync dropped the partition that names no collection.
+    assert "peopel" not in instance.get_dynamic_partitions("collections")
+
+    table = runs_table(instance, sort="time")
+    rows = {row["run_id"]: row for row in table.to_dicts()}
+    assert list(rows)[:2] == [history.first.run_id, history.second.run_id]
+    assert rows[typo.run_id]["status"] == "failure" and rows[typo.run_id]["partition"] == "peopel"
+    assert rows[typo.run_id]["count"] is None  # no figures: it never ran the engine
+    assert rows[stopped.run_id]["status"] == "failure"
+    assert rows[stopped.run_id]["unfinished"] == len(workspace.documents())
+    assert rows[stopped.run_id]["wiki"] == str(other.resolve())
+    assert runs_table(instance, partition="peopel")["run_id"].to_list() == [typo.run_id]
+
+    brief = cli(history).stdout.splitlines()
+    assert brief[0].split()[-2:] == ["wiki", "models"]  # two wikis: a column says which
+    (line,) = [line for line in brief if stopped.run_id[:8] in line]
+    assert " stopped " in line and " other-wiki " in line  # the folder's name tells them apart

@@ -30,7 +30,12 @@ from wiki_assets.defs.names import AUTOMATION_SENSOR, DIGEST_JOB, INGEST_JOB
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.settings import Settings, load_settings
-from wiki_assets.defs.sync import build_ingest_sensor, build_schedule, build_sync_job
+from wiki_assets.defs.sync import (
+    build_ingest_sensor,
+    build_register_sensor,
+    build_schedule,
+    build_sync_job,
+)
 
 
 def build_defs(
@@ -73,6 +78,7 @@ def build_defs(
         sensors=[
             automation,
             build_ingest_sensor(sync_job, ingest_job, dials),
+            build_register_sensor(),
             build_digest_sensor(ingest_job, digest_job, digest.timezone),
         ],
         resources={

@@ -90,9 +90,25 @@ def naming_a_full_disk(corpus: CorpusResource) -> Iterator[None]:
         raise DiskFull(message) from error
 
 
+def no_collection(keys: list[str], corpus: CorpusResource) -> str:
+    """Why a run of partitions that name no collection fails: which, where, and what is there."""
+    states = survey(
+        corpus.synced_path, corpus.wiki_path, [], Dials(), corpus.collection_depth,
+        corpus.state_store(),
+    )  # fmt: skip
+    there = [state.name for state in states]
+    return (
+        f"partition {', '.join(map(repr, keys))} names no collection in {corpus.synced_path} "
+        f"(a folder there, or pages of one in the wiki); its collections: "
+        f"{', '.join(there) or 'none'}. Partitions come from the sync (sync_job, the daily "
+        "schedule or `wiki-assets ingest`), which also drops one that names no collection."
+    )
+
+
 TAG_PREFIX = "wiki_assets/"
 SOURCE_TAG = f"{TAG_PREFIX}source"  # cli, schedule, backfill, sensor, ui: where a run was started
 CONFIG_TAG = f"{TAG_PREFIX}config"  # the config files it was configured from
+WIKI_TAG = f"{TAG_PREFIX}wiki"  # the wiki root an ingest wrote (absolute)
 BACKFILL_TAG = "dagster/backfill"  # Dagster's own tags on the runs it launches
 SCHEDULE_TAG = "dagster/schedule_name"
 SENSOR_TAG = "dagster/sensor_name"
@@ -138,11 +154,11 @@ def launched_by(tags: Mapping[str, str]) -> str:
     return "ui"
 
 
-def tag_run(context: dg.AssetExecutionContext, dials: IngestConfig) -> None:
+def tag_run(context: dg.AssetExecutionContext, dials: IngestConfig, corpus: CorpusResource) -> None:
     """Give the run our tags, whoever launched it (the launchpad and backfills add only
-    Dagster's): where it came from and its dials as it runs with them."""
+    Dagster's): where it came from, its dials as it runs with them and the wiki it writes."""
     tags = context.run.tags
-    wanted = run_tags(launched_by(tags), dials)
+    wanted = {**run_tags(launched_by(tags), dials), WIKI_TAG: str(corpus.wiki_path.resolve())}
     missing = {key: value for key, value in wanted.items() if tags.get(key) != value}
     if missing:
         context.instance.add_run_tags(context.run_id, missing)
@@ -180,27 +196,35 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         """Librarian-style markdown pages, one per synced document, mirroring the collection's
         folders.
 
+        A partition per collection of the synced root: the sensor register_collections adds them
+        while the daemon runs, and every sync (sync_job, the daily schedule, `wiki-assets
+        ingest`) does too. No partitions yet? Run sync_job.
+
         Materializing a partition summarizes its new and changed documents on every configured
         model at once and removes the pages of deleted documents. Each partition records its own
         counts; the run's figures (duration, docs/s, per model, dials) are one observation of this
         asset per run, so tuning runs can be compared one point each.
         """
         collections = list(context.partition_keys)
-        tag_run(context, cast(IngestConfig, config))
+        tag_run(context, cast(IngestConfig, config), corpus)
         run_dials = cast(IngestConfig, config).to_dials()  # a subclass with the file's defaults
         store = corpus.state_store()
+        # What each collection holds before the run (the same rule the run applies), so that
+        # every partition can record its own counts; the fleet as planned is the one that runs.
+        before = survey(
+            corpus.synced_path,
+            corpus.wiki_path,
+            summarizer.planned_endpoints(),
+            run_dials,
+            corpus.collection_depth,
+            store,
+            collections,
+        )
+        unknown = sorted(set(collections) - {state.name for state in before})
+        if unknown:
+            # A partition added by hand (a typo) would otherwise materialize green, empty.
+            raise dg.Failure(description=no_collection(unknown, corpus))
         with summarizer.live(context.log) as fleet, naming_a_full_disk(corpus):
-            # What each collection holds before the run (the same rule the run applies), so that
-            # every partition can record its own counts.
-            before = survey(
-                corpus.synced_path,
-                corpus.wiki_path,
-                fleet.endpoints,
-                run_dials,
-                corpus.collection_depth,
-                store,
-                collections,
-            )
             report = ingest(
                 synced_root=corpus.synced_path,
                 wiki_root=corpus.wiki_path,
@@ -217,16 +241,16 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         # The whole report, for the CLI that executes this run in its own process.
         handoff.publish(context.run_id, report)
         figures = run_metadata(report)
+        # Once per run, stopped early or not: `wiki-assets runs` lists both.
+        context.log_event(dg.AssetObservation(asset_key=context.asset_key, metadata=figures))
         if report.stopped:
             # Finished pages are on disk and journaled; the rest is left for the next run, so the
             # partitions must not look materialized. A signal that stopped it is in the figures
-            # (stopped_by); a run terminated from the UI is marked canceled by Dagster.
+            # (stopped_by, above); a run terminated from the UI is marked canceled by Dagster.
             raise dg.Failure(
                 description=f"{report.stopped}; {report.unfinished} documents left for the next "
                 "run",
-                metadata=figures,
             )
-        context.log_event(dg.AssetObservation(asset_key=context.asset_key, metadata=figures))
         for key, counts in partition_metadata(report, before, corpus.collection_depth).items():
             context.add_asset_metadata(counts, partition_key=key)
         return dg.MaterializeResult()

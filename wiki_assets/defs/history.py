@@ -1,8 +1,10 @@
 """Past ``wiki_pages`` runs as one table row each, to compare tuning runs.
 
-A run records its figures and dials once, as an observation of ``wiki_pages``; each partition it
-materialized carries that collection's own counts. A row is a run's observation with its partitions
-joined, and the run's status. Read through the instance's public API from the newest event
+A run records its figures and dials once, as an observation of ``wiki_pages`` (also a run stopped
+early); each partition it materialized carries that collection's own counts. A row is a run's
+observation with its partitions joined, the run's status and the wiki it wrote (its
+``wiki_assets/wiki`` tag); a run that failed before it recorded figures is a row too, with its
+status and partitions only. Read through the instance's public API from the newest event
 backwards, so only the runs shown are read.
 
 A terminal gets the columns users compare, in 100 characters (:data:`BRIEF`, :func:`to_text`);
@@ -14,14 +16,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from datetime import datetime
+from pathlib import PurePath
 from typing import Any
 
 import dagster as dg
 import polars as pl
 
 from wiki_assets.defs import metadata as md
-from wiki_assets.defs.names import WIKI_PAGES
+from wiki_assets.defs.assets import WIKI_TAG
+from wiki_assets.defs.names import INGEST_JOB, WIKI_PAGES
 from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.sync.observe import PARTITION_RANGE_END, PARTITION_RANGE_START
 
 PAGE_SIZE = 500
 SHORT_RUN_ID = 8  # as the Dagster UI shows run ids
@@ -29,10 +34,11 @@ SHORT_RUN_ID = 8  # as the Dagster UI shows run ids
 # The metadata keys a row reads, each a column of its name and type.
 DIALS = (md.WORKERS_PER_MODEL, md.WORKERS_AUTO, md.CLAIM_SIZE, md.FLUSH_SECONDS, md.MAX_TOKENS)
 FIGURES = (
-    md.COUNT, md.SKIPPED, md.FAILED, md.DURATION_S, md.DOCS_PER_SEC, md.REQUESTS_PER_DOC,
-    md.VERIFIED_SHARE, md.FLAGGED,
+    md.COUNT, md.SKIPPED, md.FAILED, md.UNFINISHED, md.DURATION_S, md.DOCS_PER_SEC,
+    md.REQUESTS_PER_DOC, md.VERIFIED_SHARE, md.FLAGGED,
 )  # fmt: skip
 MODEL_SPEED = md.MODEL_DOCS_PER_SEC  # the models column: each model's docs/s
+MODEL_WORKERS = md.MODEL_STATS["workers"]  # the workers column: each model's real workers
 # The quality column: each model's verified share, flagged pages and the reasons that flagged them.
 REASONS = md.MODEL_FLAGS
 READS = (*DIALS, *FIGURES)  # of the run's keys; and MODEL_SPEED of each model's
@@ -42,7 +48,11 @@ SCHEMA: dict[str, Any] = {
     "time": pl.Datetime("us"),
     "partition": pl.String,
     "run_id": pl.String,
+    "wiki": pl.String,  # the wiki root the run wrote (runs of several wikis may share a home)
     **{key.name: _DTYPES[key.type] for key in DIALS},
+    # Each model's requests in flight as the run ended, in fleet order ("1", "4/8"): the fixed
+    # count (a model's own 'workers' beats the dial), or where automatic concurrency settled.
+    "workers": pl.String,
     "models": pl.String,
     **{key.name: _DTYPES[key.type] for key in FIGURES},
     "quality": pl.String,
@@ -61,12 +71,13 @@ BRIEF: tuple[tuple[str, str], ...] = (
     ("seconds", "duration_s"),
     ("docs/s", "docs_per_sec"),
     ("req/doc", "requests_per_doc"),
-    ("workers", "workers_per_model"),
+    ("workers", "workers"),
     ("claim", "claim_size"),
     ("status", "status"),
     ("models", "models"),
 )
 BRIEF_WIDTH = 100
+WIKI_HEADER = ("wiki", "wiki")  # in the brief view before models, once rows of two wikis show
 SORT_NAMES = {header: column for header, column in BRIEF}
 """The brief view's headers, which ``--sort`` takes as well as the columns' names."""
 
@@ -90,27 +101,97 @@ def runs_table(
         raise ValueError(f"unknown column {sort!r}; one of {', '.join(COLUMNS)}")
     if limit is not None and limit < 1:
         raise ValueError("limit must be at least 1")
-    runs: dict[str, dg.EventLogRecord] = {}
+    figures: dict[str, dg.EventLogRecord] = {}
     for record in _run_records(instance, partition):
-        if record.run_id in runs:
+        if record.run_id in figures:
             continue
-        runs[record.run_id] = record
-        if limit is not None and len(runs) == limit:
+        figures[record.run_id] = record
+        if limit is not None and len(figures) == limit:
             break  # newest first: the shown runs are read
     order = _partition_order(instance)
-    statuses = _statuses(instance, list(runs))
-    rows = [
-        (*_row(instance, record, order, partition), statuses.get(record.run_id))
-        for record in runs.values()
-    ]
+    without = _runs_without_figures(instance, partition, order, set(figures), limit)
+    runs = {
+        record.dagster_run.run_id: record
+        for record in instance.get_run_records(dg.RunsFilter(run_ids=list(figures)))
+    } if figures else {}  # fmt: skip
+    rows: list[tuple[float, tuple[Any, ...]]] = []
+    for run_id, record in figures.items():
+        run = runs.get(run_id)
+        status = run.dagster_run.status.value.lower() if run else None
+        wiki = run.dagster_run.tags.get(WIKI_TAG) if run else None
+        rows.append((record.timestamp, _row(instance, record, order, partition, wiki, status)))
+    for run in without:
+        rows.append((_ended(run), _failed_row(run, order, partition)))
+    rows.sort(key=lambda row: row[0], reverse=True)  # newest first, then the limit
+    rows = rows[:limit] if limit is not None else rows
     # Shown to the second, but two runs can end within one: the exact time breaks ties.
-    exact = [record.timestamp for record in runs.values()]
     return (
-        pl.DataFrame(rows, schema=SCHEMA, orient="row")
-        .with_columns(pl.Series("_exact", exact, dtype=pl.Float64))
+        pl.DataFrame([row for _, row in rows], schema=SCHEMA, orient="row")
+        .with_columns(pl.Series("_exact", [at for at, _ in rows], dtype=pl.Float64))
         .sort([sort, "_exact"], descending=descending, nulls_last=True)
         .drop("_exact")
     )
+
+
+def _runs_without_figures(
+    instance: dg.DagsterInstance,
+    partition: str | None,
+    order: Mapping[str, int],
+    recorded: set[str],
+    limit: int | None,
+) -> list[Any]:
+    """The newest ``limit`` runs of ``wiki_pages`` (the ingest job, or a UI materialization or
+    backfill of it) that failed or were canceled before they recorded figures."""
+    found = []
+    records = instance.get_run_records(
+        dg.RunsFilter(statuses=[dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED]),
+        limit=None if limit is None else limit + len(recorded),
+    )
+    for record in records:
+        run = record.dagster_run
+        if run.run_id in recorded or not _ran_wiki_pages(run):
+            continue
+        if partition is not None and partition not in _partitions_of(run, order):
+            continue
+        found.append(record)
+        if limit is not None and len(found) == limit:
+            break
+    return found
+
+
+def _ran_wiki_pages(run: dg.DagsterRun) -> bool:
+    return run.job_name == INGEST_JOB or WIKI_PAGES in (run.asset_selection or ())
+
+
+def _partitions_of(run: dg.DagsterRun, order: Mapping[str, int]) -> list[str]:
+    """The partitions a run was launched for, from Dagster's tags (one, or a range)."""
+    tags = run.tags
+    if "dagster/partition" in tags:
+        return [tags["dagster/partition"]]
+    first = order.get(tags.get(PARTITION_RANGE_START, ""))
+    last = order.get(tags.get(PARTITION_RANGE_END, ""))
+    if first is None or last is None:
+        return []
+    return [key for key, index in order.items() if first <= index <= last]
+
+
+def _ended(record: Any) -> float:
+    return float(record.end_time or record.update_timestamp.timestamp())
+
+
+def _failed_row(record: Any, order: Mapping[str, int], partition: str | None) -> tuple[Any, ...]:
+    """A run with no figures: when it ended, its partitions, its wiki and its status."""
+    run = record.dagster_run
+    keys = [partition] if partition is not None else _partitions_of(run, order)
+    values: dict[str, Any] = dict.fromkeys(SCHEMA)
+    values.update(
+        time=datetime.fromtimestamp(_ended(record)).replace(microsecond=0),
+        partition=",".join(keys),
+        run_id=run.run_id,
+        wiki=run.tags.get(WIKI_TAG),
+        status=run.status.value.lower(),
+    )
+    return tuple(values.values())
 
 
 def _run_records(
@@ -148,14 +229,6 @@ def _is_wiki_pages(record: dg.EventLogRecord) -> bool:
     return event is not None and event.asset_key == WIKI_PAGES
 
 
-def _statuses(instance: dg.DagsterInstance, run_ids: list[str]) -> dict[str, str]:
-    """Each run's status, lower case (``success``), in one query."""
-    if not run_ids:
-        return {}
-    runs = instance.get_runs(filters=dg.RunsFilter(run_ids=run_ids))
-    return {run.run_id: run.status.value.lower() for run in runs}
-
-
 def _partition_order(instance: dg.DagsterInstance) -> dict[str, int]:
     name = collections_partitions.name or ""
     return {key: index for index, key in enumerate(instance.get_dynamic_partitions(name))}
@@ -166,6 +239,8 @@ def _row(
     record: dg.EventLogRecord,
     order: Mapping[str, int],
     partition: str | None,
+    wiki: str | None,
+    status: str | None,
 ) -> tuple[Any, ...]:
     observation = record.asset_observation
     metadata = md.plain(observation.metadata) if observation else {}
@@ -181,11 +256,23 @@ def _row(
         datetime.fromtimestamp(record.timestamp).replace(microsecond=0),
         ",".join(partitions),
         record.run_id,
+        wiki,
         *(dial.read(metadata) for dial in DIALS),
+        _workers(metadata),
         _models(metadata),
         *(figure.read(metadata) for figure in FIGURES),
         _quality(metadata),
+        status,
     )
+
+
+def _workers(metadata: Mapping[str, Any]) -> str | None:
+    """Each model's workers in fleet order (``4/8``); ``auto 6/3`` where they were found."""
+    counts = [MODEL_WORKERS.read(figures) for figures in md.models_of(metadata).values()]
+    if not counts or None in counts:
+        return None  # a run recorded before its models' workers were
+    shown = "/".join(str(count) for count in counts)
+    return f"auto {shown}" if md.WORKERS_AUTO.read(metadata) else shown
 
 
 def _models(metadata: Mapping[str, Any]) -> str:
@@ -232,38 +319,59 @@ def to_text(table: pl.DataFrame, *, wide: bool = False) -> str:
 
 def brief_text(table: pl.DataFrame, width: int = BRIEF_WIDTH) -> str:
     """The :data:`BRIEF` columns as plain aligned text, numbers right-aligned: ``when`` to the
-    minute, ``workers`` the count or ``auto``, ``status`` ``ok``, ``N failed`` (documents) or the
-    run's status where it did not succeed; the last column cut at ``width``."""
-    rows = [[header for header, _ in BRIEF]]
-    rows += [_brief(row) for row in table.to_dicts()]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(BRIEF) - 1)]
+    minute, ``workers`` each model's, ``status`` ``ok``, ``N failed`` (documents), ``stopped``
+    (documents left for the next run) or the run's status where it did not succeed; ``wiki``
+    (in place of ``req/doc``) before ``models`` when the rows are of more than one wiki; the
+    last column cut at ``width``."""
+    rows = table.to_dicts()
+    columns = list(BRIEF)
+    wikis = {row["wiki"] for row in rows if row["wiki"]}
+    if len(wikis) > 1:
+        # Room for it in the width: req/doc is left to --wide.
+        columns = [column for column in columns if column[0] != "req/doc"]
+        columns.insert(len(columns) - 1, WIKI_HEADER)
+        short = _short_paths(wikis)
+        rows = [row | {"wiki": short.get(row["wiki"], "")} for row in rows]
+    lines_of = [[header for header, _ in columns]]
+    lines_of += [[_cell(row, column) for _, column in columns] for row in rows]
+    widths = [max(len(line[i]) for line in lines_of) for i in range(len(columns) - 1)]
     numeric = {"docs", "seconds", "docs/s", "req/doc", "workers", "claim"}
     lines = []
-    for row in rows:
+    for cells_of in lines_of:
         cells = [
             cell.rjust(size) if header in numeric else cell.ljust(size)
-            for (header, _), cell, size in zip(BRIEF, row, widths, strict=False)
+            for (header, _), cell, size in zip(columns, cells_of, widths, strict=False)
         ]
-        line = "  ".join([*cells, row[-1]])
+        line = "  ".join([*cells, cells_of[-1]])
         lines.append(line if len(line) <= width else line[: width - 1] + "\u2026")
     return "\n".join(lines)
 
 
-def _brief(row: dict[str, Any]) -> list[str]:
-    def number(value: Any, digits: int = 0) -> str:
-        return "" if value is None else f"{value:.{digits}f}" if digits else str(value)
+def _short_paths(paths: set[str]) -> dict[str, str]:
+    """Each path by as few of its last folders as tell it from the others."""
+    for depth in range(1, max(len(PurePath(path).parts) for path in paths) + 1):
+        short = {path: str(PurePath(*PurePath(path).parts[-depth:])) for path in paths}
+        if len(set(short.values())) == len(paths):
+            return short
+    return {path: path for path in paths}
 
-    status = row["status"] or ""
-    if status == "success":
-        status = f"{row['failed']} failed" if row["failed"] else "ok"
-    workers = "auto" if row["workers_auto"] else number(row["workers_per_model"])
-    when = row["time"].strftime("%Y-%m-%d %H:%M") if row["time"] is not None else ""
-    return [
-        when, row["run_id"] or "", number(row["count"]), number(row["duration_s"], 1),
-        number(row["docs_per_sec"], 2), number(row["requests_per_doc"], 2), workers,
-        number(row["claim_size"]), status,
-        row["models"] or "",
-    ]  # fmt: skip
+
+def _cell(row: dict[str, Any], column: str) -> str:
+    """One cell of the brief view."""
+    value = row[column]
+    if column == "status":
+        if value == "success":
+            return f"{row['failed']} failed" if row["failed"] else "ok"
+        return "stopped" if row["unfinished"] else value or ""
+    if column == "time":
+        return value.strftime("%Y-%m-%d %H:%M") if value is not None else ""
+    if value is None:
+        return ""
+    if column in ("duration_s",):
+        return f"{value:.1f}"
+    if column in ("docs_per_sec", "requests_per_doc"):
+        return f"{value:.2f}"
+    return str(value)
 
 
 def table_text(table: pl.DataFrame) -> str:

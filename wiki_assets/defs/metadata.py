@@ -4,13 +4,15 @@ definitions and every reader (``runs``, the plan's estimate) reads with them, so
 in one place. A ``wiki_pages`` run's are here; the other assets' and the checks' in
 :mod:`~wiki_assets.defs.asset_metadata`.
 
-- :data:`RUN`: a run's figures, recorded once per run as an observation of ``wiki_pages`` (on the
-  step's failure when the run stops early), from the engine's :class:`IngestReport`: the few that
-  tuning runs are compared by (:data:`PLOTTED`) as numbers, which the UI plots under the asset's
-  Overview → Metadata → Plots, and the rest in two one-row tables, :data:`DIALS_TABLE` and
-  :data:`DETAILS_TABLE`, which it does not;
-- :data:`MODELS_TABLE`: each model's figures in the same event, one table with a row per model
-  (from its :class:`ModelStats`), not a plotted key per model and figure;
+- :data:`RUN`: a run's figures, recorded once per run as an observation of ``wiki_pages`` (also
+  when the run stops early), from the engine's :class:`IngestReport`: first, in words, its
+  outcome and any model that left it (:data:`HEADLINE`); the few figures tuning runs are
+  compared by (:data:`PLOTTED`) as numbers, which the UI plots under the asset's Overview →
+  Metadata → Plots (its Events view: the observations are the runs'), and the rest in two
+  one-row tables, :data:`DIALS_TABLE` and :data:`DETAILS_TABLE`, which it does not;
+- :data:`MODELS_TABLE`: each model's figures in the same event, a row per model (from its
+  :class:`ModelStats`): the few a screen shows, and the rest in :data:`MODEL_DETAILS_TABLE`,
+  not a plotted key per model and figure;
 - :data:`PARTITION`: each ``wiki_pages`` partition's own counts, on its materialization;
 - :data:`INDEX`: ``wiki_index``'s figures; :data:`SYNCED`: ``synced_documents``' per collection;
   :data:`SYNC`: a ``sync_job`` run's plan;
@@ -68,7 +70,11 @@ REQUEUED = Key[IngestReport]("requeued", int, lambda r: r.requeued)
 UNFINISHED = Key[IngestReport]("unfinished", int, lambda r: r.unfinished)
 HEDGED = Key[IngestReport]("hedged", int, lambda r: r.hedged)
 DURATION_S = Key[IngestReport]("duration_s", float, lambda r: round(r.duration_s, 3))
-DOCS_PER_SEC = Key[IngestReport]("docs_per_sec", float, lambda r: round(r.docs_per_sec, 3))
+# No rate for a run that summarized nothing: a 0 beside real runs would be a false point on the
+# plot that tuning runs are compared on (its ``outcome`` says "up to date").
+DOCS_PER_SEC = Key[IngestReport](
+    "docs_per_sec", float, lambda r: round(r.docs_per_sec, 3) if r.count else None
+)
 # Requests per summarized document (parts of long documents, retries, hedges, second opinions).
 REQUESTS_PER_DOC = Key[IngestReport](
     "requests_per_doc", float, lambda r: _share(r.requests_per_doc)
@@ -124,6 +130,39 @@ FAILED_DOCUMENTS = Key[IngestReport](
 )  # path and reason
 STOPPED_BY = Key[IngestReport]("stopped_by", str, lambda r: r.stopped_by)  # SIGTERM, SIGINT
 
+
+def _outcome(r: IngestReport) -> str:
+    """The run in words: what it summarized, or that everything was up to date; what failed,
+    and what it left for the next run."""
+    if r.count == 0 and not r.failed and not r.stopped:
+        done = "up to date: nothing to summarize"
+    else:
+        done = f"{r.count} summarized"
+    parts = [done]
+    if r.failed:
+        parts.append(f"{len(r.failed)} failed")
+    if r.stopped:
+        parts.append(f"stopped, {r.unfinished} left for the next run")
+    return " · ".join(parts)
+
+
+def _models_out(r: IngestReport) -> str | None:
+    """The models that left the run: their server died, or their breaker took them out."""
+    out = []
+    for m in r.models:
+        if m.gone is not None:
+            out.append(f"{m.name}: {m.gone.splitlines()[0]}")
+        elif m.breaker_trips:
+            out.append(f"{m.name}: taken out {m.breaker_trips}× after failures in a row")
+    return "; ".join(out) or None
+
+
+# First in the run's metadata, in words: what it did, and any model that left it (shown on the
+# run's page, where a log line would scroll away).
+OUTCOME_TEXT = Key[IngestReport]("outcome", str, _outcome)
+MODELS_OUT = Key[IngestReport]("models_out", str, _models_out)
+HEADLINE = (OUTCOME_TEXT, MODELS_OUT)
+
 # What tuning runs are compared by: numbers, so the UI plots each (one chart per key).
 PLOTTED = (
     COUNT,
@@ -169,7 +208,7 @@ DIALS = (
 )
 FIGURES = (*PLOTTED, *DETAILS)
 OUTCOME = (FAILED_DOCUMENTS, STOPPED_BY)
-RUN = (*FIGURES, *DIALS, *OUTCOME)  # every run key (DETAILS and DIALS read from their tables)
+RUN = (*HEADLINE, *FIGURES, *DIALS, *OUTCOME)  # every run key (DETAILS, DIALS: from their tables)
 DETAILS_TABLE = Table[IngestReport]("details", DETAILS)
 DIALS_TABLE = Table[IngestReport]("dials", DIALS)
 
@@ -248,18 +287,37 @@ MODEL_BUSY_SHARE = Key[ModelRun](
 # How often each reason flagged one of the model's pages: flagged_<reason>, every reason (zero
 # included) so that runs read alike.
 MODEL_FLAGS = tuple(_flagged_by(reason) for reason in Reason)
-MODEL = (
+# In service to the end, or why not (in words; the run's models_out says more).
+MODEL_SERVICE = Key[ModelRun](
+    "service",
+    str,
+    lambda m: "server died" if m.stats.gone else "taken out" if m.stats.breaker_trips else "ok",
+)
+# What a screen shows of each model: a few columns, its name first (the table scrolls no further
+# than a screen); the rest in MODEL_DETAILS_TABLE.
+MODEL_BRIEF = (
     MODEL_NAME,
     MODEL_ID,
     MODEL_DOCS,
     MODEL_DOCS_PER_SEC,
+    MODEL_STATS["workers"],
     MODEL_BUSY_SHARE,
-    *(key for name, key in MODEL_STATS.items() if name not in ("model", "docs")),
+    MODEL_STATS["failed"],
+    MODEL_FLAGGED,
     MODEL_VERIFIED_SHARE,
+    MODEL_SERVICE,
+)
+MODEL_DETAILS = (
+    MODEL_NAME,
+    *(key for key in MODEL_STATS.values() if key not in MODEL_BRIEF),
     MODEL_FLAGGED_SHARE,
     *MODEL_FLAGS,
 )
-MODELS_TABLE = Table[ModelRun]("models", MODEL, row_name=MODEL_NAME.name, prefix=MODEL_PREFIX)
+MODEL = (*MODEL_BRIEF, *MODEL_DETAILS[1:])
+MODELS_TABLE = Table[ModelRun]("models", MODEL_BRIEF, row_name=MODEL_NAME.name, prefix=MODEL_PREFIX)
+MODEL_DETAILS_TABLE = Table[ModelRun](
+    "model_details", MODEL_DETAILS, row_name=MODEL_NAME.name, prefix=MODEL_PREFIX
+)
 
 
 def _share(value: float | None) -> float | None:
@@ -274,11 +332,14 @@ def run_metadata(report: IngestReport) -> dict[str, dg.MetadataValue]:
     """The run's figures, once per run: Int and Float values (which the UI plots) for the figures
     tuning runs are compared by, one table each for the other figures, the dials and the models,
     JSON only for the list of failures."""
+    models = [ModelRun(report, m) for m in report.models]
     return {
+        **build(HEADLINE, report),
         **build(PLOTTED, report),
+        MODELS_TABLE.name: MODELS_TABLE.value(models),
         DETAILS_TABLE.name: DETAILS_TABLE.value([report]),
         DIALS_TABLE.name: DIALS_TABLE.value([report]),
-        MODELS_TABLE.name: MODELS_TABLE.value([ModelRun(report, m) for m in report.models]),
+        MODEL_DETAILS_TABLE.name: MODEL_DETAILS_TABLE.value(models),
         **build(OUTCOME, report),
     }
 
@@ -342,5 +403,5 @@ def partition_metadata(
 
 
 TABLES: dict[str, Table[Any]] = {
-    table.name: table for table in (DETAILS_TABLE, DIALS_TABLE, MODELS_TABLE)
+    table.name: table for table in (DETAILS_TABLE, DIALS_TABLE, MODELS_TABLE, MODEL_DETAILS_TABLE)
 }

@@ -19,6 +19,7 @@ DIGEST_JOB = "wiki_digest_job"
 # What starts runs.
 SCHEDULE = "daily_sync_then_ingest"
 INGEST_SENSOR = "ingest_after_sync"
+REGISTER_SENSOR = "register_collections"
 DIGEST_SENSOR = "wiki_digest_after_ingest"
 AUTOMATION_SENSOR = "default_automation_condition_sensor"
 

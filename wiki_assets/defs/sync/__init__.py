@@ -9,6 +9,9 @@ in the UI) does nothing but ask for a run:
    collections whose pages need work) on its output;
 3. when it succeeds, the sensor ``ingest_after_sync`` requests the ingest runs of that plan.
 
+Meanwhile the sensor ``register_collections`` names the synced root's collections as partitions
+(by their folders, reading no file), so that a fresh instance offers them before its first sync.
+
 The CLI runs the same sync in its own process (:func:`sync`), then its run.
 
 By kind: the sync itself, which the CLI runs too (:mod:`.observe`), the job (:mod:`.jobs`), the
@@ -27,7 +30,11 @@ from wiki_assets.defs.sync.observe import (
     unfinished_index,
 )
 from wiki_assets.defs.sync.schedules import build_schedule
-from wiki_assets.defs.sync.sensors import build_ingest_sensor, sync_plan_of
+from wiki_assets.defs.sync.sensors import (
+    build_ingest_sensor,
+    build_register_sensor,
+    sync_plan_of,
+)
 
 __all__ = [
     "INGEST_SENSOR",
@@ -38,6 +45,7 @@ __all__ = [
     "SyncFailed",
     "SyncPlan",
     "build_ingest_sensor",
+    "build_register_sensor",
     "build_schedule",
     "build_sync_job",
     "sync",

@@ -160,6 +160,13 @@ def sync(
     added = [state.name for state in states if state.name not in known]
     if added:
         instance.add_dynamic_partitions(name, added)
+    # A partition that names no collection (no folder, no pages: one added by hand with a typo,
+    # or a collection whose last pages a run removed) goes, so that it is not offered again.
+    for stray in sorted(known - {state.name for state in states}):
+        instance.delete_dynamic_partition(name, stray)
+        (log or logging.getLogger("wiki_assets")).info(
+            f"partition {stray!r} names no collection in {corpus.synced_path}: removed"
+        )
     report_collections(instance, states, record or instance.report_runless_asset_event)
     order = {key: index for index, key in enumerate(instance.get_dynamic_partitions(name))}
     # A page to write from a journaled answer is work as much as a document to summarize: the

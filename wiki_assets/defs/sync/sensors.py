@@ -1,4 +1,6 @@
-"""``ingest_after_sync``: after a ``sync_job`` run succeeds, the ingest runs of its plan."""
+"""``ingest_after_sync``: after a ``sync_job`` run succeeds, the ingest runs of its plan; and
+``register_collections``: the synced root's collections as ``wiki_pages`` partitions, so that a
+fresh instance offers them before the first sync."""
 
 from typing import Any
 
@@ -7,9 +9,44 @@ import dagster as dg
 from wiki_assets.defs.asset_metadata import COLLECTIONS, PENDING, REPAIR
 from wiki_assets.defs.assets import IngestConfig, launched_by
 from wiki_assets.defs.metadata import plain
-from wiki_assets.defs.names import INGEST_SENSOR, SYNC_OP
+from wiki_assets.defs.names import INGEST_SENSOR, REGISTER_SENSOR, SYNC_OP
+from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.defs.sync.observe import SyncPlan
 from wiki_assets.engine import environment
+from wiki_assets.engine.text.corpus import collection_names
+
+REGISTER_EVERY_S = 60
+
+
+def build_register_sensor() -> dg.SensorDefinition:
+    """Registers each collection of the synced root (its folders, by name: no file is read) as
+    a partition, as soon as the daemon evaluates it after the code location loads, and every
+    minute after: partitions appear without waiting for the first sync. The sync observes and
+    plans them; this only names them."""
+
+    @dg.sensor(
+        name=REGISTER_SENSOR,
+        minimum_interval_seconds=REGISTER_EVERY_S,
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description="Registers the synced root's collections (its folders) as partitions, so "
+        "that they can be materialized before the first sync. The sync (sync_job, the daily "
+        "schedule, `wiki-assets ingest`) observes them and plans the work.",
+    )
+    def register_collections(
+        context: dg.SensorEvaluationContext, corpus: CorpusResource
+    ) -> dg.SensorResult | dg.SkipReason:
+        name = collections_partitions.name
+        assert name is not None
+        known = set(context.instance.get_dynamic_partitions(name))
+        new = sorted(collection_names(corpus.synced_path, corpus.collection_depth) - known)
+        if not new:
+            return dg.SkipReason(f"every collection of {corpus.synced_path} is a partition")
+        return dg.SensorResult(
+            dynamic_partitions_requests=[collections_partitions.build_add_request(new)]
+        )
+
+    return register_collections
 
 
 def build_ingest_sensor(

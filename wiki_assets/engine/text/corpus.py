@@ -146,6 +146,15 @@ def scan_contents(
             yield SourceDocument(relative, collection, size, digest), data
 
 
+def collection_names(root: Path, depth: int = 1) -> set[str]:
+    """The collections :func:`scan` would find under ``root``, by the names of their files alone
+    (no file is opened): cheap enough to look at often."""
+    root = root.resolve()
+    if not root.is_dir():
+        return set()
+    return {collection_of(relative, depth) for _, relative in _walk(str(root), "", True)}
+
+
 def collection_version(documents: Iterable[SourceDocument]) -> str:
     """A data version for a collection: changes when any document is added, removed or edited."""
     digest = hashlib.sha256()
