@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Dials, Endpoint, StateStore, ingest
+from wiki_assets.engine.digest import write_digest
+from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.wiki.audit import audit_wiki, front_matter
 from wiki_assets.engine.wiki.catalog import (
     CATALOG_FILE,
@@ -13,6 +17,7 @@ from wiki_assets.engine.wiki.catalog import (
     CatalogRecord,
     read_catalog,
 )
+from wiki_assets.engine.wiki.files import STATE_DIR
 from wiki_assets.engine.wiki.index import index_wiki
 from wiki_assets.simulator import SimModel, SimServer
 
@@ -82,3 +87,43 @@ def test_the_catalog_follows_removed_pages_and_is_one_json_object_a_line(tmp_pat
     index_wiki(wiki)
     lines = (wiki / CATALOG_FILE).read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["page"] for line in lines] == ["c/a.md"]
+
+
+def test_each_page_carries_its_language_in_the_catalog_and_the_digest(tmp_path: Path) -> None:
+    """A bot that posts to a Korean and an English channel reads each page's language from the
+    catalog and the day's digest: the language the page is written in, as a code."""
+    synced, wiki = tmp_path / "synced", tmp_path / "wiki"
+    (synced / "c").mkdir(parents=True)
+    (synced / "c" / "leave.md").write_text("# Leave\n\n" + "Annual leave is 25 days. " * 8)
+    (synced / "c" / "leave-ko.md").write_text("# 휴가\n\n" + "연차 휴가는 25일입니다. " * 8)
+    with SimServer(SimModel(model="sim", behaviour="faithful")) as server:
+        ingest(synced_root=synced, wiki_root=wiki, collections=["c"],
+               endpoints=[Endpoint(name="sim", base_url=server.base_url, model="sim")],
+               dials=Dials(flush_seconds=0.2), clock=lambda: 1_764_500_000.0)  # fmt: skip
+    index_wiki(wiki)
+    languages = {record["page"]: record["language"] for record in read_catalog(wiki)}
+    assert languages == {"c/leave-ko.md": "ko", "c/leave.md": "en"}
+    day = datetime.fromtimestamp(1_764_500_000.0, UTC).date()
+    files = write_digest(wiki, day)
+    added = json.loads((wiki / files.json).read_text(encoding="utf-8"))["added"]
+    assert {item["page"]: item["language"] for item in added} == languages
+
+
+def test_a_history_from_before_gains_the_language_column(tmp_path: Path) -> None:
+    """A state store written before pages' events had a language: opening it adds the column,
+    and its old events read as ''."""
+    state = tmp_path / "wiki" / STATE_DIR
+    state.mkdir(parents=True)
+    with sqlite3.connect(state / "journal.sqlite") as db:
+        db.executescript(
+            "CREATE TABLE page_events (seq INTEGER PRIMARY KEY, at REAL NOT NULL, event TEXT NOT"
+            " NULL, collection TEXT NOT NULL, path TEXT NOT NULL, page TEXT NOT NULL, content_hash"
+            " TEXT NOT NULL, title TEXT NOT NULL, description TEXT NOT NULL, verdict TEXT NOT"
+            " NULL, flags TEXT NOT NULL);"
+            "INSERT INTO page_events (at, event, collection, path, page, content_hash, title,"
+            " description, verdict, flags) VALUES (1.0, 'added', 'c', 'c/a.md', 'c/a.md', 'h',"
+            " 'A', 'About a.', 'ok', '[]');"
+        )
+    with Journal(StateStore(state)) as journal:
+        (event,) = journal.history.between(0.0, 2.0)
+    assert event.title == "A" and event.language == ""

@@ -46,6 +46,7 @@ class PageChange:
     verdict: str
     flags: tuple[str, ...]
     at: float  # the day's last event of the page, epoch seconds
+    language: str = ""  # the page's, as a code ("ko", "en"); "" for an event from before
     old_title: str | None = None
     old_description: str | None = None
 
@@ -60,6 +61,7 @@ class PageChange:
             event.verdict,
             event.flags,
             event.at,
+            event.language,
             before.title if before else None,
             before.description if before else None,
         )

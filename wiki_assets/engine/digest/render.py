@@ -105,6 +105,7 @@ def _change(change: PageChange, *, old: bool = False) -> dict[str, Any]:
         "collection": change.collection,
         "title": change.title,
         "description": change.description,
+        "language": change.language,
         "verdict": change.verdict,
         "flags": list(change.flags),
         "at": iso(change.at),

@@ -21,11 +21,11 @@ from wiki_assets.engine.model.budget import (
     join_notes,
     split_to_budget,
 )
-from wiki_assets.engine.model.page import LANGUAGES, detect_language
 from wiki_assets.engine.quality import number_lines
 from wiki_assets.engine.related import Candidate, RelatedIndex
 from wiki_assets.engine.related.service import CandidatesService
 from wiki_assets.engine.text.corpus import DocumentError, read_text, title_of
+from wiki_assets.engine.text.language import LANGUAGES, detect_language
 from wiki_assets.engine.wiki.files import UnsafePath, Wiki
 
 MIN_PART_TOKENS = 64  # a context with less room than this for text cannot be split usefully

@@ -244,18 +244,3 @@ def parse_draft(text: str, truncated: bool = False) -> PageDraft:
             f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}" for e in error.errors()
         )
         raise DraftError(f"JSON does not match the page schema: {problems}") from error
-
-
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
-_LETTER = re.compile(r"[^\W\d_]")
-LANGUAGES = {"ko": "Korean", "en": "English"}
-
-
-def detect_language(text: str) -> str:
-    """'ko' when Hangul makes up a fifth of the letters (Korean documents quote English terms),
-    else 'en'. Enough to keep a Korean document's page in Korean; other scripts fall back to
-    asking the model to use the document's own language."""
-    sample = text[:4000]
-    letters = len(_LETTER.findall(sample))
-    hangul = len(_HANGUL.findall(sample))
-    return "ko" if letters and hangul / letters >= 0.2 else "en"

@@ -69,6 +69,8 @@ class Journal:
             _SCHEMA.replace("{link_order_column}", "" if sqlite else "\n    seq BIGSERIAL,")
             + page_events.schema(self._db.dialect)
         )
+        for column, ddl in page_events.ADDED_COLUMNS.items():
+            self._db.add_column(page_events.TABLE, column, ddl)
         self.history = PageHistory(self._db)  # appended to with the journal changes it records
         if history_is_new:
             # A store from before the history: what each page says now is its starting point.

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from wiki_assets.engine.state.store import Db
+from wiki_assets.engine.text.language import language_code
 
 EventKind = Literal["added", "changed", "removed", "existing"]
 EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)
@@ -37,13 +38,19 @@ CREATE TABLE IF NOT EXISTS page_events (
     title TEXT NOT NULL,
     description TEXT NOT NULL,
     verdict TEXT NOT NULL,
-    flags TEXT NOT NULL
+    flags TEXT NOT NULL,
+    language TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS page_events_by_time ON page_events (at);
 CREATE INDEX IF NOT EXISTS page_events_by_path ON page_events (path, seq);
 """
 
-_COLUMNS = "at, event, collection, path, page, content_hash, title, description, verdict, flags"
+_COLUMNS = (
+    "at, event, collection, path, page, content_hash, title, description, verdict, flags, language"
+)
+# Columns added since the table was first written, with their type: a store from before gains
+# them when it is opened (its old events read as "").
+ADDED_COLUMNS = {"language": "TEXT NOT NULL DEFAULT ''"}
 _CHUNK = 500  # paths per ``IN (...)`` list
 
 
@@ -65,6 +72,7 @@ class PageEvent:
     description: str
     verdict: str  # ok, flagged or unchecked, as the page's front matter says
     flags: tuple[str, ...] = ()
+    language: str = ""  # the page's, as a code ("ko", "en"); "" for an event from before
 
     @property
     def live(self) -> bool:
@@ -101,6 +109,7 @@ def page_event(
         result.get("description", ""),
         verdict,
         tuple(flags or ()),
+        language_code(result.get("language", "")),
     )
 
 
@@ -226,7 +235,7 @@ class PageHistory:
 
     def _insert(self, events: Iterable[PageEvent]) -> None:
         self._db.executemany(
-            f"INSERT INTO page_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO page_events ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     e.at,
@@ -239,6 +248,7 @@ class PageHistory:
                     e.description,
                     e.verdict,
                     json.dumps(list(e.flags)),
+                    e.language,
                 )
                 for e in events
             ],
@@ -246,7 +256,7 @@ class PageHistory:
 
 
 def _event(row: Sequence[Any]) -> PageEvent:
-    at, event, collection, path, page, content_hash, title, description, verdict, flags = row
+    at, event, collection, path, page, content_hash, title, description, verdict, flags, lang = row
     assert event in EVENT_KINDS, event
     return PageEvent(
         float(at),
@@ -259,6 +269,7 @@ def _event(row: Sequence[Any]) -> PageEvent:
         description,
         verdict,
         tuple(json.loads(flags)),
+        lang,
     )
 
 

@@ -98,6 +98,18 @@ class Db:
             return self.execute(query, (name,)).fetchone() is not None
         return bool(self.execute("SELECT to_regclass(?) IS NOT NULL", (name,)).fetchone()[0])
 
+    def add_column(self, table: str, column: str, ddl: str) -> None:
+        """Add ``column`` (``ddl``: its type and default) to ``table`` unless it has it: a store
+        written by an older version gains a field its rows fill with the default."""
+        with self.transaction():
+            if self.dialect == "postgres":
+                self.execute("SELECT pg_advisory_xact_lock(hashtext('wiki_assets schema'))")
+                self.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {ddl}")
+                return
+            names = {row[1] for row in self.execute(f"PRAGMA table_info({table})")}
+            if column not in names:
+                self.execute(f"ALTER TABLE {table} ADD COLUMN {column} {ddl}")
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         # Both connections autocommit; a group of statements is one explicit transaction.

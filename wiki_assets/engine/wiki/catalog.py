@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal, TypedDict
 
+from wiki_assets.engine.text.language import language_code
 from wiki_assets.engine.wiki.record import Page
 
 CATALOG_FILE = "catalog.jsonl"
@@ -31,6 +32,7 @@ class CatalogRecord(TypedDict):
     collection: str
     title: str
     description: str
+    language: str  # the page's language as a code ("ko", "en"); "" when not recorded
     topics: list[str]
     related: list[str]  # the pages this one links to as related (only pages that exist)
     model: str  # the model that wrote it
@@ -52,6 +54,7 @@ def catalog_record(page: Page, collection: str) -> CatalogRecord:
         collection=collection,
         title=page.title,
         description=page.description,
+        language=language_code(page.language),
         topics=list(page.topics),
         related=[link.page for link in page.related],
         model=page.model,

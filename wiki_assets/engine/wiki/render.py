@@ -15,9 +15,9 @@ import re
 from collections.abc import Callable, Sequence
 from urllib.parse import quote
 
-from wiki_assets.engine.model.page import LANGUAGES
 from wiki_assets.engine.quality.evidence import PointCheck
 from wiki_assets.engine.quality.verdict import Reason
+from wiki_assets.engine.text.language import language_code
 from wiki_assets.engine.wiki.files import INDEX_PAGE
 from wiki_assets.engine.wiki.record import Link, Page
 
@@ -171,9 +171,7 @@ language (English for a language without a note of its own)."""
 
 
 def ungrounded_note(language: str) -> str:
-    code = language.strip().lower()
-    code = next((c for c, name in LANGUAGES.items() if code in (c, name.lower())), "en")
-    return UNGROUNDED_NOTES.get(code, UNGROUNDED_NOTES["en"])
+    return UNGROUNDED_NOTES.get(language_code(language), UNGROUNDED_NOTES["en"])
 
 
 UNVERIFIED_NOTE = (
