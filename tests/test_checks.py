@@ -104,6 +104,10 @@ def test_asset_checks_run_with_the_ingest_job_and_record_failures(
         else:
             assert record.status == AssetCheckExecutionRecordStatus.SUCCEEDED, partition
             assert data.metadata["problems"].value == 0
+    # Each check step yields its (empty) output: no "did not yield" note, in the UI's event log
+    # either.
+    logged = instance.all_logs(outcome.run_id)
+    assert [e for e in logged if "did not yield" in e.user_message] == []
 
 
 def test_a_run_over_several_partitions_records_a_result_for_each_and_none_skipped(

@@ -105,7 +105,7 @@ def _target(record: dg.EventLogRecord) -> AssetCheckEvaluationTargetMaterializat
 
 def _per_partition(
     context: dg.AssetCheckExecutionContext, outcomes: dict[str, Outcome]
-) -> Iterator[dg.AssetCheckEvaluation]:
+) -> Iterator[dg.AssetCheckEvaluation | dg.Output[None]]:
     targets = _targets(context.instance, list(outcomes))
     for key, outcome in outcomes.items():
         yield dg.AssetCheckEvaluation(
@@ -117,6 +117,10 @@ def _per_partition(
             target_materialization_data=targets.get(key),
             partition=key,
         )
+    # The check's own output, with nothing in it: its results are the evaluations above, which
+    # Dagster does not count as the output (it would log that the op "did not yield" it).
+    for name in context.op_execution_context.selected_output_names:
+        yield dg.Output(None, output_name=name)
 
 
 def flagged_by_collection(
@@ -160,7 +164,7 @@ def build_page_checks(wiki_pages: dg.AssetsDefinition) -> list[dg.AssetChecksDef
     @dg.multi_asset_check(**_per_partition_check(NO_FAILED_DOCUMENTS, wiki_pages))
     def no_failed_documents(
         context: dg.AssetCheckExecutionContext, corpus: CorpusResource
-    ) -> Iterator[dg.AssetCheckEvaluation]:
+    ) -> Iterator[dg.AssetCheckEvaluation | dg.Output[None]]:
         store = corpus.state_store()
         outcomes = {key: failed_documents(store, [key]) for key in context.partition_keys}
         yield from _per_partition(context, outcomes)
@@ -168,7 +172,7 @@ def build_page_checks(wiki_pages: dg.AssetsDefinition) -> list[dg.AssetChecksDef
     @dg.multi_asset_check(**_per_partition_check(FLAGGED_SHARE, wiki_pages))
     def flagged_share(
         context: dg.AssetCheckExecutionContext, corpus: CorpusResource, config: FlaggedShareConfig
-    ) -> Iterator[dg.AssetCheckEvaluation]:
+    ) -> Iterator[dg.AssetCheckEvaluation | dg.Output[None]]:
         outcomes = flagged_by_collection(
             corpus.state_store(), context.partition_keys, config.max_flagged_share
         )

@@ -31,9 +31,6 @@ class AlignedFormatter(logging.Formatter):
 # them all.
 FOLLOW_ON_EVENTS = frozenset({"STEP_FAILURE", "STEP_SKIPPED", "RUN_FAILURE", "PIPELINE_FAILURE"})
 FOLLOW_ON_LINES = ("Dependencies for step ", "Execution of run for ")
-# The wiki_pages checks record one evaluation per collection (defs/checks.py) instead of an output
-# for the whole run, which Dagster notes at INFO after each check step: not news to a reader.
-NO_OUTPUT_NOTE = "did not yield or return expected outputs"
 
 
 class FollowOnFailures(logging.Filter):
@@ -45,7 +42,7 @@ class FollowOnFailures(logging.Filter):
         if getattr(event, "event_type_value", None) in FOLLOW_ON_EVENTS:
             return False
         message = str(meta.get("orig_message") or "")
-        return not message.startswith(FOLLOW_ON_LINES) and NO_OUTPUT_NOTE not in message
+        return not message.startswith(FOLLOW_ON_LINES)
 
 
 def aligned_handler(stream: object = None) -> logging.Handler:
