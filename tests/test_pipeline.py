@@ -210,6 +210,8 @@ def test_schedule_requests_the_new_and_stale_collections(
 
     first = daily_tick(defs, instance)
     assert first.sync.dagster_run.job_name == "sync_job"
+    sync_run = instance.get_run_by_id(first.sync.run_id)
+    assert sync_run is not None and sync_run.tags["wiki_assets/source"] == "schedule"
     assert len(first.run_requests) == 1
     tags = first.run_requests[0].tags
     order = instance.get_dynamic_partitions("collections")
@@ -232,6 +234,27 @@ def test_schedule_requests_the_new_and_stale_collections(
     stale = daily_tick(defs, instance)
     tags = stale.run_requests[0].tags
     assert (tags[PARTITION_RANGE_START], tags[PARTITION_RANGE_END]) == ("operations", "operations")
+
+
+def test_every_run_the_definitions_run_carries_its_source_tag(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    """Runs launched from the UI carry only Dagster's tags: the sync, the index and the digest
+    tag themselves with where they came from, as wiki_pages does."""
+    summarizer = summarizer_for(sim)
+    assert sync_then_ingest(instance, workspace.corpus, summarizer, FAST).success
+    defs = build_defs(workspace.corpus, summarizer)
+    sync_run = defs.resolve_job_def("sync_job").execute_in_process(instance=instance)
+    index_run = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+        instance=instance, asset_selection=[dg.AssetKey("wiki_index")]
+    )
+    digest_run = defs.resolve_job_def("wiki_digest_job").execute_in_process(
+        instance=instance, partition_key="2026-12-01"
+    )
+    for result in (sync_run, index_run, digest_run):
+        assert result.success
+        run = instance.get_run_by_id(result.run_id)
+        assert run is not None and run.tags.get("wiki_assets/source") == "ui", run.job_name
 
 
 def test_evaluating_the_schedule_writes_nothing(

@@ -154,6 +154,15 @@ def launched_by(tags: Mapping[str, str]) -> str:
     return "ui"
 
 
+def tag_source(context: dg.OpExecutionContext | dg.AssetExecutionContext) -> None:
+    """Give the run its source tag if whoever launched it did not (the launchpad, a backfill, a
+    sensor or the automation add only Dagster's): every run the project's definitions run says
+    where it came from."""
+    tags = context.run.tags
+    if SOURCE_TAG not in tags:
+        context.instance.add_run_tags(context.run_id, {SOURCE_TAG: launched_by(tags)})
+
+
 def tag_run(context: dg.AssetExecutionContext, dials: IngestConfig, corpus: CorpusResource) -> None:
     """Give the run our tags, whoever launched it (the launchpad and backfills add only
     Dagster's): where it came from, its dials as it runs with them and the wiki it writes."""
@@ -274,6 +283,7 @@ def wiki_index(context: dg.AssetExecutionContext, corpus: CorpusResource) -> dg.
     """``index.md``: every page by collection and by shared topic. Building it also re-renders any
     page whose related links or backlinks are out of date, so no link in the wiki dangles; then the
     wiki's checks run over the files as readers see them."""
+    tag_source(context)
     with naming_a_full_disk(corpus):
         report = index_wiki(corpus.wiki_path, corpus.state_store())
     audit = audit_wiki(corpus.wiki_path, corpus.synced_path)

@@ -13,6 +13,7 @@ from wiki_assets.defs.asset_metadata import (
     Delivered,
     DigestRun,
 )
+from wiki_assets.defs.assets import tag_source
 from wiki_assets.defs.digest.resources import DigestResource
 from wiki_assets.defs.metadata import plain
 from wiki_assets.defs.metadata_keys import build
@@ -50,6 +51,7 @@ def build_wiki_digest(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefi
         """The day's digest: pages added, changed (old and new description), removed and
         flagged, in ``digest/YYYY-MM-DD.md`` and ``.json``; posted to the chat webhook when one
         is configured, once a day."""
+        tag_source(context)
         day = date.fromisoformat(context.partition_key)
         files = write_digest(corpus.wiki_path, day, timezone, corpus.state_store())
         counts = files.digest.counts()

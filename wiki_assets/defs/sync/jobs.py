@@ -3,7 +3,7 @@
 import dagster as dg
 
 from wiki_assets.defs.asset_metadata import SYNC
-from wiki_assets.defs.assets import IngestConfig
+from wiki_assets.defs.assets import IngestConfig, tag_source
 from wiki_assets.defs.metadata_keys import build
 from wiki_assets.defs.names import SYNC_JOB, SYNC_OP
 from wiki_assets.defs.plan import plan_lines, recorded_rates
@@ -25,6 +25,7 @@ def build_sync_job(dials: IngestConfig) -> dg.JobDefinition:
         corpus: CorpusResource,
         summarizer: SummarizerResource,
     ) -> dg.Output[None]:
+        tag_source(context)
         plan = sync(
             context.instance, corpus, summarizer, context.log, dials, context.log_event,
             after_pages=False,

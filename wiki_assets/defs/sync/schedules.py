@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from wiki_assets.defs.assets import LOGGERS
+from wiki_assets.defs.assets import LOGGERS, SOURCE_TAG
 from wiki_assets.defs.names import SCHEDULE
 from wiki_assets.engine import environment
 
@@ -16,6 +16,7 @@ def build_schedule(sync_job: dg.JobDefinition) -> dg.ScheduleDefinition:
         cron_schedule=environment.cron_schedule(),
         job=sync_job,
         run_config=LOGGERS,
+        tags={SOURCE_TAG: "schedule"},
         default_status=dg.DefaultScheduleStatus.RUNNING,
         description="Start a sync_job run (the mirror command, then every collection observed "
         "and new ones registered); after it the sensor ingest_after_sync ingests every "
