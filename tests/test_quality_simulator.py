@@ -2,6 +2,7 @@
 over real HTTP by the engine's own client, and judged by the evidence verifier and the page
 checks: the faithful model's points are verified (at least 0.9) and its pages pass; the
 fabricating model's fluent points are not (at most 0.1) and every one of its pages is flagged.
+At the default max_tokens the faithful preset writes pages that fit it, as a demo shows them.
 Then a document in numbered parts: the faithful notes keep the whole document's line numbers."""
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ import openai
 import pytest
 from conftest import SAMPLE
 
-from wiki_assets.engine.config import Endpoint
+from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.model.budget import split_to_budget
 from wiki_assets.engine.model.client import ModelClient
-from wiki_assets.engine.model.page import draft_schema
+from wiki_assets.engine.model.page import PageDraft, draft_schema
 from wiki_assets.engine.model.prompts import CHUNK_USER
 from wiki_assets.engine.quality import Assessment, Reason, assess, number_lines
 from wiki_assets.engine.related import Candidate
@@ -33,9 +34,10 @@ DOCUMENTS = sorted(
 )
 
 
-async def _assess_all(server: SimServer, model: str) -> list[Assessment]:
-    # A large endpoint's max_tokens: the page is whole, so only what it says is judged.
-    client = ModelClient(Endpoint(name=model, base_url=server.base_url, model=model), 1024)
+async def _assess_all(
+    server: SimServer, model: str, max_tokens: int, drafts: list[PageDraft] | None = None
+) -> list[Assessment]:
+    client = ModelClient(Endpoint(name=model, base_url=server.base_url, model=model), max_tokens)
     found = []
     try:
         for document in DOCUMENTS:
@@ -45,6 +47,8 @@ async def _assess_all(server: SimServer, model: str) -> list[Assessment]:
             others = [d.relative_to(SAMPLE).as_posix() for d in DOCUMENTS[:3] if d != document]
             candidates = [Candidate(other, other, "", 0.5) for other in others]
             summary = await client.summarize(path, title, text, candidates, language)
+            if drafts is not None:
+                drafts.append(summary.draft)
             found.append(
                 assess(
                     summary.draft,
@@ -59,10 +63,14 @@ async def _assess_all(server: SimServer, model: str) -> list[Assessment]:
     return found
 
 
-def _run(behaviour: str) -> list[Assessment]:
+def _run(
+    behaviour: str, max_tokens: int = 1024, drafts: list[PageDraft] | None = None
+) -> list[Assessment]:
+    """Every sample page of the ``behaviour`` preset; by default at a large max_tokens, so that
+    the page is whole and only what it says is judged."""
     sim = dataclasses.replace(PRESETS[behaviour], model=behaviour, instant=True)
     with SimServer(sim) as server:
-        return asyncio.run(_assess_all(server, behaviour))
+        return asyncio.run(_assess_all(server, behaviour, max_tokens, drafts))
 
 
 def _share(assessments: list[Assessment]) -> float:
@@ -80,6 +88,18 @@ def test_faithful_points_are_verified_and_its_pages_pass() -> None:
     assert [a.verdict.reasons for a in assessments if not a.verdict.ok] == []
     # Every verified point names the lines it stands on.
     assert all(p.reference for a in assessments for p in a.points if p.verified)
+
+
+def test_the_faithful_preset_writes_pages_a_demo_can_show_at_the_default_max_tokens() -> None:
+    """As a model asked for short pages does, it keeps within the default cap: no page is cut,
+    almost every page passes, and each keeps a verified point and a related link."""
+    drafts: list[PageDraft] = []
+    assessments = _run("faithful", Dials().max_tokens, drafts)
+    reasons = Counter(reason for a in assessments for reason in a.verdict.reasons)
+    assert reasons[Reason.HIT_MAX_TOKENS] == 0, reasons
+    assert sum(a.verdict.ok for a in assessments) >= 0.9 * len(assessments), reasons
+    assert all(a.verified >= 1 for a in assessments)
+    assert all(draft.related for draft in drafts)
 
 
 def test_fabricating_points_are_not_verified_and_its_pages_are_flagged() -> None:

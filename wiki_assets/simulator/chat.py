@@ -58,7 +58,7 @@ class ChatCompletions:
             return await self._inject(fault, request)
 
         # The text first, so the reported completion tokens are exactly the simulated ones.
-        written = page_answer(sim.behaviour, parsed.document, parsed.schema)
+        written = page_answer(sim.behaviour, parsed.document, parsed.schema, parsed.max_tokens)
         if written is None:
             output_tokens, capped = sim.output_tokens(parsed.prompt_tokens, parsed.max_tokens)
             content = answer_text(parsed.document, parsed.schema, parsed.as_json, output_tokens)

@@ -13,6 +13,10 @@ requested schema's bounds:
   (with numbers) the document does not have, quoting the invented sentence itself or, every
   other point, a real line that says something else.
 
+Either writes within the request's ``max_tokens``, as a model asked for a short page does: its
+last key points, topics and summary sentence are left out until the answer fits (a page that
+cannot fit even then is cut, and says so).
+
 The text is derived from the request alone, so answers are deterministic.
 """
 
@@ -22,7 +26,10 @@ import json
 import re
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
+
+from wiki_assets.simulator.tokens import estimate_tokens
 
 __all__ = ["page_answer"]
 
@@ -64,14 +71,17 @@ _INVENTED_TOPICS = {
     "ko": ["물류", "가맹 협력사", "테이프 보관", "감사 보너스", "메인프레임"],
 }
 _REASONS = {
-    "en": "It covers a closely related subject that readers of this page also need.",
-    "ko": "이 문서와 함께 읽으면 좋은 관련 주제를 다룹니다.",
+    "en": "Readers of this page need it too.",
+    "ko": "함께 읽을 관련 문서입니다.",
 }
 
 
-def page_answer(behaviour: str, message: str, schema: dict[str, Any] | None) -> str | None:
+def page_answer(
+    behaviour: str, message: str, schema: dict[str, Any] | None, max_tokens: int | None = None
+) -> str | None:
     """The answer of a ``faithful`` or ``fabricating`` model to ``message`` (the last user
-    message), or ``None`` where it is no page or notes request (the caller answers as usual)."""
+    message), within ``max_tokens`` where it can be, or ``None`` where it is no page or notes
+    request (the caller answers as usual)."""
     if behaviour not in ("faithful", "fabricating"):
         return None
     found = _BLOCK.search(message)
@@ -86,7 +96,76 @@ def page_answer(behaviour: str, message: str, schema: dict[str, Any] | None) -> 
         return "\n".join(_rotate(_INVENTED[language], seed)[:3])
     page = (_faithful if behaviour == "faithful" else _fabricated)(lines, language, seed)
     page["related"] = _related(schema, language)
-    return json.dumps(_fit(page, schema, schema), ensure_ascii=False)
+    return json.dumps(_shorter(_fit(page, schema, schema), max_tokens), ensure_ascii=False)
+
+
+def _shorter(page: dict[str, Any], max_tokens: int | None) -> dict[str, Any]:
+    """``page`` as a model that keeps to ``max_tokens`` writes it: each of :data:`_SHORTER`'s
+    steps in turn, as long as it helps, until the page fits (a quote stays the document's
+    words: it loses words at its end)."""
+
+    def fits() -> bool:
+        size = estimate_tokens(json.dumps(page, ensure_ascii=False))
+        return max_tokens is None or size <= max_tokens
+
+    for step in _SHORTER:
+        while not fits() and step(page):
+            pass
+    return page
+
+
+def _drop(field: str, keep: int) -> Callable[[dict[str, Any]], bool]:
+    """A step that leaves out the last item of the page's ``field`` while it has over ``keep``."""
+
+    def step(page: dict[str, Any]) -> bool:
+        items = page.get(field, [])
+        if len(items) <= keep:
+            return False
+        items.pop()
+        return True
+
+    return step
+
+
+def _one_sentence(page: dict[str, Any]) -> bool:
+    first = _sentence(page["summary"])
+    if first == page["summary"]:
+        return False
+    page["summary"] = first
+    return True
+
+
+def _cut(words: int, summary: bool = True) -> Callable[[dict[str, Any]], bool]:
+    """A step that cuts the last word of the page's longest text, down to ``words`` words
+    (the summary only with ``summary``: a few words are no summary)."""
+
+    def step(page: dict[str, Any]) -> bool:
+        texts = [(page, "description"), *([(page, "summary")] if summary else [])]
+        texts += [(point, field) for point in page["key_points"] for field in ("text", "quote")]
+        cuttable = [(o, f) for o, f in texts if len(o[f].split()) > words]
+        if not cuttable:
+            return False
+        holder, field = max(cuttable, key=lambda found: len(found[0][found[1]]))
+        holder[field] = " ".join(holder[field].split()[:-1])
+        return True
+
+    return step
+
+
+# What a page does without when it must be shorter, in order: extra points and topics, a second
+# summary sentence, long texts' ends, a second point, a second link, more words; its last link
+# only when nothing else is left.
+_SHORTER: tuple[Callable[[dict[str, Any]], bool], ...] = (
+    _drop("key_points", 2),
+    _drop("topics", 2),
+    _one_sentence,
+    _cut(12),
+    _drop("key_points", 1),
+    _drop("related", 1),
+    _cut(4, summary=False),
+    _cut(6),
+    _drop("related", 0),
+)
 
 
 def _language(text: str) -> str:
