@@ -17,8 +17,10 @@ from dagster._core.storage.asset_check_execution_record import (
 )
 
 from wiki_assets.defs.assets import IngestConfig
-from wiki_assets.defs.checks import flagged_by_collection
+from wiki_assets.defs.checks import MODELS_IN_SERVICE, flagged_by_collection
+from wiki_assets.defs.resources import ModelConfig, SummarizerResource
 from wiki_assets.defs.runner import sync_then_ingest
+from wiki_assets.engine.model.child_server import free_port
 from wiki_assets.engine.wiki.audit import (
     EVERY_DOCUMENT_PAGED,
     EVERY_PAGE_LISTED,
@@ -33,6 +35,7 @@ from wiki_assets.engine.wiki.audit import (
 from wiki_assets.simulator import SimServer
 
 FAST = IngestConfig(flush_seconds=0.2, workers_per_model=4, claim_size=4)
+FIRST_FORCED = IngestConfig(flush_seconds=0.2, workers_per_model=4, claim_size=4, force=True)
 
 
 def evaluation(instance: dg.DagsterInstance, asset: str, check: WikiCheck):
@@ -230,3 +233,28 @@ def _a_linked_page(workspace: Workspace) -> str:
             if other != page and f"{other.split('/')[-1]})" in text:
                 return other
     raise AssertionError("no page links to another")
+
+
+def test_a_run_where_a_model_was_taken_out_warns_on_every_partition(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    """One of two models cannot be reached: the other writes every page and the run succeeds,
+    and models_in_service says which model did not serve it and why, as a warning on each
+    partition of the run."""
+    fleet = summarizer_for(sim)
+    nobody = ModelConfig(name="gone", base_url=f"http://127.0.0.1:{free_port()}/v1", model="m")
+    fleet = SummarizerResource(models=[*fleet.models, nobody])
+    outcome = sync_then_ingest(instance, workspace.corpus, fleet, FAST)
+    assert outcome.success and outcome.run_id, outcome.error
+    results = partition_results(instance, MODELS_IN_SERVICE, outcome.run_id)
+    assert set(results) == set(instance.get_dynamic_partitions("collections"))
+    for record in results.values():
+        assert record.status == AssetCheckExecutionRecordStatus.FAILED
+        data = record.event.dagster_event.event_specific_data  # type: ignore[union-attr]
+        assert data.severity == dg.AssetCheckSeverity.WARN
+        found = data.metadata["found"].value
+        assert "gone: " in found and ", 0 answered" in found, found
+    # A run whose fleet served to the end passes it.
+    assert sync_then_ingest(instance, workspace.corpus, summarizer_for(sim), FIRST_FORCED).success
+    latest = evaluation(instance, "wiki_pages", MODELS_IN_SERVICE)
+    assert latest.passed and latest.metadata["checked"].value == 1

@@ -18,6 +18,7 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 )
 from pydantic import Field
 
+from wiki_assets.defs import metadata as md
 from wiki_assets.defs.asset_metadata import CHECK
 from wiki_assets.defs.metadata_keys import build
 from wiki_assets.defs.names import WIKI_PAGES
@@ -42,6 +43,14 @@ from wiki_assets.engine.wiki.audit import (
 warnings.filterwarnings("ignore", message="Specifying a partitions_def", category=dg.PreviewWarning)
 
 _SEVERITY = {Severity.ERROR: dg.AssetCheckSeverity.ERROR, Severity.WARN: dg.AssetCheckSeverity.WARN}
+
+# A check of the run rather than of the wiki's files: what its figures say of its fleet.
+MODELS_IN_SERVICE = WikiCheck(
+    "models_in_service",
+    Severity.WARN,
+    "Every model of the run's fleet served to the run's end: none whose server died, none that "
+    "its breaker took out after failures in a row (the run's models_out says which and why).",
+)
 
 
 def _result(outcome: Outcome) -> dg.AssetCheckResult:
@@ -123,6 +132,24 @@ def _per_partition(
         yield dg.Output(None, output_name=name)
 
 
+def models_out_of(instance: dg.DagsterInstance, run_id: str) -> Outcome:
+    """:data:`MODELS_IN_SERVICE` of a run, from the figures it recorded on ``wiki_pages``: each
+    model that left it is a finding. A run with no figures (the check run on its own) passes."""
+    records = instance.get_records_for_run(
+        run_id, of_type=dg.DagsterEventType.ASSET_OBSERVATION
+    ).records
+    for record in records:
+        event = record.event_log_entry.dagster_event
+        observation = record.asset_observation
+        if event is None or event.asset_key != WIKI_PAGES or observation is None:
+            continue
+        values = md.plain(observation.metadata)
+        out = md.MODELS_OUT.read(values)
+        findings = tuple(out.split("; ")) if out else ()
+        return Outcome(MODELS_IN_SERVICE, len(md.models_of(values)), findings)
+    return Outcome(MODELS_IN_SERVICE, 0)
+
+
 def flagged_by_collection(
     store: StateStore, collections: Sequence[str], max_flagged_share: float
 ) -> dict[str, Outcome]:
@@ -178,7 +205,14 @@ def build_page_checks(wiki_pages: dg.AssetsDefinition) -> list[dg.AssetChecksDef
         )
         yield from _per_partition(context, outcomes)
 
-    return [no_failed_documents, flagged_share]
+    @dg.multi_asset_check(**_per_partition_check(MODELS_IN_SERVICE, wiki_pages))
+    def models_in_service(
+        context: dg.AssetCheckExecutionContext,
+    ) -> Iterator[dg.AssetCheckEvaluation | dg.Output[None]]:
+        outcome = models_out_of(context.instance, context.op_execution_context.run_id)
+        yield from _per_partition(context, dict.fromkeys(context.partition_keys, outcome))
+
+    return [no_failed_documents, flagged_share, models_in_service]
 
 
 def audit_table(audit: Audit) -> pl.DataFrame:

@@ -146,14 +146,33 @@ def _outcome(r: IngestReport) -> str:
     return " · ".join(parts)
 
 
+def _service(m: ModelStats) -> str:
+    """Whether a model served the whole run: ``ok``, ``server died``, ``taken out`` (by its
+    breaker, after failures in a row) or ``no answer`` (it was sent requests and answered none:
+    they failed, or other models' answers came first)."""
+    if m.gone is not None:
+        return "server died"
+    if m.breaker_trips:
+        return "taken out"
+    if m.requests and not m.answered:
+        return "no answer"
+    return "ok"
+
+
 def _models_out(r: IngestReport) -> str | None:
-    """The models that left the run: their server died, or their breaker took them out."""
+    """The models that left the run, or never served it, and why."""
     out = []
     for m in r.models:
-        if m.gone is not None:
+        service = _service(m)
+        if service == "server died":
+            assert m.gone is not None
             out.append(f"{m.name}: {m.gone.splitlines()[0]}")
-        elif m.breaker_trips:
-            out.append(f"{m.name}: taken out {m.breaker_trips}× after failures in a row")
+        elif service != "ok":
+            times = f" {m.breaker_trips}×" if m.breaker_trips else ""
+            why = f"{m.requests} requests, {m.answered} answered"
+            if m.last_error:
+                why += f"; the last error: {m.last_error}"
+            out.append(f"{m.name}: {service}{times} ({why})")
     return "; ".join(out) or None
 
 
@@ -288,11 +307,7 @@ MODEL_BUSY_SHARE = Key[ModelRun](
 # included) so that runs read alike.
 MODEL_FLAGS = tuple(_flagged_by(reason) for reason in Reason)
 # In service to the end, or why not (in words; the run's models_out says more).
-MODEL_SERVICE = Key[ModelRun](
-    "service",
-    str,
-    lambda m: "server died" if m.stats.gone else "taken out" if m.stats.breaker_trips else "ok",
-)
+MODEL_SERVICE = Key[ModelRun]("service", str, lambda m: _service(m.stats))
 # What a screen shows of each model: a few columns, its name first (the table scrolls no further
 # than a screen); the rest in MODEL_DETAILS_TABLE.
 MODEL_BRIEF = (

@@ -161,6 +161,7 @@ class Requests:
         latency = now - attempt.started
         lane.breaker.on_success()
         lane.answered = True
+        tally.answered += 1
         self.last_success = now
         lane.concurrency.on_success(
             latency, work_units(answer.prompt_tokens, answer.completion_tokens)

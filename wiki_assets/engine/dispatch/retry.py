@@ -35,6 +35,7 @@ def blame(attempt: Attempt, error: ModelError, now: float, log: Any = None) -> N
     model's fault, against its document's tries."""
     job, lane, tally = attempt.job, attempt.lane, attempt.lane.tally
     lane.last_error = error
+    tally.last_error = error.reason
     tally.errors += 1
     tally.timeouts += error.kind == "timeout"
     tally.garbage += error.kind == "garbage"

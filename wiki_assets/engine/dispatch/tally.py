@@ -25,6 +25,7 @@ class LaneTally:
     hit_max_tokens: int = 0
     docs: int = 0  # documents whose page this model's answer is
     requests: int = 0  # every request sent to it: pages, parts, second opinions, hedges
+    answered: int = 0  # of those, the ones it answered (whether or not its answer was used)
     parts: int = 0  # notes on a part of a long document it answered
     busy_s: float = 0.0  # its requests' seconds in flight, added up (its share of the fleet's)
     hedges: int = 0  # requests this model sent to race another model's slow request
@@ -38,6 +39,7 @@ class LaneTally:
     superseded: bool = False
     # Why it left the run for good (its server died: how, and its last lines), if it did.
     gone: str | None = None
+    last_error: str | None = None  # the reason its last failed request gave
 
 
 @dataclass

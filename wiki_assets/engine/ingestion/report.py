@@ -38,6 +38,7 @@ class ModelStats:
     hit_max_tokens: int = 0
     docs: int = 0
     requests: int = 0
+    answered: int = 0
     parts: int = 0
     busy_s: float = 0.0
     hedges: int = 0
@@ -53,6 +54,7 @@ class ModelStats:
     second_opinions_kept: int = 0
     superseded: bool = False
     gone: str | None = None
+    last_error: str | None = None
 
     @property
     def verified_share(self) -> float | None:
