@@ -167,7 +167,7 @@ def run_check(
         log.error(f"wiki root {corpus.wiki_path} is not a folder")
         return EXIT_RUN_FAILED
     from wiki_assets.defs.checks import audit_table
-    from wiki_assets.defs.history import table_text
+    from wiki_assets.defs.history_text import table_text
     from wiki_assets.engine.state.store import StateUnavailable
     from wiki_assets.engine.wiki.audit import MAX_FLAGGED_SHARE, audit_wiki
 
@@ -274,7 +274,8 @@ def run_runs(
         return EXIT_RUN_FAILED
     import dagster as dg
 
-    from wiki_assets.defs.history import COLUMNS, SORT_NAMES, runs_table, to_json, to_text
+    from wiki_assets.defs.history import COLUMNS, runs_table
+    from wiki_assets.defs.history_text import SORT_NAMES, to_json, to_text
 
     if sort not in COLUMNS and sort not in SORT_NAMES:
         log.error(f"--sort {sort}: not a column; one of {', '.join(COLUMNS)}")

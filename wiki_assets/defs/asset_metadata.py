@@ -1,19 +1,71 @@
 """The metadata of the other assets and of the asset checks, one definition per key (as
-:mod:`~wiki_assets.defs.metadata` has a ``wiki_pages`` run's): :data:`INDEX`, ``wiki_index``'s
-figures; :data:`SYNCED`, ``synced_documents``' per collection; :data:`SYNC`, a ``sync_job`` run's
-plan; :data:`CHECK`, an asset check's result; :data:`DIGEST` and :data:`DELIVERY`,
-``wiki_digest``'s."""
+:mod:`~wiki_assets.defs.metadata` has a ``wiki_pages`` run's): :data:`PARTITION`, each
+``wiki_pages`` partition's own counts; :data:`INDEX`, ``wiki_index``'s figures; :data:`SYNCED`,
+``synced_documents``' per collection; :data:`SYNC`, a ``sync_job`` run's plan; :data:`CHECK`, an
+asset check's result; :data:`DIGEST` and :data:`DELIVERY`, ``wiki_digest``'s."""
 
 from __future__ import annotations
 
-from pathlib import PurePath
+from collections.abc import Sequence
+from pathlib import PurePath, PurePosixPath
 from typing import NamedTuple
 
-from wiki_assets.defs.metadata_keys import Key, Markdown
+import dagster as dg
+
+from wiki_assets.defs.metadata_keys import Key, Markdown, build
 from wiki_assets.engine import CollectionState
 from wiki_assets.engine.digest import DigestFiles
+from wiki_assets.engine.ingestion.report import IngestReport
+from wiki_assets.engine.text.corpus import collection_of
 from wiki_assets.engine.wiki.audit import SHOWN_FINDINGS, Outcome
 from wiki_assets.engine.wiki.index import IndexReport
+
+# --------------------------------------------------------------------------------------------------
+# Each wiki_pages partition's own counts (its materialization)
+
+
+class PartitionRun(NamedTuple):
+    state: CollectionState  # the collection before the run (the same rule the run applies)
+    failed: int  # its documents that failed in the run
+
+    @property
+    def summarized(self) -> int:
+        state = self.state
+        return state.documents - state.skipped - state.recovered - self.failed
+
+
+PARTITION = (
+    Key[PartitionRun]("documents", int, lambda p: p.state.documents),
+    Key[PartitionRun]("summarized", int, lambda p: p.summarized),
+    Key[PartitionRun]("skipped", int, lambda p: p.state.skipped),
+    Key[PartitionRun]("recovered", int, lambda p: p.state.recovered),
+    Key[PartitionRun]("failed", int, lambda p: p.failed),
+    Key[PartitionRun]("removed", int, lambda p: p.state.removed),
+)
+
+
+def partition_metadata(
+    report: IngestReport, before: Sequence[CollectionState], depth: int
+) -> dict[str, dict[str, dg.MetadataValue]]:
+    """Each collection's own counts. Every document of a collection is skipped, recovered (its
+    page written from an answer already journaled), failed or summarized: the survey before the
+    run tells the first two apart with the rule the run applies, the report names the failures."""
+    failed: dict[str, int] = {}
+    for failure in report.failed:
+        name = collection_of(PurePosixPath(failure["path"]), depth)
+        failed[name] = failed.get(name, 0) + 1
+    states = {state.name: state for state in before}
+    return {
+        name: build(
+            PARTITION,
+            PartitionRun(
+                states.get(name, CollectionState(name, "", documents=0, pending=0)),
+                failed.get(name, 0) if name in states else 0,
+            ),
+        )
+        for name in report.collections
+    }
+
 
 # --------------------------------------------------------------------------------------------------
 # wiki_index and synced_documents

@@ -13,7 +13,6 @@ in one place. A ``wiki_pages`` run's are here; the other assets' and the checks'
 - :data:`MODELS_TABLE`: each model's figures in the same event, a row per model (from its
   :class:`ModelStats`): the few a screen shows, and the rest in :data:`MODEL_DETAILS_TABLE`,
   not a plotted key per model and figure;
-- :data:`PARTITION`: each ``wiki_pages`` partition's own counts, on its materialization;
 - :data:`INDEX`: ``wiki_index``'s figures; :data:`SYNCED`: ``synced_documents``' per collection;
   :data:`SYNC`: a ``sync_job`` run's plan;
 - :data:`CHECK`: an asset check's result; :data:`DIGEST` and :data:`DELIVERY`: ``wiki_digest``'s.
@@ -28,18 +27,15 @@ The CLI's JSON is the engine's report itself, never read back from here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import PurePosixPath
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import dagster as dg
 
 from wiki_assets.defs.metadata_keys import Key, Table, build
-from wiki_assets.engine import CollectionState
 from wiki_assets.engine.config import AUTO
 from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
 from wiki_assets.engine.quality import Reason
-from wiki_assets.engine.text.corpus import collection_of
 
 MAX_LISTED_FAILURES = 200
 """Failures listed in ``failed_documents`` at most; the ``failed`` count has them all."""
@@ -146,40 +142,10 @@ def _outcome(r: IngestReport) -> str:
     return " · ".join(parts)
 
 
-def _service(m: ModelStats) -> str:
-    """Whether a model served the whole run: ``ok``, ``server died``, ``taken out`` (by its
-    breaker, after failures in a row) or ``no answer`` (it was sent requests and answered none:
-    they failed, or other models' answers came first)."""
-    if m.gone is not None:
-        return "server died"
-    if m.breaker_trips:
-        return "taken out"
-    if m.requests and not m.answered:
-        return "no answer"
-    return "ok"
-
-
-def _models_out(r: IngestReport) -> str | None:
-    """The models that left the run, or never served it, and why."""
-    out = []
-    for m in r.models:
-        service = _service(m)
-        if service == "server died":
-            assert m.gone is not None
-            out.append(f"{m.name}: {m.gone.splitlines()[0]}")
-        elif service != "ok":
-            times = f" {m.breaker_trips}×" if m.breaker_trips else ""
-            why = f"{m.requests} requests, {m.answered} answered"
-            if m.last_error:
-                why += f"; the last error: {m.last_error}"
-            out.append(f"{m.name}: {service}{times} ({why})")
-    return "; ".join(out) or None
-
-
 # First in the run's metadata, in words: what it did, and any model that left it (shown on the
 # run's page, where a log line would scroll away).
 OUTCOME_TEXT = Key[IngestReport]("outcome", str, _outcome)
-MODELS_OUT = Key[IngestReport]("models_out", str, _models_out)
+MODELS_OUT = Key[IngestReport]("models_out", str, lambda r: "; ".join(r.models_out()) or None)
 HEADLINE = (OUTCOME_TEXT, MODELS_OUT)
 
 # What tuning runs are compared by: numbers, so the UI plots each (one chart per key).
@@ -307,7 +273,7 @@ MODEL_BUSY_SHARE = Key[ModelRun](
 # included) so that runs read alike.
 MODEL_FLAGS = tuple(_flagged_by(reason) for reason in Reason)
 # In service to the end, or why not (in words; the run's models_out says more).
-MODEL_SERVICE = Key[ModelRun]("service", str, lambda m: _service(m.stats))
+MODEL_SERVICE = Key[ModelRun]("service", str, lambda m: m.stats.service)
 # What a screen shows of each model: a few columns, its name first (the table scrolls no further
 # than a screen); the rest in MODEL_DETAILS_TABLE.
 MODEL_BRIEF = (
@@ -368,53 +334,6 @@ def models_of(metadata: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         if len(parts) == 3 and f"{parts[0]}/" == MODEL_PREFIX:
             models.setdefault(parts[1], {})[parts[2]] = value
     return models
-
-
-# --------------------------------------------------------------------------------------------------
-# Each wiki_pages partition's own counts (its materialization)
-
-
-class PartitionRun(NamedTuple):
-    state: CollectionState  # the collection before the run (the same rule the run applies)
-    failed: int  # its documents that failed in the run
-
-    @property
-    def summarized(self) -> int:
-        state = self.state
-        return state.documents - state.skipped - state.recovered - self.failed
-
-
-PARTITION = (
-    Key[PartitionRun]("documents", int, lambda p: p.state.documents),
-    Key[PartitionRun]("summarized", int, lambda p: p.summarized),
-    Key[PartitionRun]("skipped", int, lambda p: p.state.skipped),
-    Key[PartitionRun]("recovered", int, lambda p: p.state.recovered),
-    Key[PartitionRun]("failed", int, lambda p: p.failed),
-    Key[PartitionRun]("removed", int, lambda p: p.state.removed),
-)
-
-
-def partition_metadata(
-    report: IngestReport, before: Sequence[CollectionState], depth: int
-) -> dict[str, dict[str, dg.MetadataValue]]:
-    """Each collection's own counts. Every document of a collection is skipped, recovered (its
-    page written from an answer already journaled), failed or summarized: the survey before the
-    run tells the first two apart with the rule the run applies, the report names the failures."""
-    failed: dict[str, int] = {}
-    for failure in report.failed:
-        name = collection_of(PurePosixPath(failure["path"]), depth)
-        failed[name] = failed.get(name, 0) + 1
-    states = {state.name: state for state in before}
-    return {
-        name: build(
-            PARTITION,
-            PartitionRun(
-                states.get(name, CollectionState(name, "", documents=0, pending=0)),
-                failed.get(name, 0) if name in states else 0,
-            ),
-        )
-        for name in report.collections
-    }
 
 
 TABLES: dict[str, Table[Any]] = {

@@ -57,6 +57,32 @@ class ModelStats:
     last_error: str | None = None
 
     @property
+    def service(self) -> str:
+        """Whether it served the whole run: ``ok``, ``server died``, ``taken out`` (by its
+        breaker, after failures in a row) or ``no answer`` (it was sent requests and answered
+        none: they failed, or other models' answers came first)."""
+        if self.gone is not None:
+            return "server died"
+        if self.breaker_trips:
+            return "taken out"
+        if self.requests and not self.answered:
+            return "no answer"
+        return "ok"
+
+    def out(self) -> str | None:
+        """Why it did not serve the whole run, in one line; None when it did."""
+        service = self.service
+        if service == "ok":
+            return None
+        if self.gone is not None:
+            return f"{self.name}: {self.gone.splitlines()[0]}"
+        times = f" {self.breaker_trips}×" if self.breaker_trips else ""
+        why = f"{self.requests} requests, {self.answered} answered"
+        if self.last_error:
+            why += f"; the last error: {self.last_error}"
+        return f"{self.name}: {service}{times} ({why})"
+
+    @property
     def verified_share(self) -> float | None:
         """The share of this model's key points verified in their documents (None: no point)."""
         return self.points_verified / self.points if self.points else None
@@ -120,6 +146,10 @@ class IngestReport:
     @property
     def docs_per_sec(self) -> float:
         return self.count / self.duration_s if self.duration_s > 0 else 0.0
+
+    def models_out(self) -> list[str]:
+        """A line per model that did not serve the whole run, and why."""
+        return [line for m in self.models if (line := m.out()) is not None]
 
     @property
     def prompt_tokens(self) -> int:

@@ -1,0 +1,120 @@
+"""``wiki-assets runs``' rows as text: the brief view a terminal gets by default, the columns
+users compare in 100 characters (:data:`BRIEF`), or every column (``--wide``); and as JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePath
+from typing import Any
+
+import polars as pl
+
+SHORT_RUN_ID = 8  # as the Dagster UI shows run ids
+
+# The brief view, what a terminal shows by default: (header, column it shows) in order. The last
+# one, ``models``, takes what is left of :data:`BRIEF_WIDTH` and is cut with … past it.
+BRIEF: tuple[tuple[str, str], ...] = (
+    ("when", "time"),
+    ("run", "run_id"),
+    ("docs", "count"),
+    ("seconds", "duration_s"),
+    ("docs/s", "docs_per_sec"),
+    ("req/doc", "requests_per_doc"),
+    ("workers", "workers"),
+    ("claim", "claim_size"),
+    ("status", "status"),
+    ("models", "models"),
+)
+BRIEF_WIDTH = 100
+WIKI_HEADER = ("wiki", "wiki")  # in the brief view before models, once rows of two wikis show
+SORT_NAMES = {header: column for header, column in BRIEF}
+"""The brief view's headers, which ``--sort`` takes as well as the columns' names."""
+
+
+def to_json(table: pl.DataFrame) -> str:
+    """The rows as a JSON list of objects; ``time`` as ISO 8601 local time."""
+    rows = table.with_columns(pl.col("time").dt.strftime("%Y-%m-%dT%H:%M:%S")).to_dicts()
+    return json.dumps(rows, ensure_ascii=False, indent=2)
+
+
+def to_text(table: pl.DataFrame, *, wide: bool = False) -> str:
+    """The brief view (:data:`BRIEF`, lines of at most :data:`BRIEF_WIDTH` characters), or with
+    ``wide`` the whole table in polars' own format, every column, nothing truncated; run ids
+    short in both."""
+    short = table.with_columns(pl.col("run_id").str.slice(0, SHORT_RUN_ID))
+    return table_text(short) if wide else brief_text(short)
+
+
+def brief_text(table: pl.DataFrame, width: int = BRIEF_WIDTH) -> str:
+    """The :data:`BRIEF` columns as plain aligned text, numbers right-aligned: ``when`` to the
+    minute, ``workers`` each model's, ``status`` ``ok``, ``N failed`` (documents), ``stopped``
+    (documents left for the next run) or the run's status where it did not succeed; ``wiki``
+    (in place of ``req/doc``) before ``models`` when the rows are of more than one wiki; the
+    last column cut at ``width``."""
+    rows = table.to_dicts()
+    columns = list(BRIEF)
+    wikis = {row["wiki"] for row in rows if row["wiki"]}
+    if len(wikis) > 1:
+        # Room for it in the width: req/doc is left to --wide.
+        columns = [column for column in columns if column[0] != "req/doc"]
+        columns.insert(len(columns) - 1, WIKI_HEADER)
+        short = _short_paths(wikis)
+        rows = [row | {"wiki": short.get(row["wiki"], "")} for row in rows]
+    lines_of = [[header for header, _ in columns]]
+    lines_of += [[_cell(row, column) for _, column in columns] for row in rows]
+    widths = [max(len(line[i]) for line in lines_of) for i in range(len(columns) - 1)]
+    numeric = {"docs", "seconds", "docs/s", "req/doc", "workers", "claim"}
+    lines = []
+    for cells_of in lines_of:
+        cells = [
+            cell.rjust(size) if header in numeric else cell.ljust(size)
+            for (header, _), cell, size in zip(columns, cells_of, widths, strict=False)
+        ]
+        line = "  ".join([*cells, cells_of[-1]])
+        lines.append(line if len(line) <= width else line[: width - 1] + "\u2026")
+    return "\n".join(lines)
+
+
+def _short_paths(paths: set[str]) -> dict[str, str]:
+    """Each path by as few of its last folders as tell it from the others."""
+    for depth in range(1, max(len(PurePath(path).parts) for path in paths) + 1):
+        short = {path: str(PurePath(*PurePath(path).parts[-depth:])) for path in paths}
+        if len(set(short.values())) == len(paths):
+            return short
+    return {path: path for path in paths}
+
+
+def _cell(row: dict[str, Any], column: str) -> str:
+    """One cell of the brief view."""
+    value = row[column]
+    if column == "status":
+        if value == "success":
+            return f"{row['failed']} failed" if row["failed"] else "ok"
+        return "stopped" if row["unfinished"] else value or ""
+    if column == "time":
+        return value.strftime("%Y-%m-%d %H:%M") if value is not None else ""
+    if value is None:
+        return ""
+    if column in ("duration_s",):
+        return f"{value:.1f}"
+    if column in ("docs_per_sec", "requests_per_doc"):
+        return f"{value:.2f}"
+    return str(value)
+
+
+def table_text(table: pl.DataFrame) -> str:
+    """A table for a terminal, in polars' own format: every row and column, nothing truncated,
+    no dtype row or shape line (for `wiki-assets runs` and `wiki-assets check`)."""
+    widest = sum(
+        max([len(name), *(len(str(value)) for value in table[name].to_list())]) + 3
+        for name in table.columns
+    )
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=widest + 10,
+        fmt_str_lengths=max(widest, 100),
+        tbl_hide_column_data_types=True,
+        tbl_hide_dataframe_shape=True,
+    ):
+        return str(table)
