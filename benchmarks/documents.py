@@ -20,7 +20,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from wiki_assets.engine.text.corpus import title_of
+from wiki_assets.engine.documents.corpus import title_of
 from wiki_assets.simulator import estimate_tokens, truncate_to_tokens
 
 SAMPLE_ROOT = Path(__file__).resolve().parents[1] / "synced"

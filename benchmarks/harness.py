@@ -22,9 +22,9 @@ from benchmarks.baselines import DesignResult
 from benchmarks.documents import title_of
 from wiki_assets.engine import IngestReport, ingest
 from wiki_assets.engine.config import Dials, Endpoint
+from wiki_assets.engine.documents.corpus import read_text, scan
 from wiki_assets.engine.ingestion.plan import RELATED_FILE
 from wiki_assets.engine.related import RelatedIndex
-from wiki_assets.engine.text.corpus import read_text, scan
 from wiki_assets.engine.wiki.files import STATE_DIR
 from wiki_assets.simulator import SimServer, SimStats
 

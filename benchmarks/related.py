@@ -35,8 +35,8 @@ from types import ModuleType
 from typing import Any
 
 from benchmarks.documents import SAMPLE_ROOT, BenchDoc, build_documents, build_tiny_documents
+from wiki_assets.engine.documents.corpus import title_of
 from wiki_assets.engine.related import RelatedIndex
-from wiki_assets.engine.text.corpus import title_of
 
 Item = tuple[str, str, str, str]
 BATCH = 64  # documents per candidates_many call, as a run asks

@@ -41,10 +41,10 @@ from pathlib import Path
 
 import numpy as np
 
+from wiki_assets.engine.documents.corpus import title_of
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.related.embedding import embed_missing
 from wiki_assets.engine.related.vectors import EMBED_CHARS, script
-from wiki_assets.engine.text.corpus import title_of
 
 PROJECT = Path(__file__).resolve().parents[1]
 LABELLED = PROJECT / "tests" / "data" / "bilingual"

@@ -22,6 +22,7 @@ from aiohttp import web
 
 from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
 from wiki_assets.engine.dispatch import Job, WorkQueue
+from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument, decode, scan
 from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.ingestion.collector import YOUNG_THRESHOLD, fewer_collections
 from wiki_assets.engine.ingestion.currency import fingerprint
@@ -30,7 +31,6 @@ from wiki_assets.engine.model.chat import PLATFORM_HEADERS
 from wiki_assets.engine.model.client import ModelClient
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import StateStore
-from wiki_assets.engine.text.corpus import DocumentError, SourceDocument, decode, scan
 from wiki_assets.engine.wiki.files import UnsafePath, Wiki, page_for
 from wiki_assets.engine.wiki.render import relative_path
 from wiki_assets.engine.wiki.writer import PageWriter

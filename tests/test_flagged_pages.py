@@ -14,9 +14,9 @@ from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.dispatch import Job, WorkQueue
+from wiki_assets.engine.documents.corpus import SourceDocument, title_of
 from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.quality.extract import extract
-from wiki_assets.engine.text.corpus import SourceDocument, title_of
 from wiki_assets.engine.wiki.audit import front_matter, pages_of
 from wiki_assets.engine.wiki.index import index_wiki
 from wiki_assets.simulator import SimModel, SimServer

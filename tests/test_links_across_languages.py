@@ -15,8 +15,8 @@ import pytest
 
 from wiki_assets.engine import ingest
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
+from wiki_assets.engine.documents.corpus import ROOT_COLLECTION
 from wiki_assets.engine.errors import ConfigurationError
-from wiki_assets.engine.text.corpus import ROOT_COLLECTION
 from wiki_assets.simulator import SimModel, SimServer
 
 LABELLED = Path(__file__).parent / "data" / "bilingual"

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from wiki_assets.engine.documents.corpus import title_of
 from wiki_assets.engine.errors import EmbeddingsError
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.related.embedding import embed_missing
 from wiki_assets.engine.related.vectors import DimensionMismatch, script
-from wiki_assets.engine.text.corpus import title_of
 
 LABELLED = Path(__file__).parent / "data" / "bilingual"
 

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded, concurrency_for
+from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.model.results import Notes, Summary
 from wiki_assets.engine.related import Candidate
-from wiki_assets.engine.text.corpus import SourceDocument
 
 
 class HangingModel:

@@ -15,8 +15,8 @@ import dagster as dg
 from wiki_assets.defs.metadata_keys import Key, Markdown, build
 from wiki_assets.engine import CollectionState
 from wiki_assets.engine.digest import DigestFiles
+from wiki_assets.engine.documents.corpus import collection_of
 from wiki_assets.engine.ingestion.report import IngestReport
-from wiki_assets.engine.text.corpus import collection_of
 from wiki_assets.engine.wiki.audit import SHOWN_FINDINGS, Outcome
 from wiki_assets.engine.wiki.index import IndexReport
 

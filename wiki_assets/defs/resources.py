@@ -12,6 +12,7 @@ from pydantic import Field, model_validator
 from wiki_assets.defs.derived import fields_from
 from wiki_assets.engine import Endpoint, environment
 from wiki_assets.engine.config import EmbeddingsEndpoint, VariableName
+from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES
 from wiki_assets.engine.errors import EmbeddedModelUnavailable
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.model.local_embeddings import (
@@ -21,7 +22,6 @@ from wiki_assets.engine.model.local_embeddings import (
 )
 from wiki_assets.engine.model.local_server import embedded_endpoint, embedded_server
 from wiki_assets.engine.state.store import DEFAULT_SCHEMA, StateStore
-from wiki_assets.engine.text.corpus import DEFAULT_MAX_BYTES
 from wiki_assets.engine.wiki.files import STATE_DIR
 
 

@@ -3,6 +3,10 @@
 
 from wiki_assets.engine.config import Dials as Dials
 from wiki_assets.engine.config import Endpoint as Endpoint
+from wiki_assets.engine.documents.corpus import ROOT_COLLECTION as ROOT_COLLECTION
+from wiki_assets.engine.documents.corpus import SourceDocument as SourceDocument
+from wiki_assets.engine.documents.corpus import collection_version as collection_version
+from wiki_assets.engine.documents.corpus import scan as scan
 from wiki_assets.engine.errors import CollectionBusy as CollectionBusy
 from wiki_assets.engine.errors import ConfigurationError as ConfigurationError
 from wiki_assets.engine.errors import DocumentError as DocumentError
@@ -19,7 +23,3 @@ from wiki_assets.engine.ingestion.run import ingest as ingest
 from wiki_assets.engine.ingestion.survey import CollectionState as CollectionState
 from wiki_assets.engine.ingestion.survey import survey as survey
 from wiki_assets.engine.state.store import StateStore as StateStore
-from wiki_assets.engine.text.corpus import ROOT_COLLECTION as ROOT_COLLECTION
-from wiki_assets.engine.text.corpus import SourceDocument as SourceDocument
-from wiki_assets.engine.text.corpus import collection_version as collection_version
-from wiki_assets.engine.text.corpus import scan as scan

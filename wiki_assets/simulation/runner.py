@@ -23,6 +23,7 @@ from wiki_assets.engine.dispatch import (
     Recorded,
     concurrency_for,
 )
+from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument
 from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
 from wiki_assets.engine.model.budget import (
     PROMPT_OVERHEAD_TOKENS,
@@ -31,7 +32,6 @@ from wiki_assets.engine.model.budget import (
     split_to_budget,
 )
 from wiki_assets.engine.model.results import Summary
-from wiki_assets.engine.text.corpus import DocumentError, SourceDocument
 from wiki_assets.simulation.clock import Stuck, run_virtual
 from wiki_assets.simulation.models import VirtualModel, simulated_text
 from wiki_assets.simulation.scenarios import Scenario, hang_free_s, ideal_makespan, part_budget

@@ -14,7 +14,7 @@ from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.defs.sync.observe import SyncPlan
 from wiki_assets.engine import environment
-from wiki_assets.engine.text.corpus import collection_names
+from wiki_assets.engine.documents.corpus import collection_names
 
 REGISTER_EVERY_S = 60
 

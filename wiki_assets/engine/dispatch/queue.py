@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import TYPE_CHECKING, Any
 
-from wiki_assets.engine.text.corpus import SourceDocument
+from wiki_assets.engine.documents.corpus import SourceDocument
 
 if TYPE_CHECKING:
     from wiki_assets.engine.related import Candidate

@@ -29,8 +29,8 @@ from wiki_assets.engine.dispatch.request import Requests
 from wiki_assets.engine.dispatch.slots import FleetSlots
 from wiki_assets.engine.dispatch.tally import DispatchTally
 from wiki_assets.engine.dispatch.work import Work
+from wiki_assets.engine.documents.corpus import DocumentError
 from wiki_assets.engine.state.leases import SlotLeases
-from wiki_assets.engine.text.corpus import DocumentError
 
 LEASE_POLL_S = 0.5  # how often a worker waiting for a fleet-wide slot looks again
 RESCANS = 4  # returned documents a worker that left one may try before it waits

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from wiki_assets.engine.config import Dials, Endpoint
+from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.model.prompts import PROMPT_VERSION
 from wiki_assets.engine.state.journal import SUMMARIZED, WRITTEN, Entry
-from wiki_assets.engine.text.corpus import SourceDocument
 
 
 def fingerprint(max_tokens: int, language: str = "auto", form: str = "full") -> str:

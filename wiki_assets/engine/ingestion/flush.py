@@ -20,6 +20,7 @@ from pathlib import Path
 
 from wiki_assets.engine.config import FlaggedPages
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Recorded
+from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.errors import disk_full
 from wiki_assets.engine.ingestion.answer import Rank, extractive, picked, rank, result
 from wiki_assets.engine.ingestion.currency import SHAPED_BY, Shaping
@@ -31,7 +32,6 @@ from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.state.journal import SUMMARIZED, Entry, Journal
 from wiki_assets.engine.state.journal_writer import JournalWriter
 from wiki_assets.engine.state.store import StateStore
-from wiki_assets.engine.text.corpus import SourceDocument
 from wiki_assets.engine.wiki.files import Wiki
 from wiki_assets.engine.wiki.links import neighbours, page_text, relink
 from wiki_assets.engine.wiki.writer import PageWriter

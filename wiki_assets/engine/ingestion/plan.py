@@ -17,12 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wiki_assets.engine.dispatch import Job
-from wiki_assets.engine.ingestion.currency import RECOVER, SKIP, Currency, is_current, standing
-from wiki_assets.engine.related import RelatedIndex
-from wiki_assets.engine.related.embedding import Embedded, Embedder, embed_missing
-from wiki_assets.engine.related.service import SERVICE_MIN
-from wiki_assets.engine.state.journal import Entry, Journal
-from wiki_assets.engine.text.corpus import (
+from wiki_assets.engine.documents.corpus import (
     DocumentError,
     SourceDocument,
     decode,
@@ -30,6 +25,11 @@ from wiki_assets.engine.text.corpus import (
     scan_contents,
     title_of,
 )
+from wiki_assets.engine.ingestion.currency import RECOVER, SKIP, Currency, is_current, standing
+from wiki_assets.engine.related import RelatedIndex
+from wiki_assets.engine.related.embedding import Embedded, Embedder, embed_missing
+from wiki_assets.engine.related.service import SERVICE_MIN
+from wiki_assets.engine.state.journal import Entry, Journal
 from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, page_for
 
 # The related-document index is derived from the synced text alone (rebuildable at any time), so it

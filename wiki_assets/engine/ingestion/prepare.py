@@ -12,6 +12,8 @@ from pathlib import Path
 
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Job, Prepared
+from wiki_assets.engine.documents.corpus import DocumentError, read_text, title_of
+from wiki_assets.engine.documents.language import LANGUAGES, detect_language
 from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES
 from wiki_assets.engine.model.budget import (
     PROMPT_OVERHEAD_TOKENS,
@@ -24,8 +26,6 @@ from wiki_assets.engine.model.budget import (
 from wiki_assets.engine.quality import number_lines
 from wiki_assets.engine.related import Candidate, RelatedIndex
 from wiki_assets.engine.related.service import CandidatesService
-from wiki_assets.engine.text.corpus import DocumentError, read_text, title_of
-from wiki_assets.engine.text.language import LANGUAGES, detect_language
 from wiki_assets.engine.wiki.files import UnsafePath, Wiki
 
 MIN_PART_TOKENS = 64  # a context with less room than this for text cannot be split usefully

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded
+from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES, SourceDocument
 from wiki_assets.engine.ingestion.candidates import close_helper, plan_beside_helper
 from wiki_assets.engine.ingestion.collector import fewer_collections
 from wiki_assets.engine.ingestion.currency import fingerprints
@@ -49,7 +50,6 @@ from wiki_assets.engine.related.service import CandidatesService
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.leases import SlotLeases
 from wiki_assets.engine.state.store import StateStore
-from wiki_assets.engine.text.corpus import DEFAULT_MAX_BYTES, SourceDocument
 from wiki_assets.engine.wiki.files import Wiki
 
 

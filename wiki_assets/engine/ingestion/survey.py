@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wiki_assets.engine.config import Dials, Endpoint
+from wiki_assets.engine.documents.corpus import SourceDocument, collection_version, scan
 from wiki_assets.engine.ingestion.currency import REASONS, RECOVER, SKIP, fingerprints, standing
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import StateStore
-from wiki_assets.engine.text.corpus import SourceDocument, collection_version, scan
 from wiki_assets.engine.wiki.files import STATE_DIR
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from wiki_assets.engine.documents.language import LANGUAGES, detect_language
 from wiki_assets.engine.model import prompts
 from wiki_assets.engine.model.page import PageDraft
 from wiki_assets.engine.quality.evidence import PointCheck
@@ -20,7 +21,6 @@ from wiki_assets.engine.quality.prose import grounded, says_nothing
 from wiki_assets.engine.quality.text import content_units, normalize
 from wiki_assets.engine.quality.topics import junk_topic, placeholder_topic
 from wiki_assets.engine.quality.verdict import Reason, Verdict
-from wiki_assets.engine.text.language import LANGUAGES, detect_language
 
 __all__ = ["CHECKS", "Written", "check_page"]
 

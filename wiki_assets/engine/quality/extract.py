@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from wiki_assets.engine.text.markdown import SENTENCE_END
+from wiki_assets.engine.documents.markdown import SENTENCE_END
 
 __all__ = ["OPENING_SENTENCES", "Extract", "extract"]
 

@@ -22,9 +22,9 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 
+from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.evidence import AGREEMENT, MAX_CITED_LINES
 from wiki_assets.engine.quality.text import content_units, document_lines, normalize, numbers
-from wiki_assets.engine.text.markdown import SENTENCE_END
 
 __all__ = ["DocumentUnits", "grounded", "says_nothing", "sentences"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from wiki_assets.engine.documents.markdown import HEADING_LINE
 from wiki_assets.engine.related.text import MAX_CHARS, normalize
-from wiki_assets.engine.text.markdown import HEADING_LINE
 
 LINE_MAX = 160
 """Longest :attr:`Candidate.line`, in characters."""

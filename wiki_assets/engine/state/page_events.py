@@ -18,8 +18,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from wiki_assets.engine.documents.language import language_code
 from wiki_assets.engine.state.store import Db
-from wiki_assets.engine.text.language import language_code
 
 EventKind = Literal["added", "changed", "removed", "existing"]
 EVENT_KINDS: tuple[EventKind, ...] = get_args(EventKind)

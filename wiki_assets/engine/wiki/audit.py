@@ -16,9 +16,9 @@ from enum import StrEnum
 from pathlib import Path
 from urllib.parse import unquote
 
+from wiki_assets.engine.documents.corpus import scan
 from wiki_assets.engine.state.journal import FAILED, SUMMARIZED, WRITTEN, Entry, Journal
 from wiki_assets.engine.state.store import StateStore
-from wiki_assets.engine.text.corpus import scan
 from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, STATE_DIR
 from wiki_assets.engine.wiki.links import MARKDOWN_LINK, dangling_links
 

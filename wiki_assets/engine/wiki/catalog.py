@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal, TypedDict
 
-from wiki_assets.engine.text.language import language_code
+from wiki_assets.engine.documents.language import language_code
 from wiki_assets.engine.wiki.record import Page
 
 CATALOG_FILE = "catalog.jsonl"

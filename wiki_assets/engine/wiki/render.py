@@ -15,9 +15,9 @@ import re
 from collections.abc import Callable, Sequence
 from urllib.parse import quote
 
+from wiki_assets.engine.documents.language import language_code
 from wiki_assets.engine.quality.evidence import PointCheck
 from wiki_assets.engine.quality.verdict import Reason
-from wiki_assets.engine.text.language import language_code
 from wiki_assets.engine.wiki.files import INDEX_PAGE
 from wiki_assets.engine.wiki.record import Link, Page
 
