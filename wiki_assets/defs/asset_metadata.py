@@ -27,11 +27,12 @@ from wiki_assets.engine.wiki.index import IndexReport
 class PartitionRun(NamedTuple):
     state: CollectionState  # the collection before the run (the same rule the run applies)
     failed: int  # its documents that failed in the run
+    no_text: int  # its files that hold no text
 
     @property
     def summarized(self) -> int:
         state = self.state
-        return state.documents - state.skipped - state.recovered - self.failed
+        return state.documents - state.skipped - state.recovered - self.failed - self.no_text
 
 
 PARTITION = (
@@ -40,6 +41,7 @@ PARTITION = (
     Key[PartitionRun]("skipped", int, lambda p: p.state.skipped),
     Key[PartitionRun]("recovered", int, lambda p: p.state.recovered),
     Key[PartitionRun]("failed", int, lambda p: p.failed),
+    Key[PartitionRun]("no_text", int, lambda p: p.no_text),
     Key[PartitionRun]("removed", int, lambda p: p.state.removed),
 )
 
@@ -48,12 +50,18 @@ def partition_metadata(
     report: IngestReport, before: Sequence[CollectionState], depth: int
 ) -> dict[str, dict[str, dg.MetadataValue]]:
     """Each collection's own counts. Every document of a collection is skipped, recovered (its
-    page written from an answer already journaled), failed or summarized: the survey before the
-    run tells the first two apart with the rule the run applies, the report names the failures."""
-    failed: dict[str, int] = {}
-    for failure in report.failed:
-        name = collection_of(PurePosixPath(failure["path"]), depth)
-        failed[name] = failed.get(name, 0) + 1
+    page written from an answer already journaled), failed, holds no text or is summarized: the
+    survey before the run tells the first two apart with the rule the run applies, the report
+    names the failures and the files with no text."""
+
+    def by_collection(listed: list[dict[str, str]]) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for item in listed:
+            name = collection_of(PurePosixPath(item["path"]), depth)
+            counts[name] = counts.get(name, 0) + 1
+        return counts
+
+    failed, no_text = by_collection(report.failed), by_collection(report.no_text)
     states = {state.name: state for state in before}
     return {
         name: build(
@@ -61,6 +69,7 @@ def partition_metadata(
             PartitionRun(
                 states.get(name, CollectionState(name, "", documents=0, pending=0)),
                 failed.get(name, 0) if name in states else 0,
+                no_text.get(name, 0) if name in states else 0,
             ),
         )
         for name in report.collections

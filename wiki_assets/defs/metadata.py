@@ -60,6 +60,8 @@ def plain(metadata: Mapping[str, dg.MetadataValue]) -> dict[str, Any]:
 COUNT = Key[IngestReport]("count", int, lambda r: r.count)
 SKIPPED = Key[IngestReport]("skipped", int, lambda r: r.skipped)
 FAILED = Key[IngestReport]("failed", int, lambda r: len(r.failed))
+# Files that hold no text (images, archives, scans, locked or broken files): not failures.
+NO_TEXT = Key[IngestReport]("no_text", int, lambda r: len(r.no_text))
 REMOVED = Key[IngestReport]("removed", int, lambda r: r.removed)
 RECOVERED = Key[IngestReport]("recovered", int, lambda r: r.recovered)
 REQUEUED = Key[IngestReport]("requeued", int, lambda r: r.requeued)
@@ -124,6 +126,9 @@ REDO_MODELS = Key[IngestReport](
 FAILED_DOCUMENTS = Key[IngestReport](
     "failed_documents", list, lambda r: r.failed[:MAX_LISTED_FAILURES]
 )  # path and reason
+NO_TEXT_FILES = Key[IngestReport](
+    "no_text_files", list, lambda r: r.no_text[:MAX_LISTED_FAILURES] or None
+)  # path and why
 STOPPED_BY = Key[IngestReport]("stopped_by", str, lambda r: r.stopped_by)  # SIGTERM, SIGINT
 
 
@@ -137,6 +142,8 @@ def _outcome(r: IngestReport) -> str:
     parts = [done]
     if r.failed:
         parts.append(f"{len(r.failed)} failed")
+    if r.no_text:
+        parts.append(f"{len(r.no_text)} hold no text")
     if r.stopped:
         parts.append(f"stopped, {r.unfinished} left for the next run")
     return " · ".join(parts)
@@ -164,6 +171,7 @@ PLOTTED = (
 # The rest of the run's figures, in one row (shown, not plotted).
 DETAILS = (
     SKIPPED,
+    NO_TEXT,
     REMOVED,
     RECOVERED,
     REQUEUED,
@@ -192,7 +200,7 @@ DIALS = (
     REDO_MODELS,
 )
 FIGURES = (*PLOTTED, *DETAILS)
-OUTCOME = (FAILED_DOCUMENTS, STOPPED_BY)
+OUTCOME = (FAILED_DOCUMENTS, NO_TEXT_FILES, STOPPED_BY)
 RUN = (*HEADLINE, *FIGURES, *DIALS, *OUTCOME)  # every run key (DETAILS, DIALS: from their tables)
 DETAILS_TABLE = Table[IngestReport]("details", DETAILS)
 DIALS_TABLE = Table[IngestReport]("dials", DIALS)

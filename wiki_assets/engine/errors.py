@@ -65,6 +65,12 @@ class DocumentError(WikiAssetsError):
     """A document that cannot be summarized; the message is the reason recorded for it."""
 
 
+class NoText(WikiAssetsError):
+    """A file that holds no text to summarize: an image, an archive, a scan without a text
+    layer, a password-protected or broken file, a format nothing here reads. Not a failure: it
+    is listed with the reason (the message), and looked at again only once it changes."""
+
+
 class DraftError(WikiAssetsError):
     """An answer that is not a valid page; the message says what is wrong, for a repair request."""
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from wiki_assets.engine.documents.corpus import SourceDocument
 
 if TYPE_CHECKING:
+    from wiki_assets.engine.documents.reader import DocumentText
     from wiki_assets.engine.related import Candidate
 
 
@@ -45,6 +46,8 @@ class Prepared:
     notes: str | None = None  # a long document's page: written from these notes on its parts
     parts: int = 1  # how many parts a long document was taken in
     split: tuple[Prepared, ...] = ()  # a long document's parts, to take notes on first
+    # The document's text as read (its extractor and locations, for the page): a document's.
+    source: DocumentText | None = None
 
 
 @dataclass(frozen=True, slots=True)

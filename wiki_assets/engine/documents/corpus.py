@@ -17,12 +17,19 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path, PurePosixPath
 
+from wiki_assets.engine.documents.formats import TEXT, Format, format_of
+from wiki_assets.engine.documents.ignore import Ignored, IgnoreRules
 from wiki_assets.engine.errors import DocumentError as DocumentError
 
 ROOT_COLLECTION = "_root"
 """Partition key of the files that sit directly under the synced root."""
 
 DEFAULT_MAX_BYTES = 2_000_000
+"""The most text a document may hold: its bytes, or the UTF-8 bytes of the text extracted."""
+DEFAULT_MAX_FILE_BYTES = 200_000_000
+"""The largest file read at all: a deck of images holding a little text is a normal document."""
+HEAD_BYTES = 4096  # of a file, kept to tell what it is (formats.py)
+_PLAIN = Format(TEXT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +38,7 @@ class SourceDocument:
     collection: str
     size: int
     content_hash: str  # sha256 of the bytes
+    format: Format = _PLAIN  # what it is: text, a format a library extracts, or no text
 
     @property
     def title_hint(self) -> str:
@@ -85,28 +93,38 @@ def _walk(start: str, prefix: str, recurse: bool) -> Iterator[tuple[str, str]]:
             yield entry.path, f"{prefix}{entry.name}"
 
 
-def _read_file(path: str, keep_up_to: int) -> tuple[int, str, bytes | None]:
-    """A file's size and sha256, and its bytes when it has at most ``keep_up_to`` of them: one read
-    serves both the hash and the text. Larger files are hashed in a stream, never held."""
+def _read_file(path: str, keep_up_to: int) -> tuple[int, str, bytes, bytes | None]:
+    """A file's size, sha256 and first bytes, and its bytes when it has at most ``keep_up_to`` of
+    them: one read serves the hash, the format and the text. Larger files are hashed in a
+    stream, never held."""
     with open(path, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise OSError("not a regular file")
         if info.st_size > keep_up_to:
-            return info.st_size, hashlib.file_digest(handle, "sha256").hexdigest(), None
+            head = handle.read(HEAD_BYTES)
+            digest = hashlib.sha256(head)
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+            return info.st_size, digest.hexdigest(), head, None
         data = handle.read()
-    return info.st_size, hashlib.sha256(data).hexdigest(), data
+    return info.st_size, hashlib.sha256(data).hexdigest(), data[:HEAD_BYTES], data
 
 
 def scan(
-    root: Path, depth: int = 1, collections: Iterable[str] | None = None
+    root: Path,
+    depth: int = 1,
+    collections: Iterable[str] | None = None,
+    ignored: list[Ignored] | None = None,
 ) -> Iterator[SourceDocument]:
-    """Yield the documents under ``root`` (only those of ``collections`` if given), sorted by path.
+    """Yield the documents under ``root`` (only those of ``collections`` if given), sorted by path,
+    each with its format (formats.py); the files the ignore rules leave out (ignore.py) go to
+    ``ignored``, if given.
 
     Unreadable files are yielded with an empty hash so that they are accounted for (and fail with a
     reason) instead of silently disappearing from the wiki's view of the corpus.
     """
-    for doc, _ in scan_contents(root, depth, collections, keep_up_to=0):
+    for doc, _ in scan_contents(root, depth, collections, keep_up_to=0, ignored=ignored):
         yield doc
 
 
@@ -116,6 +134,7 @@ def scan_contents(
     collections: Iterable[str] | None = None,
     *,
     keep_up_to: int = DEFAULT_MAX_BYTES,
+    ignored: list[Ignored] | None = None,
 ) -> Iterator[tuple[SourceDocument, bytes | None]]:
     """:func:`scan`, each document with its bytes when it has at most ``keep_up_to`` of them (for
     :func:`read_text`), so that a caller that needs both hash and text reads the file once. One
@@ -123,6 +142,7 @@ def scan_contents(
     root = root.resolve()
     if not root.is_dir():
         raise FileNotFoundError(f"synced root {root} is not a directory")
+    rules = IgnoreRules.of(root)
     wanted = None if collections is None else set(collections)
     if wanted is None:
         starts = [(root, True)]
@@ -139,11 +159,20 @@ def scan_contents(
             collection = collection_of(relative, depth)
             if wanted is not None and collection not in wanted:
                 continue
+            rule = rules.rule_for(relative)
+            if rule is not None:
+                if ignored is not None:
+                    ignored.append(Ignored(relative, rule))
+                continue
             try:
-                size, digest, data = _read_file(file, keep_up_to)
+                size, digest, head, data = _read_file(file, keep_up_to)
             except OSError:
-                size, digest, data = 0, "", None
-            yield SourceDocument(relative, collection, size, digest), data
+                yield SourceDocument(relative, collection, 0, ""), None
+                continue
+            yield (
+                SourceDocument(relative, collection, size, digest, format_of(relative, head)),
+                data,
+            )
 
 
 def collection_names(root: Path, depth: int = 1) -> set[str]:
@@ -152,7 +181,12 @@ def collection_names(root: Path, depth: int = 1) -> set[str]:
     root = root.resolve()
     if not root.is_dir():
         return set()
-    return {collection_of(relative, depth) for _, relative in _walk(str(root), "", True)}
+    rules = IgnoreRules.of(root)
+    return {
+        collection_of(relative, depth)
+        for _, relative in _walk(str(root), "", True)
+        if rules.rule_for(relative) is None
+    }
 
 
 def collection_version(documents: Iterable[SourceDocument]) -> str:

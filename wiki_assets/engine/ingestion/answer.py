@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from wiki_assets.engine.documents.reader import DocumentText
 from wiki_assets.engine.model.prompts import PROMPT_VERSION
 from wiki_assets.engine.model.results import Summary
 from wiki_assets.engine.quality import Assessment
@@ -75,3 +76,20 @@ def result(title: str, language: str, summary: Summary, assessment: Assessment) 
         "finish_reason": summary.finish_reason,
         **assessment.result_fields(),  # key_points (checked) and flags
     }
+
+
+def from_source(fields: dict[str, Any], source: DocumentText | None, original: str) -> None:
+    """What a page keeps of its document's text, beside the answer: the link to the original
+    file (relative to the page); for an extracted document the extractor and the text's hash (a
+    new extractor version redoes the page only if the text changed), where that text is kept,
+    and for each key point the page, slide or sheet its lines are on."""
+    fields["original"] = original
+    if source is None or source.extractor is None:
+        return
+    fields["extractor"] = source.extractor
+    fields["text_hash"] = source.text_hash
+    for point in fields.get("key_points", []):
+        found = point.get("found") if isinstance(point, dict) else None
+        where = source.where(found[0]) if found else None
+        if where is not None:
+            point["where"] = where

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.model.prompts import PROMPT_VERSION
-from wiki_assets.engine.state.journal import SUMMARIZED, WRITTEN, Entry
+from wiki_assets.engine.state.journal import NO_TEXT, SUMMARIZED, WRITTEN, Entry
 
 
 def fingerprint(max_tokens: int, language: str = "auto", form: str = "full") -> str:
@@ -136,20 +136,25 @@ def is_current(entry: Entry | None, doc: SourceDocument, current: Currency) -> b
     )
 
 
-SKIP, RECOVER = "skip", "recover"
+SKIP, RECOVER, HOLDS_NO_TEXT = "skip", "recover", "no text"
 # Why a document would be summarized, in the order they are checked. A page whose settings
 # changed gives the settings' names ("max_tokens", "language", "page shape", or several joined
 # with ", "); "dials" is a page journaled before answers kept their settings.
 REASONS = (
-    "new", "changed", "earlier failure", "forced", "model", "prompt version",
+    "new", "changed", "earlier failure", "forced", "model", "prompt version", "extractor",
     *CHANGED.values(), "dials",
 )  # fmt: skip
 
 
 def standing(entry: Entry | None, doc: SourceDocument, current: Currency, force: bool) -> str:
     """What a run does with ``doc``: ``skip`` (its page is current), ``recover`` (a model answered
-    in a run that died before the page was written: write it, ask no model), or the reason it is
-    summarized (one of :data:`REASONS`)."""
+    in a run that died before the page was written: write it, ask no model), ``no text`` (the file
+    holds none: by its format, or as found when it last changed), or the reason it is summarized
+    (one of :data:`REASONS`)."""
+    if doc.format.no_text is not None:
+        return HOLDS_NO_TEXT
+    if entry is not None and entry.status == NO_TEXT and entry.content_hash == doc.content_hash:
+        return HOLDS_NO_TEXT
     if not force and is_current(entry, doc, current):
         assert entry is not None
         if entry.status == WRITTEN:
@@ -174,3 +179,12 @@ def standing(entry: Entry | None, doc: SourceDocument, current: Currency, force:
     shaping = Shaping.of(entry.result)
     changed = current.changed(entry.model, shaping) if shaping is not None else None
     return changed or "dials"
+
+
+def extracted_by(entry: Entry | None) -> tuple[str | None, str | None]:
+    """The extractor (``pdf/1``) a page's text came from and that text's hash, as its answer
+    keeps them; (None, None) for a page of plain text."""
+    result = entry.result if entry is not None else None
+    if not result:
+        return None, None
+    return result.get("extractor"), result.get("text_hash")

@@ -22,7 +22,14 @@ from wiki_assets.engine.config import FlaggedPages
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Recorded
 from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.errors import disk_full
-from wiki_assets.engine.ingestion.answer import Rank, extractive, picked, rank, result
+from wiki_assets.engine.ingestion.answer import (
+    Rank,
+    extractive,
+    from_source,
+    picked,
+    rank,
+    result,
+)
 from wiki_assets.engine.ingestion.currency import SHAPED_BY, Shaping
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.ingestion.report import IngestReport
@@ -122,6 +129,9 @@ class Pages:
             fields = result(title, prepared.language, summary, assessment)
         shaping = Shaping(lane.client.max_tokens, self.language, lane.endpoint.page_form)
         fields[SHAPED_BY] = shaping.fields()
+        from_source(
+            fields, prepared.source, self.wiki.original(self.synced_root / doc.path, job.page)
+        )
         entry = Entry(
             path=doc.path,
             collection=doc.collection,

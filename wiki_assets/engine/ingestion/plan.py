@@ -11,6 +11,7 @@ answer their link candidates; :meth:`RunPlan.jobs` streams them.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -21,15 +22,24 @@ from wiki_assets.engine.documents.corpus import (
     DocumentError,
     SourceDocument,
     decode,
-    read_text,
     scan_contents,
-    title_of,
 )
-from wiki_assets.engine.ingestion.currency import RECOVER, SKIP, Currency, is_current, standing
+from wiki_assets.engine.documents.extract import extractor
+from wiki_assets.engine.documents.reader import DocumentText, Reader
+from wiki_assets.engine.errors import NoText
+from wiki_assets.engine.ingestion.currency import (
+    HOLDS_NO_TEXT,
+    RECOVER,
+    SKIP,
+    Currency,
+    extracted_by,
+    is_current,
+    standing,
+)
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.related.embedding import Embedded, Embedder, embed_missing
 from wiki_assets.engine.related.service import SERVICE_MIN
-from wiki_assets.engine.state.journal import Entry, Journal
+from wiki_assets.engine.state.journal import NO_TEXT, Entry, Journal
 from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, page_for
 
 # The related-document index is derived from the synced text alone (rebuildable at any time), so it
@@ -65,6 +75,7 @@ class RunPlan:
         # whatever order the run takes them in.
         self.page_claims: dict[str, str] = {}
         self.answers_beside: list[str] = []  # documents whose candidates a helper answers
+        self.no_text: list[NoTextFile] = []  # the run's files that hold no text, and why
 
     @classmethod
     def make(
@@ -77,7 +88,7 @@ class RunPlan:
         related: RelatedIndex,
         current: Currency,
         force: bool,
-        max_bytes: int,
+        reader: Reader,
         helper_wanted: Callable[[], None] | None = None,
         stopped: Callable[[], bool] = lambda: False,
         embedder: Embedder | None = None,
@@ -99,15 +110,16 @@ class RunPlan:
         answered: a document's partner in another language is found among every vector."""
         plan = cls(journal, related)
         scan = _Pass(
-            plan, synced_root, depth, max_bytes, set(collections), current, force, helper_wanted
+            plan, synced_root, depth, reader, set(collections), current, force, helper_wanted
         )
         plan.indexed = related.update_many(scan.stale_in_related_index(stopped))
-        plan.pruned = 0 if plan.interrupted else related.prune(lambda path: path in scan.present)
+        if not plan.interrupted:
+            plan.pruned = related.prune(lambda path: path in scan.present)
+            if reader.texts is not None:
+                reader.texts.prune(scan.hashes)  # the texts of files that changed or went
         if embedder is not None and not plan.interrupted:
             began = time.monotonic()
-            plan.embedded = embed_missing(
-                related, embedder, _opening_reader(synced_root, max_bytes), stopped=stopped
-            )
+            plan.embedded = embed_missing(related, embedder, scan.opening, stopped=stopped)
             plan.embedding_s = time.monotonic() - began
         plan._claim_pages()
         # Longest first (by size; in path order among equals): a long document's parts then
@@ -136,14 +148,35 @@ class RunPlan:
                 self.related.answer(asks[start : start + LOOKAHEAD], RELATED_CANDIDATES)
 
     def _note(
-        self, doc: SourceDocument, entry: Entry | None, current: Currency, force: bool
+        self,
+        doc: SourceDocument,
+        entry: Entry | None,
+        current: Currency,
+        force: bool,
+        read: Callable[[], DocumentText],
     ) -> bool:
-        """Note what the run does with ``doc`` (``entry``: its journal entry); True when it is to
-        be summarized."""
+        """Note what the run does with ``doc`` (``entry``: its journal entry; ``read``: its text,
+        when the note needs it); True when it is to be summarized."""
         self.seen.add(doc.path)
-        if force or not is_current(entry, doc, current):
-            self.total += 1
         what = standing(entry, doc, current, force)
+        if what == HOLDS_NO_TEXT:
+            known = entry is not None and entry.status == NO_TEXT
+            why = doc.format.no_text or (entry.reason if entry else None) or "no text"
+            unchanged = known and entry is not None and entry.content_hash == doc.content_hash
+            self.no_text.append(NoTextFile(doc, why, new=not unchanged))
+            return False
+        try:
+            if what in (SKIP, RECOVER):
+                what = _text_changed(entry, doc, read) or what
+            elif doc.format.extracted:
+                read()  # a file that holds no text (a scan, a locked file) is found out here
+        except NoText as error:
+            self.no_text.append(NoTextFile(doc, str(error), new=True))
+            return False
+        except DocumentError:
+            pass  # it fails with the reason when its request is prepared
+        if what not in (SKIP, RECOVER) or force or not is_current(entry, doc, current):
+            self.total += 1
         if what == SKIP:
             self.skipped += 1
         else:
@@ -209,6 +242,30 @@ class RunPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class NoTextFile:
+    """A file of the run that holds no text: why, and whether this run found it so (it is
+    journaled, and a page it had goes) or an earlier one did."""
+
+    doc: SourceDocument
+    reason: str
+    new: bool
+
+
+def _text_changed(
+    entry: Entry | None, doc: SourceDocument, read: Callable[[], DocumentText]
+) -> str | None:
+    """ "extractor" when a new version of the page's extractor gives its file another text than
+    the page was written from (the page is redone, as for a new prompt); else None."""
+    used, text_hash = extracted_by(entry)
+    if used is None or not doc.format.extracted or used == extractor(doc.format.name):
+        return None
+    try:
+        return "extractor" if read().text_hash != text_hash else None
+    except DocumentError:
+        return "extractor"
+
+
+@dataclass(frozen=True, slots=True)
 class Recovered:
     """A page whose answer a run that died had journaled: the run writes it and asks no model."""
 
@@ -220,17 +277,21 @@ class Recovered:
 class _Pass:
     """The plan's one pass over the synced tree: each file read and hashed once, the standing of
     each document of the run's collections noted in the plan (:meth:`RunPlan._note`), and the
-    documents the related index does not have as they are now handed to it to index."""
+    documents the related index does not have as they are now handed to it to index. Each group
+    of documents that needs its text extracted has it extracted ahead, in parallel
+    (:meth:`~wiki_assets.engine.documents.reader.Reader.extract_ahead`)."""
 
     plan: RunPlan
     synced_root: Path
     depth: int
-    max_bytes: int
+    reader: Reader
     wanted: set[str]  # the run's collections
     current: Currency
     force: bool
     helper_wanted: Callable[[], None] | None  # called once, then None
     present: set[str] = field(default_factory=set)  # every document seen, of any collection
+    hashes: set[str] = field(default_factory=set)  # their content hashes
+    extracted: dict[str, SourceDocument] = field(default_factory=dict)  # those extracted, by path
     to_summarize: int = 0  # so far (a recovered page needs no candidates)
 
     def stale_in_related_index(
@@ -239,8 +300,9 @@ class _Pass:
         """``(path, title, text, hash)`` of each document to (re)index, read once; the pass
         ends early once ``stopped()`` (:attr:`RunPlan.interrupted`)."""
         plan = self.plan
+        reader = self.reader
         for group in _groups(
-            scan_contents(self.synced_root, self.depth, keep_up_to=self.max_bytes)
+            scan_contents(self.synced_root, self.depth, keep_up_to=reader.max_bytes)
         ):
             if stopped():
                 plan.interrupted = True
@@ -250,19 +312,26 @@ class _Pass:
                 [d.path for d, _ in group if d.collection in self.wanted]
             )
             indexed = plan.related.current_among({d.path: d.content_hash for d, _ in group})
+            reader.extract_ahead(
+                [d for d, _ in group if d.path not in indexed or d.collection in self.wanted]
+            )
             for doc, data in group:
                 self.present.add(doc.path)
+                self.hashes.add(doc.content_hash)
+                if doc.format.extracted:
+                    self.extracted[doc.path] = doc
                 if doc.collection in self.wanted:
                     entry = entries.get(doc.path)
-                    self.to_summarize += plan._note(doc, entry, self.current, self.force)
+                    read = functools.partial(reader.read, doc, data)
+                    self.to_summarize += plan._note(doc, entry, self.current, self.force, read)
                 if doc.path in indexed:
                     continue
                 try:
-                    text = read_text(self.synced_root, doc, self.max_bytes, data)
-                except DocumentError:
+                    text = reader.read(doc, data)
+                except (DocumentError, NoText):
                     continue
                 self._call_helper()  # this document is indexed: every stored answer expires
-                yield doc.path, title_of(text, doc.path), text, doc.content_hash
+                yield doc.path, text.title, text.text, doc.content_hash
 
     def _call_helper(self) -> None:
         """Ask for the helper, once, as soon as a document is indexed and enough are to be
@@ -271,18 +340,17 @@ class _Pass:
             self.helper_wanted()
             self.helper_wanted = None
 
-
-def _opening_reader(synced_root: Path, max_bytes: int) -> Callable[[str], str | None]:
-    """``path`` -> the text of the synced document, or None when it cannot be read now."""
-
-    def read(path: str) -> str | None:
+    def opening(self, path: str) -> str | None:
+        """The text of the synced document at ``path`` (for its embedding), or None when it
+        cannot be read now."""
+        doc = self.extracted.get(path)
         try:
-            data = (synced_root / path).read_bytes()
-            return decode(data) if len(data) <= max_bytes else None
-        except (OSError, DocumentError):
+            if doc is not None:
+                return self.reader.read(doc).text
+            data = (self.synced_root / path).read_bytes()
+            return decode(data) if len(data) <= self.reader.max_bytes else None
+        except (OSError, DocumentError, NoText):
             return None
-
-    return read
 
 
 def _groups(

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Job, Prepared
-from wiki_assets.engine.documents.corpus import DocumentError, read_text, title_of
+from wiki_assets.engine.documents.corpus import DocumentError
 from wiki_assets.engine.documents.language import LANGUAGES, detect_language
+from wiki_assets.engine.documents.reader import Reader
+from wiki_assets.engine.errors import NoText
 from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES
 from wiki_assets.engine.model.budget import (
     PROMPT_OVERHEAD_TOKENS,
@@ -36,11 +37,10 @@ class Preparer:
     """The run's :meth:`~wiki_assets.engine.dispatch.Work.prepare` and
     :meth:`~wiki_assets.engine.dispatch.Work.gathered`."""
 
-    synced_root: Path
+    reader: Reader  # the document's text, whatever its format
     wiki: Wiki
     related: RelatedIndex
     language: str  # the page-language dial: "auto", or the language every page is written in
-    max_bytes: int
     # Tokens of text one request of every model of the fleet can take: a longer document is
     # taken in parts this long (any model may take any part).
     part_budget: int
@@ -53,18 +53,16 @@ class Preparer:
         endpoints: list[Endpoint],
         dials: Dials,
         *,
-        synced_root: Path,
+        reader: Reader,
         wiki: Wiki,
         related: RelatedIndex,
-        max_bytes: int,
         candidates_helper: CandidatesService | None,
     ) -> Preparer:
         return cls(
-            synced_root=synced_root,
+            reader=reader,
             wiki=wiki,
             related=related,
             language=dials.language,
-            max_bytes=max_bytes,
             part_budget=min(input_budget(e, dials.max_tokens) for e in endpoints),
             full_pages=any(e.page_shape != "compact" for e in endpoints),
             candidates_helper=candidates_helper,
@@ -73,10 +71,16 @@ class Preparer:
     async def prepare(self, job: Job) -> Prepared:
         doc = job.doc
         try:
-            text = read_text(self.synced_root, doc, self.max_bytes)
+            if doc.format.extracted:  # from the text store, or extracted now: off the loop
+                source = await asyncio.to_thread(self.reader.read, doc)
+            else:
+                source = self.reader.read(doc)
             self.wiki.check(job.page)
         except UnsafePath as error:
             raise DocumentError(str(error)) from error
+        except NoText as error:  # (it held text when the run was planned)
+            raise DocumentError(f"no text: {error}") from error
+        text = source.text
         candidates = job.candidates
         if candidates is None and self.candidates_helper is not None:
             candidates = await self.candidates_helper.candidates(doc.path)
@@ -87,7 +91,7 @@ class Preparer:
             )
         language = detect_language(text) if self.language == "auto" else self.language
         language = LANGUAGES.get(language, language)
-        title = title_of(text, doc.path)
+        title = source.title
         listing = self._listing_tokens(candidates)
         tokens = estimate_tokens(text)
         # Counted as the model will see it (numbered lines) only when it may be long.
@@ -100,9 +104,10 @@ class Preparer:
             parts = split_to_budget(numbered, self.part_budget - 1)
             return Prepared(
                 title, text, language, tokens + PROMPT_OVERHEAD_TOKENS, candidates,
-                parts=len(parts), split=self._parts(title, parts, language),
+                parts=len(parts), split=self._parts(title, parts, language), source=source,
             )  # fmt: skip
-        return Prepared(title, text, language, tokens + PROMPT_OVERHEAD_TOKENS, candidates)
+        prompt_tokens = tokens + PROMPT_OVERHEAD_TOKENS
+        return Prepared(title, text, language, prompt_tokens, candidates, source=source)
 
     def gathered(self, job: Job, notes: list[str]) -> Prepared:
         prepared = job.prepared

@@ -113,6 +113,7 @@ def log_done(log: Log, report: IngestReport, lanes: Sequence[Lane]) -> None:
         f"{report.docs_per_sec:.2f} docs/s · skipped {report.skipped} · "
         f"failed {len(report.failed)} · removed {report.removed}"
         + (f" ({report.relinked} pages re-linked)" if report.relinked else "")
+        + (f" · no text {len(report.no_text)}" if report.no_text else "")
         + (f" · hedged {report.hedged}" if report.hedged else "")
         + (
             f" · {report.requests_per_doc:.2f} requests/doc"

@@ -119,6 +119,8 @@ class IngestReport:
     removed: int = 0  # pages whose document no longer exists
     relinked: int = 0  # pages rewritten without their links to removed pages
     failed: list[dict[str, str]] = field(default_factory=list)
+    # Files of the run's collections that hold no text (path and why): not failures.
+    no_text: list[dict[str, str]] = field(default_factory=list)
     # requeued, hedged, second_opinions, second_opinions_skipped and stopped: the dispatcher's
     # (DispatchTally, see there), taken by tallied().
     requeued: int = 0
@@ -209,6 +211,7 @@ class IngestReport:
             "removed": self.removed,
             "relinked": self.relinked,
             "failed": self.failed,
+            "no_text": self.no_text,
             "requeued": self.requeued,
             "unfinished": self.unfinished,
             "hedged": self.hedged,

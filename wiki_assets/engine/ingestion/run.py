@@ -20,12 +20,19 @@ from pathlib import Path
 
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded
-from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES, SourceDocument
+from wiki_assets.engine.documents.corpus import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_FILE_BYTES,
+    SourceDocument,
+)
+from wiki_assets.engine.documents.reader import Reader
+from wiki_assets.engine.documents.texts import TEXTS_DIR, TextStore
 from wiki_assets.engine.ingestion.candidates import close_helper, plan_beside_helper
 from wiki_assets.engine.ingestion.collector import fewer_collections
 from wiki_assets.engine.ingestion.currency import fingerprints
 from wiki_assets.engine.ingestion.fleet import fleet_lanes, model_stats
 from wiki_assets.engine.ingestion.flush import Pages, dispatch_beside_flushes
+from wiki_assets.engine.ingestion.notext import record_no_text
 from wiki_assets.engine.ingestion.plan import (
     RELATED_CANDIDATES,
     RELATED_FILE,
@@ -62,6 +69,7 @@ def ingest(
     dials: Dials,
     depth: int = 1,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     log: Log | None = None,
     store: StateStore | None = None,
     clock: Callable[[], float] = time.time,
@@ -74,7 +82,8 @@ def ingest(
     ``embeddings`` endpoint, link candidates are found by meaning as well as by n-grams
     (:mod:`~wiki_assets.engine.related.vectors`); if it fails, by n-grams alone. ``servers``:
     per endpoint (by name) that a child process serves, what says the process died
-    (``ChildServer.exit_notice``): its model then leaves the run at once, named.
+    (``ChildServer.exit_notice``): its model then leaves the run at once, named. ``max_bytes``
+    bounds a document's text (its bytes, or what is extracted), ``max_file_bytes`` a file's.
 
     SIGTERM and SIGINT (when called on the main thread) stop the run cleanly: no new requests,
     requests in flight cancelled, every answer that came back journaled and its page written; the
@@ -84,6 +93,10 @@ def ingest(
         raise ValueError("no model endpoints to summarize with")
     wiki = Wiki(wiki_root)
     store = store or StateStore(wiki.state_dir)
+    texts = TextStore(wiki.state_dir / TEXTS_DIR)
+    reader = Reader(
+        synced_root.resolve(), texts, max_bytes=max_bytes, max_file_bytes=max_file_bytes
+    )
     run = _Run(
         synced_root=synced_root.resolve(),
         wiki=wiki,
@@ -91,7 +104,7 @@ def ingest(
         endpoints=list(endpoints),
         dials=dials,
         depth=depth,
-        max_bytes=max_bytes,
+        reader=reader,
         log=log or logging.getLogger("wiki_assets"),
         report=IngestReport(collections=list(collections), dials=dials, models=[]),
         clock=clock,
@@ -102,6 +115,7 @@ def ingest(
         stop_on_signals(run.request_stop),
         store.collection_locks(collections),
         fewer_collections(),
+        reader,  # its extracting processes end with the run
     ):
         return asyncio.run(run.execute())
 
@@ -118,7 +132,7 @@ class _Run:
     endpoints: list[Endpoint]
     dials: Dials
     depth: int
-    max_bytes: int
+    reader: Reader
     log: Log
     report: IngestReport
     clock: Callable[[], float] = time.time
@@ -157,6 +171,7 @@ class _Run:
             plan = await self._planned(cleanup)
             log_start(self.log, self.report, lanes, self.dials, plan.total, self.store.describe())
             pages = self.pages = self._pages()
+            record_no_text(pages, plan.no_text)
             dispatcher = self.dispatcher = self._dispatcher(lanes, plan, pages, leases)
             self._stop_now()  # a signal that came while planning
             pages.start()
@@ -198,10 +213,9 @@ class _Run:
         self.preparer = Preparer.for_fleet(
             self.endpoints,
             self.dials,
-            synced_root=self.synced_root,
             wiki=self.wiki,
             related=related,
-            max_bytes=self.max_bytes,
+            reader=self.reader,
             candidates_helper=helper if plan.answers_beside else None,
         )
         return plan
@@ -302,7 +316,7 @@ class _Run:
             related=self.related,
             current=fingerprints(self.endpoints, self.dials),
             force=self.dials.force,
-            max_bytes=self.max_bytes,
+            reader=self.reader,
             helper_wanted=helper_wanted,
             stopped=lambda: self.stop_signal is not None,  # the pass ends at a signal
             embedder=embedder,

@@ -10,8 +10,17 @@ from pathlib import Path
 
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.documents.corpus import SourceDocument, collection_version, scan
-from wiki_assets.engine.ingestion.currency import REASONS, RECOVER, SKIP, fingerprints, standing
-from wiki_assets.engine.state.journal import Journal
+from wiki_assets.engine.documents.extract import extractor
+from wiki_assets.engine.ingestion.currency import (
+    HOLDS_NO_TEXT,
+    REASONS,
+    RECOVER,
+    SKIP,
+    extracted_by,
+    fingerprints,
+    standing,
+)
+from wiki_assets.engine.state.journal import Entry, Journal
 from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.wiki.files import STATE_DIR
 
@@ -26,6 +35,7 @@ class CollectionState:
     recovered: int = 0  # pages to write from an answer already journaled
     removed: int = 0  # pages whose document is gone
     reasons: dict[str, int] = field(default_factory=dict)  # why documents would be summarized
+    no_text: dict[str, int] = field(default_factory=dict)  # files holding no text, by why
 
     @property
     def to_summarize(self) -> int:
@@ -59,9 +69,17 @@ def survey(
         for name in sorted(by_collection.keys() | known):
             docs = by_collection.get(name, [])
             counts: dict[str, int] = {}
+            no_text: dict[str, int] = {}
             for doc in docs:
                 entry = journal.get(doc.path) if journal else None
                 what = standing(entry, doc, current, dials.force)
+                if what == HOLDS_NO_TEXT:
+                    why = doc.format.no_text or (entry.reason if entry else None) or "no text"
+                    no_text[why] = no_text.get(why, 0) + 1
+                    continue
+                if what == SKIP and _extractor_changed(entry, doc):
+                    # (Whether its text changes, the run finds out: it extracts it again.)
+                    what = "extractor"
                 counts[what] = counts.get(what, 0) + 1
             present = {d.path for d in docs}
             gone = sum(1 for p in journal.paths_in([name]) if p not in present) if journal else 0
@@ -76,12 +94,19 @@ def survey(
                     recovered=recovered,
                     removed=gone,
                     reasons={reason: counts[reason] for reason in sorted(counts, key=_order)},
+                    no_text=no_text,
                 )
             )
     finally:
         if journal:
             journal.close()
     return states
+
+
+def _extractor_changed(entry: Entry | None, doc: SourceDocument) -> bool:
+    """A page whose text a former version of its format's extractor gave."""
+    used, _ = extracted_by(entry)
+    return used is not None and doc.format.extracted and used != extractor(doc.format.name)
 
 
 def _order(reason: str) -> tuple[int, str]:

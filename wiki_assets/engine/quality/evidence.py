@@ -62,6 +62,7 @@ class PointCheck:
     text: str
     status: Status
     lines: tuple[int, int] | None = None
+    where: str | None = None  # the page, slide or sheet of those lines, where the format has them
 
     @property
     def verified(self) -> bool:
@@ -69,11 +70,13 @@ class PointCheck:
 
     @property
     def reference(self) -> str:
-        """``line 12`` or ``lines 12–14``; empty without lines."""
+        """``line 12`` or ``lines 12–14`` (``page 3, line 12`` where the format has pages);
+        empty without lines."""
         if self.lines is None:
             return ""
         first, last = self.lines
-        return f"line {first}" if first == last else f"lines {first}\u2013{last}"
+        lines = f"line {first}" if first == last else f"lines {first}\u2013{last}"
+        return f"{self.where}, {lines}" if self.where else lines
 
     @property
     def explanation(self) -> str:
@@ -98,7 +101,13 @@ class PointCheck:
         if isinstance(found, list) and len(found) == 2 and all(isinstance(n, int) for n in found):
             lines = (found[0], found[1])
         known = status in Status._value2member_map_
-        return cls(point["text"], Status(str(status)) if known else Status.UNCHECKED, lines)
+        where = value.get("where") if isinstance(value, dict) else None
+        return cls(
+            point["text"],
+            Status(str(status)) if known else Status.UNCHECKED,
+            lines,
+            where if isinstance(where, str) else None,
+        )
 
 
 class Source:

@@ -11,6 +11,7 @@ from typing import Any
 SUMMARIZED = "summarized"  # the model answered; the page is not on disk yet
 WRITTEN = "written"  # the page is on disk
 FAILED = "failed"
+NO_TEXT = "no_text"  # the file holds no text (the reason says why): looked at again once it changes
 
 COLUMNS = "path, collection, content_hash, fingerprint, status, page, model, result, reason"
 

@@ -17,6 +17,7 @@ from wiki_assets.engine.state import page_events
 from wiki_assets.engine.state.entries import (
     COLUMNS,
     FAILED,
+    NO_TEXT,
     SUMMARIZED,
     UPSERT,
     WRITTEN,
@@ -27,7 +28,7 @@ from wiki_assets.engine.state.entries import (
 from wiki_assets.engine.state.page_events import PageHistory
 from wiki_assets.engine.state.store import JOURNAL_FILE, Db, StateStore
 
-__all__ = ["FAILED", "JOURNAL_FILE", "SUMMARIZED", "WRITTEN", "Entry", "Journal"]
+__all__ = ["FAILED", "JOURNAL_FILE", "NO_TEXT", "SUMMARIZED", "WRITTEN", "Entry", "Journal"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -249,6 +250,25 @@ class Journal:
             )  # fmt: skip
             self._db.execute(UPSERT, row)
             self._db.execute("DELETE FROM links WHERE source = ?", (path,))
+
+    def record_no_text(
+        self, *, path: str, collection: str, content_hash: str, reason: str, at: float | None = None
+    ) -> str | None:
+        """The file at ``path`` holds no text (``reason``): it has no page, until it changes. A
+        page it had (from text it held before) is no longer its page: its removed event is in the
+        same transaction, and its name is returned for the caller to remove."""
+        now = time.time() if at is None else at
+        entry = self.get(path)
+        page = entry.page if entry is not None and entry.status == WRITTEN else None
+        with self._db.transaction():
+            if page is not None:
+                self.history.record_removed([path], now)
+            row = to_row(
+                path, collection, content_hash, "", NO_TEXT, None, None, None, reason, now
+            )  # fmt: skip
+            self._db.execute(UPSERT, row)
+            self._db.execute("DELETE FROM links WHERE source = ?", (path,))
+        return page
 
     def mark_written(
         self,

@@ -98,6 +98,12 @@ class Wiki:
             raise UnsafePath(f"page path {page!r} resolves outside the wiki root")
         return target
 
+    def original(self, file: Path, page: str) -> str:
+        """The link from ``page`` to a file outside the wiki (its document's original in the
+        synced tree): relative, so that the wiki and the mirror can move together."""
+        folder = (self.root / self._relative(page)).parent
+        return Path(os.path.relpath(file.resolve(), folder)).as_posix()
+
     @staticmethod
     def check(page: str) -> None:
         """Refuse a page name that could never be written (absolute, ``..``, the state folder);

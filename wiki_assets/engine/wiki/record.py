@@ -60,6 +60,8 @@ class Page:
     # True (with summarized False): the key points are the lines the model picked, on a page
     # in a language it does not write (engine/model/compact.py), not a flagged answer replaced.
     picked: bool = False
+    original: str | None = None  # the link to the document's file (relative to the page)
+    extractor: str | None = None  # what read its text (``pdf/1``); None: plain text
 
     def __post_init__(self) -> None:
         # A page built by hand may list its points as plain strings, like old results.
@@ -106,6 +108,8 @@ class Page:
             summarized=result.get("summarized", True),
             headings=tuple(result.get("headings") or ()),
             picked=result.get("picked", False),
+            original=result.get("original"),
+            extractor=result.get("extractor"),
         )
 
 

@@ -99,6 +99,7 @@ def render_page(page: Page) -> str:
         "verdict": page.verdict.label if page.verdict else "unchecked",
         "flags": list(page.verdict.reasons) if page.verdict else [],
         "summarized": page.summarized,
+        **({"extracted_by": page.extractor} if page.extractor else {}),
         "tags": tags,
         "related": [link.page for link in page.related],
     }
@@ -135,7 +136,11 @@ def render_page(page: Page) -> str:
         lines += ["## Backlinks", ""]
         lines += [f"- {link_to(page.name, link)}" for link in page.backlinks] + [""]
     shown = page.source.replace("`", "'")
-    lines += [f"*Source:* `{shown}`", ""]
+    if page.original and not set("<>\n").intersection(page.original):
+        # In angle brackets: a file name may hold spaces. Outside the wiki, so never a page.
+        lines += [f"*Source:* [`{shown}`](<{page.original}>)", ""]
+    else:
+        lines += [f"*Source:* `{shown}`", ""]
     return "\n".join(lines)
 
 

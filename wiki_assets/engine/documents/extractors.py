@@ -1,0 +1,151 @@
+"""The processes that extract documents for a run (``python -m`` this module).
+
+Converters are CPU work in native code: in processes of their own they run on every core beside
+the run, hold neither its GIL nor its memory, and a converter that crashes on a hostile file
+takes down one process (restarted), not the run. Each process reads one job a line on its stdin
+(JSON: the file, its format, the text limit) and writes the outcome a line on its stdout; a
+thread of the run's per process sends it one job at a time and waits for its answer.
+
+Started as modules of their own, not by ``multiprocessing``: a spawned pool would run the
+parent's ``__main__`` again in every child (a user's script, a test runner).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from wiki_assets.engine.documents.extract import Extracted, extract
+from wiki_assets.engine.errors import DocumentError, NoText
+
+MODULE = "wiki_assets.engine.documents.extractors"
+
+# An extraction's outcome: (the text, why there is none, why it failed); one of them is set.
+Outcome = tuple[Extracted | None, str | None, str | None]
+Job = tuple[str, str, int]  # (the file's path, its format, the most bytes of text)
+
+
+def extracted(job: Job) -> Outcome:
+    """Extract one file: its outcome, never an exception."""
+    path, name, max_bytes = job
+    try:
+        return extract(Path(path), name, max_bytes), None, None
+    except NoText as error:
+        return None, str(error), None
+    except DocumentError as error:
+        return None, None, str(error)
+    except OSError as error:
+        return None, None, f"unreadable file: {error.strerror or error}"
+
+
+class ExtractorPool:
+    """``processes`` extracting processes, started on first use and stopped by :meth:`close`."""
+
+    def __init__(self, processes: int) -> None:
+        self.processes = processes
+        self._idle: queue.Queue[_Process] = queue.Queue()
+        self._all: list[_Process] = []
+        self._lock = threading.Lock()
+
+    def map(self, jobs: Sequence[Job]) -> list[Outcome]:
+        """The outcome of each job, in order, extracted in parallel."""
+        with ThreadPoolExecutor(self.processes, thread_name_prefix="extract") as threads:
+            return list(threads.map(self._one, jobs))
+
+    def close(self) -> None:
+        with self._lock:
+            for process in self._all:
+                process.stop()
+            self._all.clear()
+
+    def _one(self, job: Job) -> Outcome:
+        with self._lock:
+            if self._idle.empty() and len(self._all) < self.processes:
+                started = _Process.start()
+                self._all.append(started)
+                self._idle.put(started)
+        process = self._idle.get()
+        try:
+            return process.call(job)
+        finally:
+            self._idle.put(process)
+
+
+class _Process:
+    """One extracting process, restarted when it dies."""
+
+    def __init__(self, child: subprocess.Popen[bytes]) -> None:
+        self.child = child
+
+    @classmethod
+    def start(cls) -> _Process:
+        child = subprocess.Popen(
+            [sys.executable, "-m", MODULE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        return cls(child)
+
+    def call(self, job: Job) -> Outcome:
+        assert self.child.stdin is not None and self.child.stdout is not None
+        try:
+            self.child.stdin.write(json.dumps(job).encode() + b"\n")
+            self.child.stdin.flush()
+            line = self.child.stdout.readline()
+        except OSError:
+            line = b""
+        if not line:  # it died on this file (a converter's crash): restarted for the next
+            code = self.child.wait()
+            self.child = _Process.start().child
+            return None, None, f"the extractor crashed on this file (exit code {code})"
+        return _outcome(json.loads(line))
+
+    def stop(self) -> None:
+        if self.child.stdin is not None:
+            self.child.stdin.close()
+        try:
+            self.child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.child.kill()
+            self.child.wait()
+        if self.child.stdout is not None:
+            self.child.stdout.close()
+
+
+def _message(outcome: Outcome) -> dict[str, Any]:
+    text, no_text, failure = outcome
+    if text is None:
+        return {"no_text": no_text, "failure": failure}
+    return {"text": text.text, "title": text.title, "locations": text.locations}
+
+
+def _outcome(message: dict[str, Any]) -> Outcome:
+    if "text" not in message:
+        return None, message.get("no_text"), message.get("failure")
+    locations = tuple((int(line), str(label)) for line, label in message["locations"])
+    return Extracted(message["text"], message["title"], locations), None, None
+
+
+def main() -> None:
+    """A job a line in, its outcome a line out, until stdin closes. What a converter prints goes
+    to stderr: stdout is the answers'."""
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    for line in sys.stdin.buffer:
+        path, name, max_bytes = json.loads(line)
+        answer = json.dumps(_message(extracted((path, name, max_bytes))), ensure_ascii=False)
+        answers.write(answer.encode("utf-8") + b"\n")
+        answers.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+"""A document's text, whatever its format: what every reader of a document in a run asks for (the
+plan's index, the embeddings, each request, the checks).
+
+Plain text is decoded; every other format is extracted (extract.py) once per content and kept in
+the text store (texts.py), so the request, the index and the checks read the same text. The plan
+has the documents it will read extracted ahead, in processes of their own (extractors.py,
+:meth:`Reader.extract_ahead`): converters are CPU work, and there they neither hold the run's GIL
+nor its memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from wiki_assets.engine.documents.corpus import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_FILE_BYTES,
+    SourceDocument,
+    read_text,
+    title_hint,
+    title_of,
+)
+from wiki_assets.engine.documents.extract import Location, extractor
+from wiki_assets.engine.documents.extractors import ExtractorPool, Job, Outcome, extracted
+from wiki_assets.engine.documents.texts import Kept, TextStore
+from wiki_assets.engine.errors import DocumentError, NoText
+
+TABULAR = frozenset({"csv", "xlsx"})  # no heading of their own: titled by their file's name
+POOL_FROM = 8  # documents to extract at once before a pool of processes pays its start
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentText:
+    """A document's text as the model sees it, its title, and for an extracted one its extractor
+    (``pdf/1``) and locations (where each page, slide or sheet begins)."""
+
+    text: str
+    title: str
+    extractor: str | None = None
+    locations: tuple[Location, ...] = ()
+
+    @property
+    def text_hash(self) -> str:
+        """What a page records of the text it was written from."""
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:16]
+
+    def where(self, line: int) -> str | None:
+        """The page, slide or sheet line ``line`` is on (``page 3``), if the format has them."""
+        label = None
+        for first, name in self.locations:
+            if first > line:
+                break
+            label = name
+        return label
+
+
+class Reader:
+    """Reads the documents of one synced tree (see the module docstring). Not thread-safe: one
+    caller at a time (a run's plan thread, then its event loop's worker thread)."""
+
+    def __init__(
+        self,
+        synced_root: Path,
+        texts: TextStore | None = None,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        processes: int | None = None,
+    ) -> None:
+        self.synced_root = synced_root
+        self.texts = texts
+        self.max_bytes = max_bytes
+        self.max_file_bytes = max_file_bytes
+        self.processes = processes or max(1, os.cpu_count() or 1)
+        self._failed: dict[str, str] = {}  # content hash -> why it could not be extracted
+        self._pool: ExtractorPool | None = None
+        self.extracted = 0  # files extracted in this reader's life (not found in the store)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def read(self, doc: SourceDocument, data: bytes | None = None) -> DocumentText:
+        """``doc``'s text, or :class:`DocumentError` (it cannot be read) or :class:`NoText` (it
+        holds none), each with the reason. ``data``: a plain text document's bytes, when the
+        scan has them."""
+        kind = doc.format
+        if kind.no_text is not None:
+            raise NoText(kind.no_text)
+        if doc.size > self.max_file_bytes:
+            raise DocumentError(f"too large: {doc.size} bytes (limit {self.max_file_bytes})")
+        if not kind.extracted:
+            text = read_text(self.synced_root, doc, self.max_bytes, data)
+            return DocumentText(text, title_of(text, doc.path))
+        kept = self._kept(doc)
+        if kept.extracted is None:
+            raise NoText(kept.no_text or "no text")
+        extracted = kept.extracted
+        title = extracted.title or (
+            title_hint(doc.path) if kind.name in TABULAR else title_of(extracted.text, doc.path)
+        )
+        return DocumentText(extracted.text, title, kept.extractor, extracted.locations)
+
+    def extract_ahead(self, docs: Sequence[SourceDocument]) -> None:
+        """Extract those of ``docs`` the store does not hold yet, in parallel, so that reading
+        them finds their text."""
+        missing = [doc for doc in docs if self._missing(doc)]
+        if len(missing) < POOL_FROM or self.processes < 2:
+            for doc in missing:
+                self._kept(doc)
+            return
+        if self._pool is None:
+            self._pool = ExtractorPool(self.processes)
+        outcomes = self._pool.map([self._job(doc) for doc in missing])
+        for doc, outcome in zip(missing, outcomes, strict=True):
+            self._keep(doc, outcome)
+
+    def _job(self, doc: SourceDocument) -> Job:
+        return str(self.synced_root / doc.path), doc.format.name, self.max_bytes
+
+    def _missing(self, doc: SourceDocument) -> bool:
+        kind = doc.format
+        if not kind.extracted or kind.no_text or doc.content_hash in self._failed:
+            return False
+        if doc.size > self.max_file_bytes or not doc.content_hash:
+            return False
+        return self.texts is None or self.texts.get(doc.content_hash, extractor(kind.name)) is None
+
+    def _kept(self, doc: SourceDocument) -> Kept:
+        """What the extractor makes of ``doc``: from the store, or extracted now and kept."""
+        name = extractor(doc.format.name)
+        failed = self._failed.get(doc.content_hash)
+        if failed is not None:
+            raise DocumentError(failed)
+        kept = self.texts.get(doc.content_hash, name) if self.texts is not None else None
+        if kept is None:
+            kept = self._keep(doc, extracted(self._job(doc)))
+            if kept is None:
+                raise DocumentError(self._failed[doc.content_hash])
+        return kept
+
+    def _keep(self, doc: SourceDocument, outcome: Outcome) -> Kept | None:
+        """Keep an extraction's outcome: in the store (a text, or no text: both hold until the
+        file changes), or for this reader's life (a failure: the next run tries again)."""
+        self.extracted += 1
+        extracted, no_text, failure = outcome
+        if failure is not None:
+            self._failed[doc.content_hash] = failure
+            return None
+        kept = Kept(extractor(doc.format.name), extracted, no_text)
+        if self.texts is not None:
+            self.texts.put(doc.content_hash, kept)
+        return kept
+
+
+__all__ = ["DocumentText", "Reader", "TABULAR"]
