@@ -75,15 +75,18 @@ def run_plan(
         dry_run,
         embedding_plan,
         fleet_probe,
+        ignored_line,
         plan_json,
         plan_lines,
         recorded_rates,
     )
+    from wiki_assets.engine.documents.ignore import Ignored
     from wiki_assets.engine.state.store import StateUnavailable
     from wiki_assets.engine.wiki.index import unfinished
 
     try:
-        states = dry_run(settings.corpus, settings.summarizer, settings.dials)
+        ignored: list[Ignored] = []
+        states = dry_run(settings.corpus, settings.summarizer, settings.dials, ignored)
         # What the index build finishes, as the files show it (ingest also asks Dagster).
         left = unfinished(settings.corpus.wiki_path, settings.corpus.state_store()) or []
         embedding = embedding_plan(settings.corpus, settings.summarizer)
@@ -100,12 +103,15 @@ def run_plan(
         estimate = Estimate(documents, unknown=[endpoint.name for endpoint in fleet])
     if as_json:
         found = {**plan_json(states, estimate), "unfinished": left,
-                 "embeddings": embedding.to_dict(), "models": probes.to_dict()}  # fmt: skip
+                 "embeddings": embedding.to_dict(), "models": probes.to_dict(),
+                 "ignored": [{"path": i.path, "rule": i.rule} for i in ignored]}  # fmt: skip
         print(json.dumps(found, ensure_ascii=False, indent=2))
     else:
         unfinished_line = [f"plan: the index build finishes {'; '.join(left)}"] if left else []
         embedding_line = [line] if (line := embedding.line()) else []
-        lines = [*plan_lines(states), *embedding_line, *unfinished_line, probes.line()]
+        ignored_lines = [line] if (line := ignored_line(ignored)) else []
+        lines = [*plan_lines(states), *ignored_lines, *embedding_line, *unfinished_line,
+                 probes.line()]  # fmt: skip
         for line in [*lines, estimate.line()]:
             print(line)
     return EXIT_OK

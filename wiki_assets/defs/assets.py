@@ -242,6 +242,7 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
                 dials=run_dials,
                 depth=corpus.collection_depth,
                 max_bytes=corpus.max_bytes,
+                max_file_bytes=corpus.max_file_bytes,
                 log=context.log,
                 store=store,
                 embeddings=fleet.embeddings,

@@ -15,9 +15,10 @@ import dagster as dg
 from wiki_assets.defs import metadata as md
 from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.names import WIKI_PAGES
-from wiki_assets.defs.resources import CorpusResource, SummarizerResource
+from wiki_assets.defs.resources import NGRAMS_ONLY, CorpusResource, SummarizerResource
 from wiki_assets.engine import CollectionState, survey
 from wiki_assets.engine.dispatch.retry import shown_url
+from wiki_assets.engine.documents.ignore import Ignored
 from wiki_assets.engine.ingestion.plan import RELATED_FILE
 from wiki_assets.engine.model.probe import Probe, probe
 from wiki_assets.engine.related.vectors import to_embed
@@ -129,9 +130,13 @@ def recorded_rates(
 
 
 def dry_run(
-    corpus: CorpusResource, summarizer: SummarizerResource, dials: IngestConfig
+    corpus: CorpusResource,
+    summarizer: SummarizerResource,
+    dials: IngestConfig,
+    ignored: list[Ignored] | None = None,
 ) -> list[CollectionState]:
-    """The survey a run would start from: the same fleet, dials and rule. Reads, never writes."""
+    """The survey a run would start from: the same fleet, dials and rule; the files the ignore
+    rules leave out go to ``ignored``. Reads, never writes."""
     return survey(
         corpus.synced_path,
         corpus.wiki_path,
@@ -139,6 +144,7 @@ def dry_run(
         dials.to_dials(),
         corpus.collection_depth,
         corpus.state_store(),
+        ignored=ignored,
     )
 
 
@@ -152,7 +158,9 @@ class EmbeddingPlan:
     reason: str | None = None
 
     def line(self) -> str | None:
-        if self.model is None or not self.documents:
+        if self.model is None:
+            return f"plan: links {NGRAMS_ONLY}"
+        if not self.documents:
             return None
         why = f" ({self.reason})" if self.reason else ""
         return f"plan: {self.documents} documents to embed by {self.model}{why}"
@@ -237,7 +245,27 @@ def plan_lines(states: list[CollectionState]) -> list[str]:
             + (f" · {state.recovered} {RECOVERED}" if state.recovered else "")
             + (f" · {state.removed} pages to remove" if state.removed else "")
         )
+    no_text: dict[str, int] = {}
+    for state in states:
+        for reason, count in state.no_text.items():
+            no_text[reason] = no_text.get(reason, 0) + count
+    if no_text:
+        lines.append(f"plan: {sum(no_text.values())} files hold no text: " + _counted(no_text))
     return lines
+
+
+def ignored_line(ignored: list[Ignored]) -> str | None:
+    """The files the ignore rules leave out, counted by rule."""
+    if not ignored:
+        return None
+    rules: dict[str, int] = {}
+    for found in ignored:
+        rules[found.rule] = rules.get(found.rule, 0) + 1
+    return f"plan: {len(ignored)} files ignored: " + _counted(rules)
+
+
+def _counted(counts: dict[str, int]) -> str:
+    return ", ".join(f"{why} {count}" for why, count in sorted(counts.items()))
 
 
 def plan_json(states: list[CollectionState], estimate: Estimate) -> dict[str, Any]:
@@ -251,6 +279,7 @@ def plan_json(states: list[CollectionState], estimate: Estimate) -> dict[str, An
                 "removed": state.removed,
                 "skipped": state.skipped,
                 "recovered": state.recovered,
+                "no_text": state.no_text,
             }
             for state in states
         ],

