@@ -77,6 +77,7 @@ class IngestOutcome:
             "error": self.error,
             "collections": self.plan.pending,
             "failed": figures.get("failed", []),
+            "no_text": figures.get("no_text", []),
         }
         for key in SUMMARY_FIELDS:
             summary[key] = figures.get(key, 0)

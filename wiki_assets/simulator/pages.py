@@ -184,11 +184,15 @@ def _lines(block: str) -> list[tuple[int, str]]:
     return [(number, line) for number, line in enumerate(raw, start=1) if line.strip()]
 
 
+_HEADER = re.compile(r"^(?:From|To|Cc|Date|Subject): ")  # a mail's, as its text begins
+
+
 def _facts(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """Lines that state something: not the title, not a heading, four words or more."""
+    """Lines that state something: not the title, not a heading, not a mail's header, four
+    words or more."""
     facts = []
     for number, line in lines[1:]:
-        if line.lstrip().startswith("#"):
+        if line.lstrip().startswith("#") or _HEADER.match(line):
             continue
         text = _MARKUP.sub("", line).strip()
         if len(text.split()) >= 4:

@@ -43,7 +43,7 @@ DEFAULT_RULES = (
     # A Confluence space export's furniture: its styles, icons and the space's page list
     # (index.html; its pages are the other HTML files)
     "styles/",
-    "images/icons/",
+    "**/images/icons/",
     "index.html",
 )
 
