@@ -47,7 +47,9 @@ class _Source:
 
 def load_sources(root: Path = SAMPLE_ROOT) -> list[_Source]:
     sources = []
-    for file in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")):
+    # The sample's plain text documents (its PDFs, decks and workbooks are not text to cut up).
+    texts = (p for p in root.rglob("*") if p.suffix in (".md", ".txt") and p.is_file())
+    for file in sorted(p for p in texts if not p.name.startswith(".")):
         text = file.read_text(encoding="utf-8").strip()
         lines = text.splitlines()
         heading = next(line for line in lines if line.strip())

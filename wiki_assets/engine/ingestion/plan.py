@@ -11,21 +11,18 @@ answer their link candidates; :meth:`RunPlan.jobs` streams them.
 
 from __future__ import annotations
 
-import functools
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from wiki_assets.engine.dispatch import Job
 from wiki_assets.engine.documents.corpus import (
     DocumentError,
     SourceDocument,
-    decode,
-    scan_contents,
 )
 from wiki_assets.engine.documents.extract import extractor
-from wiki_assets.engine.documents.reader import DocumentText, Reader
+from wiki_assets.engine.documents.reader import Reader
 from wiki_assets.engine.errors import NoText
 from wiki_assets.engine.ingestion.currency import (
     HOLDS_NO_TEXT,
@@ -36,6 +33,7 @@ from wiki_assets.engine.ingestion.currency import (
     is_current,
     standing,
 )
+from wiki_assets.engine.ingestion.tree import Read, TreePass
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.related.embedding import Embedded, Embedder, embed_missing
 from wiki_assets.engine.related.service import SERVICE_MIN
@@ -47,7 +45,6 @@ from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, page_for
 RELATED_FILE = "related.sqlite"
 RELATED_CANDIDATES = 8  # documents offered to the model as link targets
 LOOKAHEAD = 64  # planned documents whose link candidates are computed or looked up together
-GROUP_BYTES = 8 << 20  # scanned documents' bytes the planning pass holds while it looks them up
 
 
 class RunPlan:
@@ -66,7 +63,7 @@ class RunPlan:
         self.seen: set[str] = set()  # the run's documents that exist: the others' pages go
         self.skipped = 0  # documents whose page is current
         self.total = 0  # documents this run expects to summarize, for done/total and time left
-        self.interrupted = False  # stopped before it saw the whole tree
+        self.interrupted = False  # stopped before it saw the whole tree (a signal came)
         self.indexed = 0  # documents the pass (re)indexed in the related index
         self.pruned = 0  # documents gone from the synced tree that left the related index
         self.embedded = Embedded()  # documents embedded for candidates by meaning
@@ -93,9 +90,9 @@ class RunPlan:
         stopped: Callable[[], bool] = lambda: False,
         embedder: Embedder | None = None,
     ) -> RunPlan:
-        """The run's plan: the pass over the synced tree (:class:`_Pass`) with the related index
-        brought up to date, the page names claimed, the longest documents first, and the link
-        candidates answered.
+        """The run's plan: the pass over the synced tree (:class:`~.tree.TreePass`) with the
+        related index brought up to date, the page names claimed, the longest documents first,
+        and the link candidates answered.
 
         ``helper_wanted`` is called (once, from the pass) as soon as the pass knows that a
         helper process will answer the link candidates: documents are being indexed and at
@@ -109,10 +106,15 @@ class RunPlan:
         pass (:mod:`~wiki_assets.engine.related.embedding`), before any candidates are
         answered: a document's partner in another language is found among every vector."""
         plan = cls(journal, related)
-        scan = _Pass(
-            plan, synced_root, depth, reader, set(collections), current, force, helper_wanted
+
+        def note(doc: SourceDocument, entry: Entry | None, read: Read) -> bool:
+            return plan._note(doc, entry, current, force, read)
+
+        scan = TreePass(
+            synced_root, depth, reader, set(collections), journal, related, note, helper_wanted
         )
         plan.indexed = related.update_many(scan.stale_in_related_index(stopped))
+        plan.interrupted = scan.interrupted
         if not plan.interrupted:
             plan.pruned = related.prune(lambda path: path in scan.present)
             if reader.texts is not None:
@@ -153,7 +155,7 @@ class RunPlan:
         entry: Entry | None,
         current: Currency,
         force: bool,
-        read: Callable[[], DocumentText],
+        read: Read,
     ) -> bool:
         """Note what the run does with ``doc`` (``entry``: its journal entry; ``read``: its text,
         when the note needs it); True when it is to be summarized."""
@@ -251,9 +253,7 @@ class NoTextFile:
     new: bool
 
 
-def _text_changed(
-    entry: Entry | None, doc: SourceDocument, read: Callable[[], DocumentText]
-) -> str | None:
+def _text_changed(entry: Entry | None, doc: SourceDocument, read: Read) -> str | None:
     """ "extractor" when a new version of the page's extractor gives its file another text than
     the page was written from (the page is redone, as for a new prompt); else None."""
     used, text_hash = extracted_by(entry)
@@ -271,100 +271,3 @@ class Recovered:
 
     job: Job
     entry: Entry
-
-
-@dataclass(eq=False)
-class _Pass:
-    """The plan's one pass over the synced tree: each file read and hashed once, the standing of
-    each document of the run's collections noted in the plan (:meth:`RunPlan._note`), and the
-    documents the related index does not have as they are now handed to it to index. Each group
-    of documents that needs its text extracted has it extracted ahead, in parallel
-    (:meth:`~wiki_assets.engine.documents.reader.Reader.extract_ahead`)."""
-
-    plan: RunPlan
-    synced_root: Path
-    depth: int
-    reader: Reader
-    wanted: set[str]  # the run's collections
-    current: Currency
-    force: bool
-    helper_wanted: Callable[[], None] | None  # called once, then None
-    present: set[str] = field(default_factory=set)  # every document seen, of any collection
-    hashes: set[str] = field(default_factory=set)  # their content hashes
-    extracted: dict[str, SourceDocument] = field(default_factory=dict)  # those extracted, by path
-    to_summarize: int = 0  # so far (a recovered page needs no candidates)
-
-    def stale_in_related_index(
-        self, stopped: Callable[[], bool]
-    ) -> Iterator[tuple[str, str, str, str]]:
-        """``(path, title, text, hash)`` of each document to (re)index, read once; the pass
-        ends early once ``stopped()`` (:attr:`RunPlan.interrupted`)."""
-        plan = self.plan
-        reader = self.reader
-        for group in _groups(
-            scan_contents(self.synced_root, self.depth, keep_up_to=reader.max_bytes)
-        ):
-            if stopped():
-                plan.interrupted = True
-                return
-            # The journal and the index are asked about a group of documents at once.
-            entries = plan.journal.get_many(
-                [d.path for d, _ in group if d.collection in self.wanted]
-            )
-            indexed = plan.related.current_among({d.path: d.content_hash for d, _ in group})
-            reader.extract_ahead(
-                [d for d, _ in group if d.path not in indexed or d.collection in self.wanted]
-            )
-            for doc, data in group:
-                self.present.add(doc.path)
-                self.hashes.add(doc.content_hash)
-                if doc.format.extracted:
-                    self.extracted[doc.path] = doc
-                if doc.collection in self.wanted:
-                    entry = entries.get(doc.path)
-                    read = functools.partial(reader.read, doc, data)
-                    self.to_summarize += plan._note(doc, entry, self.current, self.force, read)
-                if doc.path in indexed:
-                    continue
-                try:
-                    text = reader.read(doc, data)
-                except (DocumentError, NoText):
-                    continue
-                self._call_helper()  # this document is indexed: every stored answer expires
-                yield doc.path, text.title, text.text, doc.content_hash
-
-    def _call_helper(self) -> None:
-        """Ask for the helper, once, as soon as a document is indexed and enough are to be
-        summarized (:data:`SERVICE_MIN`)."""
-        if self.helper_wanted is not None and self.to_summarize >= SERVICE_MIN:
-            self.helper_wanted()
-            self.helper_wanted = None
-
-    def opening(self, path: str) -> str | None:
-        """The text of the synced document at ``path`` (for its embedding), or None when it
-        cannot be read now."""
-        doc = self.extracted.get(path)
-        try:
-            if doc is not None:
-                return self.reader.read(doc).text
-            data = (self.synced_root / path).read_bytes()
-            return decode(data) if len(data) <= self.reader.max_bytes else None
-        except (OSError, DocumentError, NoText):
-            return None
-
-
-def _groups(
-    scanned: Iterable[tuple[SourceDocument, bytes | None]],
-) -> Iterator[list[tuple[SourceDocument, bytes | None]]]:
-    """The scanned documents, :data:`LOOKAHEAD` at a time (fewer when their bytes pass
-    :data:`GROUP_BYTES`)."""
-    group: list[tuple[SourceDocument, bytes | None]] = []
-    held = 0
-    for doc, data in scanned:
-        group.append((doc, data))
-        held += len(data or b"")
-        if len(group) >= LOOKAHEAD or held >= GROUP_BYTES:
-            yield group
-            group, held = [], 0
-    if group:
-        yield group

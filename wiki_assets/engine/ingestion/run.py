@@ -20,11 +20,9 @@ from pathlib import Path
 
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded
-from wiki_assets.engine.documents.corpus import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_FILE_BYTES,
-    SourceDocument,
-)
+from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES as MAX_BYTES
+from wiki_assets.engine.documents.corpus import DEFAULT_MAX_FILE_BYTES as MAX_FILE_BYTES
+from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.documents.reader import Reader
 from wiki_assets.engine.documents.texts import TEXTS_DIR, TextStore
 from wiki_assets.engine.ingestion.candidates import close_helper, plan_beside_helper
@@ -68,8 +66,8 @@ def ingest(
     endpoints: Sequence[Endpoint],
     dials: Dials,
     depth: int = 1,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    max_bytes: int = MAX_BYTES,
+    max_file_bytes: int = MAX_FILE_BYTES,
     log: Log | None = None,
     store: StateStore | None = None,
     clock: Callable[[], float] = time.time,
