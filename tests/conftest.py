@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
+from wiki_assets.engine.documents.corpus import scan
 from wiki_assets.engine.state.store import StateStore
 from wiki_assets.simulator import SimModel, SimServer
 
@@ -33,9 +34,8 @@ class Workspace:
         return CorpusResource(synced_root=str(self.synced), wiki_root=str(self.wiki))
 
     def documents(self) -> list[str]:
-        return sorted(
-            p.relative_to(self.synced).as_posix() for p in self.synced.rglob("*") if p.is_file()
-        )
+        """The synced files that are documents (not a stylesheet or an export's page list)."""
+        return sorted(doc.path for doc in scan(self.synced))
 
     def pages(self) -> list[str]:
         return sorted(

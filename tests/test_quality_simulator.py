@@ -30,7 +30,9 @@ from wiki_assets.engine.wiki.render import render_page
 from wiki_assets.simulator import BEHAVIOURS, PRESETS, SimModel, SimServer
 
 DOCUMENTS = sorted(
-    path for path in SAMPLE.rglob("*") if path.is_file() and path.name != "README.md"
+    path
+    for path in SAMPLE.rglob("*")
+    if path.suffix in (".md", ".txt") and path.name != "README.md"  # the sample's text documents
 )
 
 

@@ -4,8 +4,9 @@ most similar *other* documents (path, title, one line of at most 160 characters,
 first, across collections and across English and Korean, with no language-specific tokenizer. It is
 updated incrementally: ``update`` skips a document whose content hash is unchanged and re-indexes a
 changed one, ``remove``/``prune`` forget documents, and a removed document or the query itself is
-never a candidate. The tests use the project's real sample corpus (``synced/``, 24 documents) for
-relatedness and a 5,000-document synthetic corpus for scale and for memory staying out of Python.
+never a candidate. The tests use the project's real sample corpus's text documents (``synced/``,
+24) for relatedness and a 5,000-document synthetic corpus for scale and for memory staying out of
+Python.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def _title(text: str, path: Path) -> str:
 
 def sample_items() -> list[Item]:
     items = []
-    for file in sorted(p for p in SAMPLE.rglob("*") if p.is_file()):
+    # The sample's text documents (its PDFs and decks are read through the engine elsewhere).
+    for file in sorted(p for p in SAMPLE.rglob("*") if p.suffix in (".md", ".txt")):
         text = file.read_text(encoding="utf-8")
         digest = hashlib.sha256(text.encode()).hexdigest()
         items.append((file.relative_to(SAMPLE).as_posix(), _title(text, file), text, digest))

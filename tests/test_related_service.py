@@ -14,6 +14,7 @@ from pathlib import Path
 
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.documents.corpus import title_of
+from wiki_assets.engine.documents.reader import Reader
 from wiki_assets.engine.ingestion.currency import fingerprints
 from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES, RELATED_FILE, RunPlan
 from wiki_assets.engine.related import Candidate, RelatedIndex
@@ -181,7 +182,7 @@ def plan_run(synced: Path, wiki: Path) -> tuple[RunPlan, list[int]]:
             related=related,
             current=fingerprints([endpoint], Dials()),
             force=False,
-            max_bytes=1 << 20,
+            reader=Reader(synced, max_bytes=1 << 20),
             helper_wanted=lambda: asked.append(related.stats.indexed),
         )
     return plan, asked
