@@ -21,6 +21,8 @@ from wiki_assets.simulator import SimModel, SimServer
 
 PROJECT = Path(__file__).resolve().parents[1]
 SAMPLE = PROJECT / "synced"
+# The sample's collections, in the order the sync registers them as partitions.
+SAMPLE_COLLECTIONS = sorted({doc.collection for doc in scan(SAMPLE)})
 
 
 @dataclass
@@ -87,6 +89,12 @@ def sim() -> Iterator[SimServer]:
         yield server
 
 
+# The tests' fleets link by n-grams alone: the embedded e5 (on by default for any fleet) is
+# tested where links by meaning are what is tested (test_mixed_mirror, test_links_across_languages),
+# not started beside every simulated run.
+NO_E5 = {"embedded_embeddings": False}
+
+
 def summarizer_for(*servers: SimServer, **overrides: object) -> SummarizerResource:
     return SummarizerResource(
         models=[
@@ -97,7 +105,8 @@ def summarizer_for(*servers: SimServer, **overrides: object) -> SummarizerResour
                 **overrides,  # type: ignore[arg-type]
             )
             for index, server in enumerate(servers)
-        ]
+        ],
+        **NO_E5,  # type: ignore[arg-type]
     )
 
 
@@ -110,7 +119,7 @@ def write_project(path: Path, sim: SimServer, synced: Path, wiki: Path, **dials:
     model = {"name": "sim", "base_url": sim.base_url, "model": sim.sim.model}
     config = {
         "resources": {
-            "summarizer": {"config": {"models": [model]}},
+            "summarizer": {"config": {"models": [model], **NO_E5}},
             "corpus": {"config": {"synced_root": str(synced), "wiki_root": str(wiki)}},
         },
         "ops": {"wiki_pages": {"config": dials}},

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import dagster as dg
-from conftest import Workspace, summarizer_for
+from conftest import SAMPLE_COLLECTIONS, Workspace, summarizer_for
 from dagster._core.storage.asset_check_execution_record import (
     AssetCheckExecutionRecord,
     AssetCheckExecutionRecordStatus,
@@ -93,7 +93,7 @@ def test_asset_checks_run_with_the_ingest_job_and_record_failures(
     # One run over every collection: each partition has its own result, none skipped; only
     # `product` holds the binary file.
     collections = instance.get_dynamic_partitions("collections")
-    assert outcome.run_id and len(collections) == 5
+    assert outcome.run_id and len(collections) == len(SAMPLE_COLLECTIONS)
     results = partition_results(instance, NO_FAILED_DOCUMENTS, outcome.run_id)
     assert set(results) == set(collections)
     for partition, record in results.items():
@@ -128,7 +128,8 @@ def test_a_run_over_several_partitions_records_a_result_for_each_and_none_skippe
     outcome = sync_then_ingest(instance, workspace.corpus, summarizer_for(sim), FAST)
     assert outcome.success and outcome.run_id, outcome.error
     collections = set(instance.get_dynamic_partitions("collections"))
-    assert len(outcome.plan.pending) == len(collections) == 5  # one run over all of them
+    # one run over all of them
+    assert len(outcome.plan.pending) == len(collections) == len(SAMPLE_COLLECTIONS)
     for check in (NO_FAILED_DOCUMENTS, FLAGGED_SHARE):
         results = partition_results(instance, check, outcome.run_id)
         assert set(results) == collections, check.name

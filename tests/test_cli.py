@@ -14,7 +14,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import yaml
-from conftest import Workspace
+from conftest import NO_E5, Workspace
 
 from wiki_assets.defs.metadata import MAX_LISTED_FAILURES, plain
 from wiki_assets.simulator import SimServer
@@ -24,7 +24,7 @@ LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  (INFO |WARNING|ERROR) {1,3}
 
 def write_config(path: Path, models: list[dict[str, object]], **dials: object) -> Path:
     config = {
-        "resources": {"summarizer": {"config": {"models": models}}},
+        "resources": {"summarizer": {"config": {"models": models, **NO_E5}}},
         "ops": {"wiki_pages": {"config": {"flush_seconds": 0.2, **dials}}},
     }
     path.write_text(yaml.safe_dump(config))
@@ -132,17 +132,18 @@ def test_json_lists_every_failure_past_what_metadata_keeps(
     workspace: Workspace, sim: SimServer
 ) -> None:
     # More failures than the run's metadata lists: the JSON is the engine's report, whole.
+    # (Text files that are not text: a binary file of no known kind would hold no text.)
     blobs = workspace.synced / "blobs"
     blobs.mkdir()
     for index in range(MAX_LISTED_FAILURES + 5):
-        (blobs / f"blob-{index:03}.bin").write_bytes(b"\x7fELF\x02\x01\x00\x00" + bytes([index]))
+        (blobs / f"blob-{index:03}.txt").write_bytes(b"\x7fELF\x02\x01\x00\x00" + bytes([index]))
     config = write_config(workspace.home.parent / "run.yaml", [sim_model(sim)])
     done = cli(workspace, "--config", str(config), "--json")
 
     assert done.returncode == 2, done.stderr
     summary = json.loads(done.stdout)
     expected = [
-        {"path": f"blobs/blob-{index:03}.bin", "reason": "binary file (contains NUL bytes)"}
+        {"path": f"blobs/blob-{index:03}.txt", "reason": "binary file (contains NUL bytes)"}
         for index in range(MAX_LISTED_FAILURES + 5)
     ]
     assert sorted(summary["failed"], key=lambda failure: failure["path"]) == expected

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import dagster as dg
 import pytest
-from conftest import PROJECT, SAMPLE, write_project
+from conftest import PROJECT, SAMPLE, SAMPLE_COLLECTIONS, write_project
 
 from wiki_assets.definitions import AUTOMATION_SENSOR
 from wiki_assets.defs import metadata as md
@@ -247,7 +247,7 @@ def test_dagster_dev_backfill_schedule_and_shutdown(tmp_path: Path) -> None:
         with dg.DagsterInstance.from_config(str(home)) as instance:
             first = sync_then_ingest(instance, settings.corpus, tuning, settings.dials)
         assert first.success, first.error
-        assert len(first.plan.added) == 5 and first.metadata["count"] > 0
+        assert len(first.plan.added) == len(SAMPLE_COLLECTIONS) and first.metadata["count"] > 0
 
         dev = start_dev(tmp_path, home, synced, wiki, {"WIKI_ASSETS_CONFIG": str(project)})
         try:

@@ -9,7 +9,7 @@ import hashlib
 
 import dagster as dg
 import pytest
-from conftest import Workspace, daily_tick, summarizer_for
+from conftest import SAMPLE_COLLECTIONS, Workspace, daily_tick, summarizer_for
 from dagster._core.definitions.data_version import StaleStatus
 
 from wiki_assets.definitions import build_defs
@@ -29,7 +29,7 @@ def test_first_run_writes_one_page_per_document(
     outcome = sync_then_ingest(instance, workspace.corpus, summarizer_for(sim), FAST)
 
     assert outcome.success, outcome.error
-    assert sorted(outcome.plan.added) == ["_root", "engineering", "operations", "people", "product"]
+    assert sorted(outcome.plan.added) == SAMPLE_COLLECTIONS
     assert workspace.pages() == sorted([*(page_for(doc) for doc in documents), "index.md"])
     metadata = outcome.metadata
     assert metadata["count"] == len(documents)
@@ -173,7 +173,7 @@ def test_a_fresh_instance_gets_its_partitions_from_the_register_sensor(
     result = sensor(context)
     assert isinstance(result, dg.SensorResult)
     (request,) = result.dynamic_partitions_requests or []
-    expected = {"_root", "engineering", "operations", "people", "product"}
+    expected = set(SAMPLE_COLLECTIONS)
     assert set(request.partition_keys) == expected
     instance.add_dynamic_partitions("collections", list(request.partition_keys))
     again = sensor(
@@ -215,7 +215,7 @@ def test_schedule_requests_the_new_and_stale_collections(
     assert len(first.run_requests) == 1
     tags = first.run_requests[0].tags
     order = instance.get_dynamic_partitions("collections")
-    assert len(order) == 5
+    assert len(order) == len(SAMPLE_COLLECTIONS)
     assert (tags[PARTITION_RANGE_START], tags[PARTITION_RANGE_END]) == (order[0], order[-1])
     assert tags["wiki_assets/source"] == "schedule"
     assert first.run_requests[0].run_key == f"{first.sync.run_id}/0"  # requested once
@@ -227,7 +227,7 @@ def test_schedule_requests_the_new_and_stale_collections(
     sync_then_ingest(instance, workspace.corpus, summarizer, FAST)
     idle = daily_tick(defs, instance)
     assert not idle.run_requests
-    assert idle.skip_message == "all 5 collections are up to date"
+    assert idle.skip_message == f"all {len(SAMPLE_COLLECTIONS)} collections are up to date"
 
     edited = workspace.synced / "operations" / "support-escalation-process.md"
     edited.write_text(edited.read_text() + "\nNew tier: L3 on weekends.\n")
@@ -387,7 +387,7 @@ def test_synced_collections_count_as_present_in_the_ui(
     defs = build_defs(workspace.corpus, summarizer)
     assert sync_then_ingest(instance, workspace.corpus, summarizer, FAST).success
     collections = sorted(instance.get_dynamic_partitions("collections"))
-    assert len(collections) == 5
+    assert len(collections) == len(SAMPLE_COLLECTIONS)
     origin = LoadableTargetOrigin(module_name="wiki_assets.definitions", attribute="defs")
 
     def node(asset: str) -> dict:
@@ -406,8 +406,8 @@ def test_synced_collections_count_as_present_in_the_ui(
 
     synced = node("synced_documents")
     assert synced["partitionStats"] == {
-        "numPartitions": 5,
-        "numMaterialized": 5,
+        "numPartitions": len(SAMPLE_COLLECTIONS),
+        "numMaterialized": len(SAMPLE_COLLECTIONS),
         "numMaterializing": 0,
         "numFailed": 0,
     }
@@ -415,12 +415,12 @@ def test_synced_collections_count_as_present_in_the_ui(
     assert sorted(statuses["materializedPartitions"]) == collections
     assert statuses["unmaterializedPartitions"] == []
     assert materializations() == collections
-    assert node("wiki_pages")["staleStatusByPartition"] == ["FRESH"] * 5
+    assert node("wiki_pages")["staleStatusByPartition"] == ["FRESH"] * len(SAMPLE_COLLECTIONS)
 
     automation = dg.evaluate_automation_conditions(defs=defs, instance=instance)
     sync(instance, workspace.corpus, summarizer)  # nothing changed: observed, not materialized
     assert materializations() == collections
-    assert node("wiki_pages")["staleStatusByPartition"] == ["FRESH"] * 5
+    assert node("wiki_pages")["staleStatusByPartition"] == ["FRESH"] * len(SAMPLE_COLLECTIONS)
 
     edited = workspace.synced / "product" / "2026-roadmap.md"
     edited.write_text(edited.read_text() + "\nQ4: cold storage tier.\n")
@@ -428,7 +428,8 @@ def test_synced_collections_count_as_present_in_the_ui(
     assert materializations() == sorted([*collections, "product"])
     stale = dict(zip(collections, node("wiki_pages")["staleStatusByPartition"], strict=True))
     assert stale == {key: "STALE" if key == "product" else "FRESH" for key in collections}
-    assert node("synced_documents")["partitionStats"]["numMaterialized"] == 5
+    materialized = node("synced_documents")["partitionStats"]["numMaterialized"]
+    assert materialized == len(SAMPLE_COLLECTIONS)
     # wiki_index waits for wiki_pages: a changed mirror alone requests nothing.
     again = dg.evaluate_automation_conditions(
         defs=defs, instance=instance, cursor=automation.cursor

@@ -17,7 +17,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import yaml
-from conftest import PROJECT, Workspace, daily_tick, write_project
+from conftest import PROJECT, SAMPLE_COLLECTIONS, Workspace, daily_tick, write_project
 
 from wiki_assets.defs.metadata import models_of, plain
 from wiki_assets.defs.settings import ConfigError, load_settings
@@ -244,7 +244,7 @@ def test_a_cli_run_is_a_run_of_the_code_locations_job(
     # The partitions' own counts add up to the run's.
     records = instance.fetch_materializations(dg.AssetKey("wiki_pages"), limit=100).records
     counts = [r.asset_materialization.metadata for r in records if r.run_id == run.run_id]  # type: ignore[union-attr]
-    assert len(counts) == 5
+    assert len(counts) == len(SAMPLE_COLLECTIONS)
     for figure, total in (("summarized", "count"), ("skipped", "skipped"), ("removed", "removed")):
         assert sum(c[figure].value for c in counts) == summary[total]
     assert sum(c["documents"].value for c in counts) == len(workspace.documents())

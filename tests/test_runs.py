@@ -19,7 +19,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 import pytest
-from conftest import Workspace, summarizer_for
+from conftest import SAMPLE_COLLECTIONS, Workspace, summarizer_for
 
 from wiki_assets.defs import metadata as md
 from wiki_assets.defs.assets import IngestConfig, run_config, run_tags
@@ -37,7 +37,7 @@ from wiki_assets.defs.runner import (
 from wiki_assets.engine.model.child_server import free_port
 from wiki_assets.simulator import SimServer
 
-ALL = "_root,engineering,operations,people,product"
+ALL = ",".join(SAMPLE_COLLECTIONS)
 FIRST = IngestConfig(workers_per_model=2, claim_size=4, flush_seconds=0.2, max_tokens=200)
 SECOND = IngestConfig(workers_per_model="auto", claim_size=16, flush_seconds=0.5, max_tokens=200)
 

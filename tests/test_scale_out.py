@@ -12,7 +12,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from conftest import PROJECT, StoreFor, Workspace, summarizer_for
+from conftest import NO_E5, PROJECT, SAMPLE_COLLECTIONS, StoreFor, Workspace, summarizer_for
 
 from wiki_assets.defs.assets import IngestConfig, backfill_policy
 from wiki_assets.defs.resources import CorpusResource
@@ -264,7 +264,7 @@ def test_a_backfill_runs_as_parallel_runs_that_share_the_model_limit(
         with dg.DagsterInstance.from_config(str(home)) as instance:
             plan = sync(instance, workspace.corpus, summarizer_for(server))
         collections = [state.name for state in plan.states]
-        assert len(collections) == 5
+        assert len(collections) == len(SAMPLE_COLLECTIONS)
 
         dev = start_dev(tmp_path, home, workspace.synced, workspace.wiki, env)
         try:
@@ -292,7 +292,7 @@ def test_a_backfill_runs_as_parallel_runs_that_share_the_model_limit(
                         "assetSelection": [{"path": ["wiki_pages"]}],
                         "runConfigData": {
                             "ops": {"wiki_pages": {"config": {"flush_seconds": 0.2}}},
-                            "resources": {"summarizer": {"config": {"models": models}}},
+                            "resources": {"summarizer": {"config": {"models": models, **NO_E5}}},
                         },
                     }
                 },
