@@ -48,7 +48,9 @@ def assert_pages_whole(wiki: Path) -> None:
         text = page.read_text(encoding="utf-8")
         assert page.suffix == ".md", page
         assert text.startswith("---\n") and text.count("\n---\n") >= 1, page
-        assert text.rstrip().endswith("`"), f"{page} is cut short"
+        # A page ends with its source line, the link to its original whole.
+        last = text.rstrip().rsplit("\n", 1)[-1]
+        assert last.startswith("*Source:*") and last.endswith((">)", "`")), f"{page} is cut short"
 
 
 def test_sigkill_at_random_moments_loses_and_repeats_nothing(
