@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from dataclasses import dataclass
 
 from wiki_assets.simulator.faults import Fault, FaultDice
@@ -35,6 +36,7 @@ class SimStats:
     rejected: int = 0  # invalid requests: bad body, context overflow, unsupported json_schema
     embedding_requests: int = 0  # /v1/embeddings requests received (valid or not)
     embedded_inputs: int = 0  # inputs of the embeddings requests answered with vectors
+    first_request_at: float | None = None  # time.monotonic() of the first chat request
 
 
 class Ledger:
@@ -74,6 +76,8 @@ class Ledger:
     def log_request(self, document: str, authorization: str) -> None:
         """Remember a valid request's document and the bearer token of its Authorization header."""
         with self._lock:
+            if self._stats.first_request_at is None:
+                self._stats.first_request_at = time.monotonic()
             self._request_log.append(document.split("\n", 1)[0])
             self._request_texts.append(document)
             if authorization.startswith("Bearer "):
