@@ -6,7 +6,8 @@ Run ``python -m benchmarks.formats [--docs 2000] [--workers 4]``.
 The documents are the dispatch benchmark's (varied copies of the sample, English and Korean,
 100-2,000 tokens: ``benchmarks.documents``). The mixed mirror holds the same texts, each saved in
 turn as Markdown, PDF, Word, PowerPoint, Excel and a Confluence export's HTML page (a Korean text
-goes to Word where no TTF with Hangul is at hand for its PDF). Both are ingested by the engine on
+goes to Word where no TTF with Hangul is at hand for its PDF: Debian's fonts-nanum has one; a PDF
+without it is written in Latin-1, its other characters left out). Both are ingested by the engine on
 a fresh wiki, fast and slow servers at ``W`` workers each: the run's docs/s (documents over the
 run's own duration, planning and extraction included), when its first request reached a server,
 and the plan's share. A table first gives each format's extraction rate (files/s, one process)
@@ -48,8 +49,10 @@ def _pdf(title: str, paragraphs: list[str], out: Path) -> None:
     if HANGUL_PDF:
         pdf.add_font("Nanum", "", str(FONT))
         pdf.set_font("Nanum", size=11)
-    else:
+    else:  # Latin-1 only: the rest of a text's characters are left out
         pdf.set_font("Helvetica", size=11)
+        title = title.encode("latin-1", "ignore").decode("latin-1")
+        paragraphs = [p.encode("latin-1", "ignore").decode("latin-1") for p in paragraphs]
     pdf.add_page()
     pdf.multi_cell(0, 7, title, new_x="LMARGIN", new_y="NEXT")
     for paragraph in paragraphs:

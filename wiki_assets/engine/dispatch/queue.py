@@ -113,6 +113,8 @@ class WorkQueue:
         self._claims: dict[int, deque[Job]] = {}
         self.stolen = 0
         self.version = 0  # bumped whenever a job comes back: waiting workers may look again
+        # Documents still to arrive (:meth:`arrive`): while any is, the queue is not dry.
+        self.expecting = 0
 
     def put_back(self, job: Job, *, news: bool = True) -> None:
         """A job to be tried again, or left for a faster model: next in line for anyone.
@@ -126,6 +128,15 @@ class WorkQueue:
         else:
             self._returned.appendleft(job)
         self.version += news
+
+    def arrive(self, jobs: Iterable[Job], *, dropped: int = 0) -> None:
+        """Jobs of documents read after the run began (their text extracted beside the
+        requests), at the back of the queue; ``dropped``: documents expected that will not come
+        (they hold no text, or failed already)."""
+        jobs = list(jobs)
+        self._returned.extend(jobs)
+        self.expecting = max(0, self.expecting - len(jobs) - dropped)
+        self.version += 1
 
     def add_urgent(self, jobs: Iterable[Job], *, first: bool = False) -> None:
         """A long document's parts (after the urgent jobs waiting), or its page once the notes
@@ -174,7 +185,7 @@ class WorkQueue:
         """Unstarted documents (claimed, returned and not yet claimed, and long documents'
         pages); consumes the source. Parts are not counted (their document is, by the
         dispatcher, while they are out), nor second opinions: their first answer is kept."""
-        rest = sum(1 for _ in self._source)
+        rest = sum(1 for _ in self._source) + self.expecting
         waiting = [self._returned, self._urgent, *self._claims.values()]
         return rest + sum(1 for jobs in waiting for job in jobs if job.part is None)
 
@@ -189,8 +200,9 @@ class WorkQueue:
         )
 
     def dry(self) -> bool:
-        """Whether no document, part or page is left to start (second opinions aside)."""
-        if self._returned or self._urgent or any(self._claims.values()):
+        """Whether no document, part or page is left to start (second opinions aside), nor any
+        to arrive."""
+        if self._returned or self._urgent or any(self._claims.values()) or self.expecting:
             return False
         for job in self._source:  # looked at, and put back in front of the rest
             self._source = chain((job,), self._source)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from typing import Any
 
 from wiki_assets.engine.dispatch.departures import Departures
@@ -51,8 +51,10 @@ class Dispatcher:
         second_opinion_share: float = 1.0,
         leases: SlotLeases | None = None,
         log: Any = None,
+        beside: Callable[[], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
         self.lanes = list(lanes)
+        self.beside = beside  # the run's work beside the workers (documents still arriving)
         self.queue = WorkQueue(jobs)
         self.work = work
         self.tally = DispatchTally()  # what it did: the run's report takes it once it is done
@@ -99,13 +101,15 @@ class Dispatcher:
         try:
             # Every task of the run is in this group and ends with it: the workers, and the
             # helpers cancelled once every worker has ended: the renewal of the fleet-wide slots
-            # they hold, and the watch over the models' server processes.
+            # they hold, the watch over the models' server processes, the run's work beside.
             async with asyncio.TaskGroup() as group:
                 helpers = []
                 if self.slots.leases:
                     helpers.append(group.create_task(self._renew()))
                 if self.departures.watched:
                     helpers.append(group.create_task(self.departures.watch()))
+                if self.beside is not None:
+                    helpers.append(group.create_task(self.beside()))
                 workers = [
                     group.create_task(self._work(lane, slot))
                     for lane in self.lanes
@@ -204,7 +208,8 @@ class Dispatcher:
                     first_work=not demoted,
                 )
                 if job is None:
-                    if not demoted and await self._hedge(lane):
+                    # (Not while documents are still to arrive: the run is not at its end.)
+                    if not demoted and not self.queue.expecting and await self._hedge(lane):
                         continue
                     # Nothing of its own to start: capacity that would otherwise be idle, which
                     # an optional second opinion may use (see opinions.py).

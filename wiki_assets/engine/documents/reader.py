@@ -126,6 +126,10 @@ class Reader:
         for doc, outcome in zip(missing, outcomes, strict=True):
             self._keep(doc, outcome)
 
+    def ready(self, doc: SourceDocument) -> bool:
+        """Whether reading ``doc`` is quick: it is text, or its extraction is kept (or failed)."""
+        return not self._missing(doc)
+
     def _job(self, doc: SourceDocument) -> Job:
         return str(self.synced_root / doc.path), doc.format.name, self.max_bytes
 

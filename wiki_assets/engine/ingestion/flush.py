@@ -164,6 +164,15 @@ class Pages:
         if len(self.unwritten) >= UNWRITTEN_LIMIT:
             self.due.set()
 
+    def fail(self, doc: SourceDocument, reason: str) -> None:
+        """``doc`` failed (its page stays as it was): journaled, listed and logged, with why."""
+        self.journal.record_failure(
+            path=doc.path, collection=doc.collection, content_hash=doc.content_hash,
+            fingerprint="", reason=reason,
+        )  # fmt: skip
+        self.report.failed.append({"path": doc.path, "reason": reason})
+        self.log.warning(f"failed: {doc.path}: {reason}")
+
     def held_back(self) -> bool:
         # Pages lag behind (a flush is still writing the last batch): hold new requests until
         # it takes these, so memory stays bounded however slow the disk is.

@@ -21,7 +21,7 @@ MENDABLE = ("password-protected", "unreadable")  # reasons worth a warning: some
 
 def record_no_text(pages: Pages, found: Sequence[NoTextFile]) -> None:
     """Journal and list the run's files that hold no text (see the module docstring)."""
-    pages.report.no_text = [{"path": file.doc.path, "reason": file.reason} for file in found]
+    pages.report.no_text += [{"path": file.doc.path, "reason": file.reason} for file in found]
     new = [file for file in found if file.new]
     if not new:
         return

@@ -11,6 +11,7 @@ answer their link candidates; :meth:`RunPlan.jobs` streams them.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -45,6 +46,9 @@ from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, page_for
 RELATED_FILE = "related.sqlite"
 RELATED_CANDIDATES = 8  # documents offered to the model as link targets
 LOOKAHEAD = 64  # planned documents whose link candidates are computed or looked up together
+# Deferred documents (text to extract) the plan extracts itself before the requests: a few files
+# take less than a second; more are extracted beside the requests (arrivals.py).
+EXTRACT_FIRST = 32
 
 
 class RunPlan:
@@ -73,6 +77,11 @@ class RunPlan:
         self.page_claims: dict[str, str] = {}
         self.answers_beside: list[str] = []  # documents whose candidates a helper answers
         self.no_text: list[NoTextFile] = []  # the run's files that hold no text, and why
+        # Documents whose text is extracted beside the run's requests (too many to wait for):
+        # to index, and those of the run's collections to summarize, with their standing.
+        self.deferred: list[SourceDocument] = []
+        self.later: dict[str, str] = {}
+        self.opening: Callable[[str], str | None] = lambda path: None  # a document's text
 
     @classmethod
     def make(
@@ -107,14 +116,18 @@ class RunPlan:
         answered: a document's partner in another language is found among every vector."""
         plan = cls(journal, related)
 
-        def note(doc: SourceDocument, entry: Entry | None, read: Read) -> bool:
-            return plan._note(doc, entry, current, force, read)
+        def note(doc: SourceDocument, entry: Entry | None, read: Read, ready: bool) -> bool:
+            return plan._note(doc, entry, current, force, read, ready)
 
         scan = TreePass(
             synced_root, depth, reader, set(collections), journal, related, note, helper_wanted
         )
         plan.indexed = related.update_many(scan.stale_in_related_index(stopped))
         plan.interrupted = scan.interrupted
+        plan.deferred = [] if plan.interrupted else scan.deferred
+        plan.opening = scan.opening
+        if len(plan.deferred) <= EXTRACT_FIRST:
+            plan.indexed += plan._extract_now(reader, current, force)
         if not plan.interrupted:
             plan.pruned = related.prune(lambda path: path in scan.present)
             if reader.texts is not None:
@@ -130,9 +143,31 @@ class RunPlan:
         plan._answer_candidates()
         return plan
 
+    def _extract_now(self, reader: Reader, current: Currency, force: bool) -> int:
+        """Extract the few deferred documents before the run's requests (they take less than
+        the fleet would wait), note them again with their text ready, and index them: how many
+        were indexed."""
+        deferred, self.deferred = self.deferred, []
+        reader.extract_ahead(deferred)
+        entries = self.journal.get_many([doc.path for doc in deferred if doc.path in self.later])
+        items = []
+        for doc in deferred:
+            if self.later.pop(doc.path, None) is not None:
+                self.total -= 1  # noted again, now with its text
+                read = functools.partial(reader.read, doc)
+                self._note(doc, entries.get(doc.path), current, force, read, True)
+            try:
+                text = reader.read(doc)
+            except (DocumentError, NoText):
+                continue
+            items.append((doc.path, text.title, text.text, doc.content_hash))
+        return self.related.update_many(items)
+
     def _claim_pages(self) -> None:
         """Each page name to the first document in path order that would write it."""
-        for doc, what in self.todo:
+        later = [doc for doc in self.deferred if doc.path in self.later]
+        for doc, what in sorted([*self.todo, *((d, self.later[d.path]) for d in later)],
+                                key=lambda planned: planned[0].path):  # fmt: skip
             if what != RECOVER:
                 self.page_claims.setdefault(page_for(doc.path), doc.path)
 
@@ -156,9 +191,11 @@ class RunPlan:
         current: Currency,
         force: bool,
         read: Read,
+        ready: bool,
     ) -> bool:
         """Note what the run does with ``doc`` (``entry``: its journal entry; ``read``: its text,
-        when the note needs it); True when it is to be summarized."""
+        when the note needs it, quick when ``ready``); True when it is to be summarized. One
+        whose text is not ready is to be summarized once extracted (:attr:`later`)."""
         self.seen.add(doc.path)
         what = standing(entry, doc, current, force)
         if what == HOLDS_NO_TEXT:
@@ -170,6 +207,10 @@ class RunPlan:
         try:
             if what in (SKIP, RECOVER):
                 what = _text_changed(entry, doc, read) or what
+            elif not ready:
+                self.later[doc.path] = what  # extracted first: whether it holds text, then
+                self.total += 1
+                return True
             elif doc.format.extracted:
                 read()  # a file that holds no text (a scan, a locked file) is found out here
         except NoText as error:
@@ -228,19 +269,30 @@ class RunPlan:
                 # A run that died after the model answered: write the page, ask no model.
                 yield Recovered(Job(doc, entry.page), entry)
                 continue
-            page = page_for(doc.path)
-            if page == INDEX_PAGE:
-                fail(doc, f"page name {page!r} is reserved for the wiki's index")
-                continue
-            if page.split("/", 1)[0] == DIGEST_DIR:
-                fail(doc, f"page name {page!r} is in {DIGEST_DIR}/, reserved for the daily digests")
-                continue
-            claimant = self.page_claims.get(page, doc.path)
-            page_owner = claimant if claimant != doc.path else owner(page, doc)
-            if page_owner != doc.path:
-                fail(doc, f"page name {page!r} is already the page of {page_owner!r}")
-                continue
-            yield Job(doc, page)
+            job = self.job(doc, owner, fail)
+            if job is not None:
+                yield job
+
+    def job(
+        self,
+        doc: SourceDocument,
+        owner: Callable[[str, SourceDocument], str],
+        fail: Callable[[SourceDocument, str], None],
+    ) -> Job | None:
+        """``doc``'s job, or None when its page name cannot be written (it fails, with why)."""
+        page = page_for(doc.path)
+        if page == INDEX_PAGE:
+            fail(doc, f"page name {page!r} is reserved for the wiki's index")
+            return None
+        if page.split("/", 1)[0] == DIGEST_DIR:
+            fail(doc, f"page name {page!r} is in {DIGEST_DIR}/, reserved for the daily digests")
+            return None
+        claimant = self.page_claims.get(page, doc.path)
+        page_owner = claimant if claimant != doc.path else owner(page, doc)
+        if page_owner != doc.path:
+            fail(doc, f"page name {page!r} is already the page of {page_owner!r}")
+            return None
+        return Job(doc, page)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,9 +22,9 @@ from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded
 from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES as MAX_BYTES
 from wiki_assets.engine.documents.corpus import DEFAULT_MAX_FILE_BYTES as MAX_FILE_BYTES
-from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.documents.reader import Reader
 from wiki_assets.engine.documents.texts import TEXTS_DIR, TextStore
+from wiki_assets.engine.ingestion.arrivals import Arrivals
 from wiki_assets.engine.ingestion.candidates import close_helper, plan_beside_helper
 from wiki_assets.engine.ingestion.collector import fewer_collections
 from wiki_assets.engine.ingestion.currency import fingerprints
@@ -136,6 +136,7 @@ class _Run:
     clock: Callable[[], float] = time.time
     embeddings: EmbeddingsEndpoint | None = None
     servers: dict[str, Callable[[], str | None]] = field(default_factory=dict)
+    embedder: EmbeddingsClient | None = None
     dispatcher: Dispatcher | None = None
     loop: asyncio.AbstractEventLoop | None = None
     stop_signal: str | None = None
@@ -192,10 +193,11 @@ class _Run:
         embeddings = self.embeddings
         gone = self.servers.get(embeddings.name) if embeddings else None
         embedder = EmbeddingsClient(embeddings, gone) if embeddings else None
-        with embedder or contextlib.nullcontext():  # closed once the plan has embedded
-            plan, helper = await plan_beside_helper(
-                functools.partial(self._make_plan, embedder=embedder), related.db_path, self.log
-            )
+        if embedder is not None:  # open until documents extracted beside the requests are in
+            self.embedder = cleanup.enter_context(embedder)
+        plan, helper = await plan_beside_helper(
+            functools.partial(self._make_plan, embedder=embedder), related.db_path, self.log
+        )
         if helper is not None:
             cleanup.push_async_callback(close_helper, helper, self.log)
         self.report.skipped = plan.skipped
@@ -235,9 +237,10 @@ class _Run:
     def _dispatcher(
         self, lanes: list[Lane], plan: RunPlan, pages: Pages, leases: SlotLeases | None
     ) -> Dispatcher:
-        return Dispatcher(
+        arrivals = Arrivals(plan, self.reader, self.related, pages, self.log, self.embedder)
+        dispatcher = Dispatcher(
             lanes,
-            self._route(plan.jobs(pages.owner, self._fail), pages),
+            self._route(plan.jobs(pages.owner, pages.fail), pages),
             self,
             claim_size=self.dials.claim_size,
             give_up_after_s=self.dials.give_up_after_s,
@@ -245,7 +248,10 @@ class _Run:
             second_opinion_share=self.dials.second_opinion_share,
             leases=leases,
             log=self.log,
+            beside=(lambda: arrivals.run(dispatcher)) if plan.deferred else None,
         )
+        dispatcher.queue.expecting = arrivals.expected
+        return dispatcher
 
     async def _summarize(
         self,
@@ -332,18 +338,7 @@ class _Run:
         return await self.pages.record(job, lane, summary)
 
     def fail(self, job: Job, reason: str) -> None:
-        self._fail(job.doc, reason)
+        self.pages.fail(job.doc, reason)
 
     def held_back(self) -> bool:
         return self.pages.held_back()
-
-    def _fail(self, doc: SourceDocument, reason: str) -> None:
-        self.journal.record_failure(
-            path=doc.path,
-            collection=doc.collection,
-            content_hash=doc.content_hash,
-            fingerprint="",
-            reason=reason,
-        )
-        self.report.failed.append({"path": doc.path, "reason": reason})
-        self.log.warning(f"failed: {doc.path}: {reason}")

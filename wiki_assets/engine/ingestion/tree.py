@@ -1,8 +1,8 @@
 """The plan's one pass over the synced tree (:class:`TreePass`): each file read and hashed once,
 each document of the run's collections noted by the plan, and the documents the related index
-does not have as they are handed to it to index. Each group of documents that needs its text
-extracted has it extracted ahead, in parallel
-(:meth:`~wiki_assets.engine.documents.reader.Reader.extract_ahead`)."""
+does not have as they are handed to it to index. A document whose text is yet to be extracted
+(a PDF, a deck… new or changed) is not read here: it is *deferred*, for the plan to extract
+(a few) or for the run to extract beside its requests (:mod:`~.arrivals`)."""
 
 from __future__ import annotations
 
@@ -26,9 +26,9 @@ from wiki_assets.engine.state.journal import Entry, Journal
 GROUP = 64  # documents looked up (journal, index) and extracted together
 GROUP_BYTES = 8 << 20  # scanned documents' bytes the pass holds while it looks them up
 Read = Callable[[], DocumentText]  # a document's text, read when asked for
-# What the plan does with a document of the run (its journal entry, its text when needed):
-# True when it is to be summarized.
-Note = Callable[[SourceDocument, Entry | None, Read], bool]
+# What the plan does with a document of the run (its journal entry, its text when needed, whether
+# that text is ready to read): True when it is to be summarized.
+Note = Callable[[SourceDocument, Entry | None, Read, bool], bool]
 
 
 @dataclass(eq=False)
@@ -46,6 +46,7 @@ class TreePass:
     present: set[str] = field(default_factory=set)  # every document seen, of any collection
     hashes: set[str] = field(default_factory=set)  # their content hashes
     extracted: dict[str, SourceDocument] = field(default_factory=dict)  # those extracted, by path
+    deferred: list[SourceDocument] = field(default_factory=list)  # to index once extracted
     to_summarize: int = 0  # so far (a recovered page needs no candidates)
     interrupted: bool = False  # stopped before it saw the whole tree
 
@@ -66,17 +67,22 @@ class TreePass:
                 [d.path for d, _ in group if d.collection in self.wanted]
             )
             indexed = self.related.current_among({d.path: d.content_hash for d, _ in group})
-            reader.extract_ahead(
-                [d for d, _ in group if d.path not in indexed or d.collection in self.wanted]
-            )
             for doc, data in group:
                 self.present.add(doc.path)
                 self.hashes.add(doc.content_hash)
                 if doc.format.extracted:
                     self.extracted[doc.path] = doc
+                ready = reader.ready(doc)
+                summarized = False
                 if doc.collection in self.wanted:
                     read = functools.partial(reader.read, doc, data)
-                    self.to_summarize += self.note(doc, entries.get(doc.path), read)
+                    summarized = self.note(doc, entries.get(doc.path), read, ready)
+                    self.to_summarize += summarized
+                if not ready and (summarized or doc.path not in indexed):
+                    # Read once extracted: indexed then (an unchanged one is skipped), and
+                    # summarized if the plan said so.
+                    self.deferred.append(doc)
+                    continue
                 if doc.path in indexed:
                     continue
                 try:
