@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import logging
 import statistics
 import sys
 import tempfile
@@ -31,6 +32,8 @@ from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.documents.corpus import scan
 from wiki_assets.engine.documents.extract import extract
 from wiki_assets.simulator import PRESETS, SimServer
+
+logging.getLogger("fontTools").setLevel(logging.ERROR)  # its subsetting notes, per PDF
 
 FONT = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")
 HANGUL_PDF = FONT.is_file()
