@@ -10,20 +10,24 @@ goes to Word where no TTF with Hangul is at hand for its PDF: Debian's fonts-nan
 without it is written in Latin-1, its other characters left out). Both are ingested by the engine on
 a fresh wiki, fast and slow servers at ``W`` workers each: the run's docs/s (documents over the
 run's own duration, planning and extraction included), when its first request reached a server,
-and the plan's share. A table first gives each format's extraction rate (files/s, one process)
-on the mirror.
+and the plan's share. The mixed mirror runs twice: as the engine runs it (documents past
+``EXTRACT_FIRST`` extracted beside the requests, :mod:`wiki_assets.engine.ingestion.arrivals`) and
+with every text extracted before the first request; the links both give are compared (a document
+prepared before its partner was indexed is not offered it). A table first gives each format's
+extraction rate (files/s, one process) on the mirror.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import logging
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from benchmarks.documents import BenchDoc, build_documents
@@ -31,6 +35,8 @@ from benchmarks.harness import progress
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.documents.corpus import scan
 from wiki_assets.engine.documents.extract import extract
+from wiki_assets.engine.ingestion import plan
+from wiki_assets.engine.wiki.audit import front_matter
 from wiki_assets.simulator import PRESETS, SimServer
 
 logging.getLogger("fontTools").setLevel(logging.ERROR)  # its subsetting notes, per PDF
@@ -173,10 +179,29 @@ class Run:
     duration_s: float
     first_request_s: float
     failed: int
+    links: set[frozenset[str]]
 
     @property
     def rate(self) -> float:
         return self.docs / self.duration_s
+
+
+def link_pairs(wiki: Path) -> set[frozenset[str]]:
+    """The wiki's links, each a pair of documents (a link is on both pages, with its backlink),
+    named without their format: the same in the plain and the mixed wikis."""
+
+    def name(page: str) -> str:
+        stem = page.removesuffix(".md")
+        return stem.rsplit(".", 1)[0] if stem.rsplit(".", 1)[-1] in WRITERS else stem
+
+    pairs = set()
+    for page in (wiki / "bench").rglob("*.md"):
+        meta = front_matter(page.read_text(encoding="utf-8"))
+        here = name(page.relative_to(wiki).as_posix())
+        related = meta.get("related") or []
+        assert isinstance(related, list)
+        pairs.update(frozenset((here, name(str(other)))) for other in related)
+    return pairs
 
 
 def run(label: str, synced: Path, wiki: Path, servers: Sequence[SimServer], workers: int) -> Run:
@@ -200,7 +225,7 @@ def run(label: str, synced: Path, wiki: Path, servers: Sequence[SimServer], work
     progress(
         f"{label}: {report.count} docs in {report.duration_s:.1f} s, first request {first:.1f} s"
     )
-    return Run(label, report.count, report.duration_s, first, len(report.failed))
+    return Run(label, report.count, report.duration_s, first, len(report.failed), link_pairs(wiki))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -217,15 +242,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         rates = extraction_rates(tmp / "mixed")
         fast = dataclasses.replace(PRESETS["fast"], model="fast")
         slow = dataclasses.replace(PRESETS["slow"], model="slow")
-        runs: dict[str, list[Run]] = {"plain text": [], "mixed mirror": []}
+        variants = {
+            "plain text": (tmp / "plain", plan.EXTRACT_FIRST),
+            "mixed mirror": (tmp / "mixed", plan.EXTRACT_FIRST),
+            "mixed, extracted first": (tmp / "mixed", sys.maxsize),
+        }
+        runs: dict[str, list[Run]] = {label: [] for label in variants}
         with SimServer(fast) as one, SimServer(slow) as two:
             for round_ in range(args.rounds):
-                for label, synced in (
-                    ("plain text", tmp / "plain"),
-                    ("mixed mirror", tmp / "mixed"),
-                ):
-                    wiki = tmp / f"wiki-{label.replace(' ', '-')}-{round_}"
-                    runs[label].append(run(label, synced, wiki, (one, two), args.workers))
+                for label, (synced, extract_first) in variants.items():
+                    wiki = tmp / f"wiki-{label.replace(' ', '-').replace(',', '')}-{round_}"
+                    with extracting_first(extract_first):
+                        runs[label].append(run(label, synced, wiki, (one, two), args.workers))
     print(f"\n{args.docs} documents: " + ", ".join(f"{n} {kind}" for kind, n in formats.items()))
     print("\n| format | files | extracted per second (one process) |\n|---|---:|---:|")
     for name, files, per_s in rates:
@@ -239,7 +267,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         medians[label] = rate
         print(f"| {label} | {rate:.2f} | {first:.1f} s | {max(r.failed for r in done)} |")
     print(f"\nmixed / plain: {medians['mixed mirror'] / medians['plain text']:.3f}")
+    beside, first = runs["mixed mirror"], runs["mixed, extracted first"]
+    for with_arrivals, extracted_first in zip(beside, first, strict=True):
+        kept = len(with_arrivals.links & extracted_first.links) / max(1, len(extracted_first.links))
+        print(
+            f"links: {len(with_arrivals.links)} extracted beside, {len(extracted_first.links)} "
+            f"extracted first, {kept:.1%} of the latter among the former"
+        )
     return 0
+
+
+@contextlib.contextmanager
+def extracting_first(limit: int) -> Iterator[None]:
+    """The plan extracts up to ``limit`` deferred documents before the first request."""
+    saved, plan.EXTRACT_FIRST = plan.EXTRACT_FIRST, limit
+    try:
+        yield
+    finally:
+        plan.EXTRACT_FIRST = saved
 
 
 if __name__ == "__main__":
