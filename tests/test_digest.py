@@ -62,7 +62,7 @@ class Wiki:
 @pytest.fixture
 def wiki(tmp_path: Path, store_for: StoreFor) -> Iterator[Wiki]:
     """A wiki of one collection ``c``, its state on SQLite or PostgreSQL."""
-    with SimServer(SimModel(model="sim")) as server:
+    with SimServer(SimModel(model="sim", behaviour="faithful")) as server:
         yield Wiki(tmp_path, server.base_url, store_for)
 
 
@@ -182,7 +182,8 @@ def test_a_page_added_and_removed_the_same_day_is_not_listed(wiki: Wiki) -> None
 def test_the_cli_writes_a_day_and_prints_its_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with SimServer(SimModel(model="sim")) as server:  # SQLite: the CLI's default store
+    # SQLite: the CLI's default store.
+    with SimServer(SimModel(model="sim", behaviour="faithful")) as server:
         wiki = Wiki(tmp_path, server.base_url, lambda root: StateStore(root / STATE_DIR))
         wiki.put("alpha.md", "# Alpha\n\n" + "Alpha covers the deploy tool. " * 6)
         wiki.ingest(at(DAY2, 23, 30))
@@ -201,7 +202,7 @@ def test_no_document_page_may_take_the_digest_folder(tmp_path: Path) -> None:
     synced = tmp_path / "synced"
     (synced / "digest").mkdir(parents=True)
     (synced / "digest" / "2026-11-30.md").write_text("# Not a digest\n\n" + "A team note. " * 8)
-    with SimServer(SimModel(model="sim")) as server:
+    with SimServer(SimModel(model="sim", behaviour="faithful")) as server:
         report = ingest(
             synced_root=synced, wiki_root=tmp_path / "wiki", collections=["digest"],
             endpoints=[Endpoint(name="sim", base_url=server.base_url, model="sim")],

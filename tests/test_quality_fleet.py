@@ -68,11 +68,11 @@ def test_per_model_quality_separates_a_faithful_from_a_fabricating_model(
     assert row["flagged"] == len(flagged)
     quality = dict(part.split(" ", 1) for part in row["quality"].split("; "))
     assert quality["sim0"] == "verified 1.00 · flagged 0"
-    # Its invented points are not verified, and its invented prose is in no line of the
-    # documents: both say so.
+    # Its invented points are not verified, its invented prose is in no line of the documents,
+    # and its sentences state figures the documents never do: each says so.
     assert quality["sim1"] == (
         f"verified 0.00 · flagged {len(flagged)} (unverified_points {len(flagged)}, "
-        f"ungrounded_summary {len(flagged)})"
+        f"ungrounded_summary {len(flagged)}, unsupported_prose {len(flagged)})"
     )
 
     # The flagged_share asset check warns (half the pages are flagged, past 0.2)...

@@ -16,7 +16,7 @@ from wiki_assets.engine.wiki.files import DIGEST_DIR
 from wiki_assets.engine.wiki.record import Link
 from wiki_assets.engine.wiki.render import escape, link_to
 
-DIGEST_VERSION = 1
+DIGEST_VERSION = 2  # 2: a description holds only its sentences the document supports
 
 NOTHING_CHANGED = "Nothing changed in the wiki on this day."
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from wiki_assets.engine.model.page import PageDraft
 from wiki_assets.engine.quality.checks import Written, check_page
+from wiki_assets.engine.quality.claims import NOTHING_CHECKED, ProseCheck, check_prose
 from wiki_assets.engine.quality.evidence import PointCheck, verify_points
 from wiki_assets.engine.quality.topics import kept_topics
 from wiki_assets.engine.quality.verdict import Verdict
@@ -19,6 +20,7 @@ class Assessment:
     points: tuple[PointCheck, ...]
     verdict: Verdict
     topics: tuple[str, ...] = ()  # the draft's, placeholders and junk left out (kept_topics)
+    prose: ProseCheck = NOTHING_CHECKED  # each sentence of the description and the summary
 
     @property
     def verified(self) -> int:
@@ -32,6 +34,7 @@ class Assessment:
             "key_points": [point.to_json() for point in self.points],
             "topics": list(self.topics),
             "flags": list(self.verdict.reasons),
+            "prose": self.prose.to_json(),
         }
 
 
@@ -49,8 +52,11 @@ def assess(
     shows; ``language``: the one it should be in; ``finish_reason``: of the page's answer;
     ``prose``: False where the model only picked the key lines (its page has no prose to check)."""
     points = verify_points(draft.key_points, document)
+    checked = (
+        check_prose(draft.description, draft.summary, document, title) if prose else NOTHING_CHECKED
+    )
     page = Written.of(
         draft, points, document=document, title=title, language=language,
-        finish_reason=finish_reason, prose=prose,
+        finish_reason=finish_reason, prose=prose, checked=checked,
     )  # fmt: skip
-    return Assessment(points, check_page(page), tuple(kept_topics(draft.topics)))
+    return Assessment(points, check_page(page), tuple(kept_topics(draft.topics)), checked)

@@ -16,6 +16,7 @@ from typing import Any
 from wiki_assets.engine.documents.language import LANGUAGES, detect_language
 from wiki_assets.engine.model import prompts
 from wiki_assets.engine.model.page import PageDraft
+from wiki_assets.engine.quality.claims import NOTHING_CHECKED, ProseCheck, Support
 from wiki_assets.engine.quality.evidence import PointCheck
 from wiki_assets.engine.quality.prose import grounded, says_nothing
 from wiki_assets.engine.quality.text import content_units, normalize
@@ -41,6 +42,7 @@ class Written:
     # False: the model wrote no prose (it picked the key lines of a document in a language it
     # does not write; engine/model/compact.py), so the checks of its prose do not apply.
     prose: bool = True
+    checked: ProseCheck = NOTHING_CHECKED  # each sentence of the description and the summary
 
     @classmethod
     def of(
@@ -53,6 +55,7 @@ class Written:
         language: str,
         finish_reason: str,
         prose: bool = True,
+        checked: ProseCheck = NOTHING_CHECKED,
     ) -> Written:
         return cls(
             title=title or draft.title,
@@ -65,6 +68,7 @@ class Written:
             language=language,
             finish_reason=finish_reason,
             prose=prose,
+            checked=checked,
         )
 
     def sentences(self) -> list[str]:
@@ -248,6 +252,18 @@ def ungrounded_summary(page: Written) -> bool:
     return not grounded([page.description, page.summary], page.document, page.title)
 
 
+def contradicted_prose(page: Written) -> bool:
+    """A sentence of the description or the summary states a number, date or name the document
+    gives otherwise (:mod:`.claims`)."""
+    return page.checked.count(Support.CONTRADICTED) > 0
+
+
+def unsupported_prose(page: Written) -> bool:
+    """A sentence of the description or the summary states what the document never does, or
+    says the other way round (:mod:`.claims`)."""
+    return page.checked.count(Support.UNSUPPORTED) > 0
+
+
 CHECKS: dict[Reason, Callable[[Written], bool]] = {
     Reason.HIT_MAX_TOKENS: hit_max_tokens,
     Reason.WRONG_LANGUAGE: wrong_language,
@@ -263,6 +279,8 @@ CHECKS: dict[Reason, Callable[[Written], bool]] = {
     Reason.LINK_WITHOUT_REASON: link_without_reason,
     Reason.UNVERIFIED_POINTS: unverified_points,
     Reason.UNGROUNDED_SUMMARY: ungrounded_summary,
+    Reason.CONTRADICTED_PROSE: contradicted_prose,
+    Reason.UNSUPPORTED_PROSE: unsupported_prose,
 }
 
 

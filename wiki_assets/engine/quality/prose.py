@@ -21,12 +21,13 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.evidence import AGREEMENT, MAX_CITED_LINES
 from wiki_assets.engine.quality.text import content_units, document_lines, normalize, numbers
 
-__all__ = ["DocumentUnits", "grounded", "says_nothing", "sentences"]
+__all__ = ["DocumentUnits", "Passage", "grounded", "says_nothing", "sentences", "sentence_units"]
 
 _STEM = 5  # as content units cut a Latin word
 _HANGUL = re.compile(r"[\uac00-\ud7a3]+")
@@ -117,7 +118,7 @@ def sentences(*texts: str) -> list[str]:
     return found
 
 
-def _units(normalized: str) -> set[str]:
+def sentence_units(normalized: str) -> set[str]:
     """A sentence's content units without the words about the document (they are in no
     document's lines). A Korean word's particle or ending is taken off before its bigrams are
     (``문서는`` would give ``서는``, which a document may have anywhere)."""
@@ -137,8 +138,10 @@ class DocumentUnits:
     after a few lines), so a long document costs what its candidate lines do."""
 
     def __init__(self, text: str) -> None:
-        lines = [normalize(line) for line in document_lines(text)]
-        self._lines = [line for line in lines if line]  # blank lines do not part a passage
+        numbered = [(n, normalize(line)) for n, line in enumerate(document_lines(text), start=1)]
+        numbered = [(n, line) for n, line in numbered if line]  # blank lines part no passage
+        self._lines = [line for _, line in numbered]
+        self.line_numbers = [n for n, _ in numbered]  # each kept line's number in the document
         self._starts: list[int] = []  # each line's offset in the joined text
         offset = 1
         for line in self._lines:
@@ -168,7 +171,7 @@ class DocumentUnits:
         :data:`AGREEMENT` of ``sentence``'s content units (but those of ``besides``) and every
         number it states."""
         said = normalize(sentence)
-        units, stated = _units(said) - besides, numbers(said)
+        units, stated = sentence_units(said) - besides, numbers(said)
         if not units:
             return False
         needed = AGREEMENT * len(units)
@@ -187,6 +190,42 @@ class DocumentUnits:
                 return True
         return False
 
+    def passage(self, sentence: str, besides: frozenset[str] = frozenset()) -> Passage | None:
+        """The passage of at most :data:`MAX_CITED_LINES` lines that holds the most of
+        ``sentence``'s words (numbers aside: a rule compares those), or None when no line has
+        any. Its lines are trimmed to those that hold some of the words."""
+        said = sentence_units(normalize(sentence)) - besides
+        units = {unit for unit in said if not unit.isdigit()}
+        if not units:
+            return None
+        starts = sorted(set().union(*(self._lines_with(unit) for unit in units)))
+        best: Passage | None = None
+        for start in starts:
+            window = range(start, min(start + MAX_CITED_LINES, len(self._lines)))
+            held = [i for i in window if units & self._units_of(i)]
+            if not held:
+                continue  # the word was only part of a longer one
+            share = len(units & set().union(*(self._units_of(i) for i in held))) / len(units)
+            if best is None or share > best.share:
+                # The lines that hold most of the words: where the sentence's polarity is read.
+                core = max(held, key=lambda i: len(units & self._units_of(i)))
+                best = Passage(
+                    self.line_numbers[held[0]], self.line_numbers[held[-1]], share,
+                    self.line_numbers[core],
+                )  # fmt: skip
+        return best
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """Lines of a document (``first`` to ``last``, the document's numbers) and the ``share`` of
+    a sentence's words they hold; ``core``: the line that holds the most of them."""
+
+    first: int
+    last: int
+    share: float
+    core: int
+
 
 def grounded(
     texts: Sequence[str] | Iterable[str], document: str | DocumentUnits, title: str = ""
@@ -195,5 +234,5 @@ def grounded(
     ``title`` count for nothing: the document has them, and a sentence that only names what the
     document is ("The document is for the on-call runbook") says nothing to find."""
     units = document if isinstance(document, DocumentUnits) else DocumentUnits(document)
-    besides = frozenset(_units(normalize(title)))
+    besides = frozenset(sentence_units(normalize(title)))
     return any(units.holds(sentence, besides) for sentence in sentences(*texts))

@@ -30,6 +30,8 @@ class Reason(StrEnum):
     LINK_WITHOUT_REASON = "link_without_reason"
     UNVERIFIED_POINTS = "unverified_points"
     UNGROUNDED_SUMMARY = "ungrounded_summary"
+    CONTRADICTED_PROSE = "contradicted_prose"
+    UNSUPPORTED_PROSE = "unsupported_prose"
 
     @property
     def explanation(self) -> str:
@@ -53,6 +55,10 @@ _EXPLANATIONS = {
     Reason.UNVERIFIED_POINTS: "most key points (or all) could not be verified in the document",
     Reason.UNGROUNDED_SUMMARY: "nothing in the description or the summary could be found in the "
     "document: they are the model's words, unchecked",
+    Reason.CONTRADICTED_PROSE: "a sentence of the description or the summary says what the "
+    "document says otherwise",
+    Reason.UNSUPPORTED_PROSE: "a sentence of the description or the summary is not backed by the "
+    "document",
 }
 
 

@@ -8,7 +8,9 @@ changed is not an event: only a new result whose page differs from the last even
 
 A store created before this table existed gets an ``existing`` event per page when the table is
 created: not a change of that day, but what the page said before, so its first change has an old
-description too.
+description too. An event's description is what a digest may quote of it: where the page's
+sentences were checked against its document, only the supported ones
+(:func:`~wiki_assets.engine.quality.claims.quotable`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from wiki_assets.engine.documents.language import language_code
+from wiki_assets.engine.quality.claims import quotable
 from wiki_assets.engine.state.store import Db
 
 EventKind = Literal["added", "changed", "removed", "existing"]
@@ -106,7 +109,7 @@ def page_event(
         page,
         content_hash,
         result.get("title", ""),
-        result.get("description", ""),
+        quotable(result.get("description", ""), result.get("prose")),
         verdict,
         tuple(flags or ()),
         language_code(result.get("language", "")),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 from wiki_assets.engine.documents.language import language_code
 from wiki_assets.engine.wiki.record import Page
@@ -43,6 +43,11 @@ class CatalogRecord(TypedDict):
     points_verified: int | None  # key points backed by the document; None when unchecked
     points_total: int | None
     summarized: bool  # False: not a summary (an extractive page, or the lines a small model picked)
+    # Each sentence of the description and the summary with what the document says to it
+    # (SentenceCheck.to_json: text, part, status, lines, document_says, checked_by); a bot
+    # quotes the "supported" ones. Empty: journaled before sentences were checked.
+    prose: list[dict[str, Any]]
+    summary: str
 
 
 def catalog_record(page: Page, collection: str) -> CatalogRecord:
@@ -65,6 +70,8 @@ def catalog_record(page: Page, collection: str) -> CatalogRecord:
         points_verified=page.verified_points if checked else None,
         points_total=len(page.key_points) if checked else None,
         summarized=page.summarized,
+        prose=[sentence.to_json() for sentence in page.prose],
+        summary=page.summary,
     )
 
 

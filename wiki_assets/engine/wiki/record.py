@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from wiki_assets.engine.quality.claims import ProseCheck, SentenceCheck
 from wiki_assets.engine.quality.evidence import PointCheck, Status
 from wiki_assets.engine.quality.topics import kept_topics
 from wiki_assets.engine.quality.verdict import Verdict
@@ -62,6 +63,9 @@ class Page:
     picked: bool = False
     original: str | None = None  # the link to the document's file (relative to the page)
     extractor: str | None = None  # what read its text (``pdf/1``); None: plain text
+    # Each sentence of the description and the summary as checked against the document (none:
+    # journaled before sentences were checked, or a page without the model's prose).
+    prose: tuple[SentenceCheck, ...] = ()
 
     def __post_init__(self) -> None:
         # A page built by hand may list its points as plain strings, like old results.
@@ -110,6 +114,7 @@ class Page:
             picked=result.get("picked", False),
             original=result.get("original"),
             extractor=result.get("extractor"),
+            prose=ProseCheck.from_json(result.get("prose")).sentences,
         )
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from urllib.parse import quote
 
 from wiki_assets.engine.documents.language import language_code
+from wiki_assets.engine.quality.claims import DESCRIPTION, SUMMARY, SentenceCheck, Support
 from wiki_assets.engine.quality.evidence import PointCheck
 from wiki_assets.engine.quality.verdict import Reason
 from wiki_assets.engine.wiki.files import INDEX_PAGE
@@ -107,7 +108,7 @@ def render_page(page: Page) -> str:
     lines += [f"{key}: {_front_value(value)}" for key, value in front.items()]
     lines += ["---", "", f"# {title}", ""]
     if description:
-        lines += [f"> {description}", ""]
+        lines += [f"> {checked_prose(page.description, page.prose, DESCRIPTION, inline=True)}", ""]
     if page.parts > 1:
         lines += [f"*Summarized from the whole document in {page.parts} parts.*", ""]
     if not page.summarized:
@@ -119,7 +120,7 @@ def render_page(page: Page) -> str:
             lines += [ungrounded_note(page.language), ""]
     elif page.hit_max_tokens:
         lines += ["> [!warning] The model hit the max_tokens limit on this page.", ""]
-    lines += [escape(page.summary, block=True), ""]
+    lines += [checked_prose(page.summary, page.prose, SUMMARY), ""]
     lines += _key_points(page.key_points)
     if page.headings:
         lines += ["## Headings", ""]
@@ -177,6 +178,55 @@ language (English for a language without a note of its own)."""
 
 def ungrounded_note(language: str) -> str:
     return UNGROUNDED_NOTES.get(language_code(language), UNGROUNDED_NOTES["en"])
+
+
+def checked_prose(
+    text: str, checked: Sequence[SentenceCheck], part: str, *, inline: bool = False
+) -> str:
+    """``text`` (the description, or the summary) escaped, each sentence followed by what the
+    document says to it (:func:`sentence_mark`): the lines that back it, or that it is
+    contradicted (struck through, with what the document says), unsupported or unchecked.
+    Without checked sentences (an older page), the text as it is."""
+    mine = [sentence for sentence in checked if sentence.part == part]
+    if not mine:
+        return escape(text, block=not inline)
+    shown, cursor = [], 0
+    for sentence in mine:
+        at = text.find(sentence.text, cursor)
+        if at < 0:
+            continue
+        end = at + len(sentence.text)
+        said = escape(sentence.text)
+        if sentence.status is Support.CONTRADICTED:
+            said = f"~~{said}~~"
+        shown += [escape(text[cursor:at], block=not inline), said, f" {sentence_mark(sentence)}"]
+        cursor = end
+    shown.append(escape(text[cursor:], block=not inline))
+    return "".join(shown)
+
+
+def sentence_mark(sentence: SentenceCheck) -> str:
+    """What a page shows after a sentence of its prose: ``*(lines 3–4)*``, ``*(contradicted: the
+    document says "30 days", line 3)*``, ``*(unsupported: …)*`` or ``*(unchecked)*``; a judge's
+    verdict names the judge."""
+    where = sentence.reference
+    by = "" if sentence.checked_by == "rules" else f"checked by {escape(sentence.checked_by)}"
+    if sentence.status is Support.SUPPORTED:
+        said = ", ".join(part for part in (where, by) if part) or "supported"
+    elif sentence.status is Support.CONTRADICTED:
+        says = escape(sentence.document_says)
+        said = "contradicted: the document says" + (f' "{says}"' if says else " otherwise")
+        said += "".join(f", {part}" for part in (where, by) if part)
+    elif sentence.status is Support.UNSUPPORTED:
+        said = "unsupported" + (
+            f": {escape(sentence.document_says)}"
+            if sentence.document_says
+            else ": not in the document"
+        )
+        said += "".join(f", {part}" for part in (where, by) if part)
+    else:
+        said = "unchecked"
+    return f"*({said})*"
 
 
 UNVERIFIED_NOTE = (

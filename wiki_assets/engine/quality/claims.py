@@ -1,0 +1,330 @@
+"""Each sentence of a page's description and summary, checked against its document by rule.
+
+A sentence's :class:`Support`:
+
+* **supported**: a passage of the document (at most :data:`~.evidence.MAX_CITED_LINES` lines)
+  holds at least :data:`~.evidence.AGREEMENT` of its words, every quantity it states
+  (:mod:`.quantities`), every name it gives, and says it with the same polarity (a "not" in one
+  and none in the other is not the same statement). The page cites those lines.
+* **contradicted**: it states a quantity (an amount, a duration, a count, a share, a version, a
+  date) or a name (of a person, team or product) that the document never gives, where the
+  passage that says the rest of it gives another of the same kind ("37 days" where the document
+  says "30 days"; "approved by Maria Kim" where it says "approved by John Park"). The page says
+  what the document says, and where.
+* **unsupported**: it states a quantity the document never gives, and nothing gives another in
+  its place; or the passage that says it says it the other way round (a negation).
+* **unchecked**: nothing the rules can compare settles it (a paraphrase, or a claim in words the
+  document does not use). A judge from the fleet may settle it (:mod:`.judging`).
+
+The rules work in English and in Korean (:mod:`.quantities` for numbers, particles taken off
+words as :mod:`.prose` does). A sentence that is contradicted or unsupported flags its page.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from wiki_assets.engine.documents.markdown import SENTENCE_END
+from wiki_assets.engine.quality.evidence import AGREEMENT
+from wiki_assets.engine.quality.prose import DocumentUnits, sentence_units
+from wiki_assets.engine.quality.quantities import Quantity, agrees, quantities
+from wiki_assets.engine.quality.text import document_lines, normalize
+
+__all__ = [
+    "NOTHING_CHECKED",
+    "ProseCheck",
+    "SentenceCheck",
+    "Support",
+    "check_prose",
+    "prose_sentences",
+    "quotable",
+]
+
+DESCRIPTION = "description"
+SUMMARY = "summary"
+RULES = "rules"  # who checked a sentence, when no judge did
+
+
+class Support(StrEnum):
+    """What the document says to a sentence. The values are journaled and shown: never rename."""
+
+    SUPPORTED = "supported"
+    CONTRADICTED = "contradicted"
+    UNSUPPORTED = "unsupported"
+    UNCHECKED = "unchecked"
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceCheck:
+    """One sentence of the description (``part`` ``description``) or the summary, its status,
+    the document's lines it stands on or that say otherwise, what the document says instead
+    (``document_says``, for a contradicted one; why, for an unsupported one) and who checked it
+    (``rules``, or the judging model's name)."""
+
+    text: str
+    part: str
+    status: Support
+    lines: tuple[int, int] | None = None
+    document_says: str = ""
+    checked_by: str = RULES
+
+    @property
+    def reference(self) -> str:
+        if self.lines is None:
+            return ""
+        first, last = self.lines
+        return f"line {first}" if first == last else f"lines {first}\u2013{last}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "part": self.part,
+            "status": self.status.value,
+            "lines": list(self.lines) if self.lines else None,
+            "document_says": self.document_says or None,
+            "checked_by": self.checked_by,
+        }
+
+    @classmethod
+    def from_json(cls, value: Any) -> SentenceCheck | None:
+        if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+            return None
+        lines = value.get("lines")
+        found = None
+        if isinstance(lines, list) and len(lines) == 2 and all(isinstance(n, int) for n in lines):
+            found = (lines[0], lines[1])
+        status = str(value.get("status"))
+        return cls(
+            value["text"],
+            str(value.get("part") or SUMMARY),
+            Support(status) if status in Support._value2member_map_ else Support.UNCHECKED,
+            found,
+            str(value.get("document_says") or ""),
+            str(value.get("checked_by") or RULES),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ProseCheck:
+    """The sentences of a page's prose, each checked."""
+
+    sentences: tuple[SentenceCheck, ...] = ()
+
+    def count(self, status: Support) -> int:
+        return sum(1 for sentence in self.sentences if sentence.status is status)
+
+    @property
+    def checked(self) -> int:
+        """Sentences whose status is known (all but the unchecked)."""
+        return len(self.sentences) - self.count(Support.UNCHECKED)
+
+    def unchecked(self) -> list[int]:
+        return [i for i, s in enumerate(self.sentences) if s.status is Support.UNCHECKED]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [sentence.to_json() for sentence in self.sentences]
+
+    @classmethod
+    def from_json(cls, value: Any) -> ProseCheck:
+        if not isinstance(value, list):
+            return cls()
+        found = (SentenceCheck.from_json(item) for item in value)
+        return cls(tuple(sentence for sentence in found if sentence is not None))
+
+
+NOTHING_CHECKED = ProseCheck()
+
+
+def quotable(description: str, prose: Any) -> str:
+    """What may be quoted of a page's ``description`` (a digest, a bot): where ``prose`` (a
+    result's journaled sentence checks) checked it, its supported sentences only; unchecked
+    (a result journaled before sentences were checked) the description as it is."""
+    checked = [s for s in ProseCheck.from_json(prose).sentences if s.part == DESCRIPTION]
+    if not checked:
+        return description
+    return " ".join(s.text for s in checked if s.status is Support.SUPPORTED)
+
+
+def prose_sentences(description: str, summary: str) -> list[tuple[str, str]]:
+    """(part, sentence) of the description and the summary, in order: split at a sentence's
+    closing mark or a line break, as the page shows them."""
+    found: list[tuple[str, str]] = []
+    for part, text in ((DESCRIPTION, description), (SUMMARY, summary)):
+        for line in text.splitlines():
+            found += [(part, piece.strip()) for piece in SENTENCE_END.split(line) if piece.strip()]
+    return found
+
+
+class _Document:
+    """A document as the rules read it: its words by passage, and its quantities by line."""
+
+    def __init__(self, text: str, title: str) -> None:
+        self.units = DocumentUnits(text)
+        self.raw = document_lines(text)
+        self.besides = frozenset(sentence_units(normalize(title)))
+        self.normalized = f" {normalize(text)} "
+        self.all_quantities = [q for line in self.raw for q in quantities(line)]
+
+    def lines(self, first: int, last: int) -> list[tuple[int, str]]:
+        return [(n, self.raw[n - 1]) for n in range(first, last + 1) if self.raw[n - 1].strip()]
+
+    def states(self, quantity: Quantity) -> bool:
+        return any(agrees(quantity, given) for given in self.all_quantities)
+
+
+def check_prose(description: str, summary: str, document: str, title: str = "") -> ProseCheck:
+    """Every sentence of ``description`` and ``summary`` checked by rule against ``document``
+    (its full original text). The ``title``'s words count for nothing: every document has them."""
+    read = _Document(document, title)
+    return ProseCheck(
+        tuple(
+            _check(part, sentence, read) for part, sentence in prose_sentences(description, summary)
+        )
+    )
+
+
+def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
+    passage = document.units.passage(sentence, document.besides)
+    found = passage is not None and passage.share >= AGREEMENT
+    lines = (passage.first, passage.last) if passage is not None and found else None
+    stated = quantities(sentence)
+    missing = [quantity for quantity in stated if not document.states(quantity)]
+    if missing:
+        if passage is not None and found:
+            for quantity in missing:
+                other = _other(quantity, document.lines(passage.first, passage.last))
+                if other is not None:
+                    line, given = other
+                    return SentenceCheck(sentence, part, Support.CONTRADICTED, (line, line),
+                                         given.text)  # fmt: skip
+        said = ", ".join(quantity.text for quantity in missing)
+        return SentenceCheck(
+            sentence, part, Support.UNSUPPORTED, lines, f"the document never states {said}"
+        )
+    if passage is None or not found:
+        return SentenceCheck(sentence, part, Support.UNCHECKED)
+    passage_lines = document.lines(passage.first, passage.last)
+    swapped = _swapped_name(sentence, passage_lines, document.normalized)
+    if swapped is not None:
+        line, name = swapped
+        return SentenceCheck(sentence, part, Support.CONTRADICTED, (line, line), name)
+    if any(not any(agrees(q, g) for _, text in passage_lines for g in quantities(text))
+           for q in stated):  # fmt: skip
+        # Every quantity is in the document, but not where the rest of the sentence is.
+        return SentenceCheck(sentence, part, Support.UNCHECKED)
+    core = _closest(sentence, document.raw[passage.core - 1])
+    if _negated(sentence) != _negated(core):
+        return SentenceCheck(
+            sentence, part, Support.UNSUPPORTED, (passage.core, passage.core),
+            "the document says it the other way round",
+        )  # fmt: skip
+    if len(_words(sentence) & _words(core)) >= AGREEMENT * len(_words(sentence)):
+        lines = (passage.core, passage.core)  # one line says it: cite that one
+    return SentenceCheck(sentence, part, Support.SUPPORTED, lines)
+
+
+def _words(text: str) -> set[str]:
+    return {unit for unit in sentence_units(normalize(text)) if not unit.isdigit()}
+
+
+def _closest(sentence: str, line: str) -> str:
+    """The sentence of ``line`` that shares the most words with ``sentence`` (a line may hold
+    several, and only the one that says it tells its polarity)."""
+    words = _words(sentence)
+    candidates = [piece for piece in SENTENCE_END.split(line) if piece.strip()] or [line]
+    return max(candidates, key=lambda piece: len(words & _words(piece)))
+
+
+def _other(quantity: Quantity, lines: Sequence[tuple[int, str]]) -> tuple[int, Quantity] | None:
+    """A quantity of ``quantity``'s kind that ``lines`` give in its place (the first)."""
+    if not quantity.kind or quantity.kind == "year_number":
+        return None  # a bare number has no "same kind" to be told apart from
+    for number, text in lines:
+        for given in quantities(text):
+            if given.kind == quantity.kind and not agrees(quantity, given):
+                return number, given
+    return None
+
+
+# ---------------------------------------------------------------- names
+
+_LATIN_NAME = re.compile(r"\b[A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*\b|\b[A-Z]{2,}\b")
+_NOT_NAMES = frozenset(
+    "the a an this that these those it its i we our you your they their he she his her "
+    "employees employee staff all each every any some no not if when in on at for from to of "
+    "by with and or but please note also".split()
+)
+# Korean: a word before one of these (a role, a form of address) or ending in one of the
+# team-like words is a name: 김민수 팀장, 인사팀, 보안센터.
+_ROLES = ("팀장", "부장", "과장", "차장", "대리", "사원", "이사", "대표", "실장", "본부장",
+          "센터장", "매니저", "님", "씨", "담당자")  # fmt: skip
+_TEAMS = ("팀", "부", "실", "센터", "본부", "그룹")
+_HANGUL_WORD = re.compile(r"[\uac00-\ud7a3]+")
+_PARTICLE = re.compile(r"(?:은|는|이|가|을|를|에게|에서|의|와|과|로|으로|께서|도|만)$")
+
+
+def _names(text: str) -> list[tuple[str, str, str]]:
+    """(name, the word before it, the word after it) of each name ``text`` gives (the words
+    normalised); a common word that starts a sentence is not part of a name."""
+    text = unicodedata.normalize("NFKC", text)
+    found: list[tuple[str, str, str]] = []
+    for match in _LATIN_NAME.finditer(text):
+        words = match.group(0).split()
+        while words and words[0].lower() in _NOT_NAMES:
+            words = words[1:]
+        if not words:
+            continue
+        name = " ".join(words)
+        before = text[: match.start()].split()[-1:] or [""]
+        after = text[match.end() :].split()[:1] or [""]
+        found.append((name, _word(before[0]), _word(after[0])))
+    korean = _HANGUL_WORD.findall(text)
+    for i, word in enumerate(korean):
+        stem = _PARTICLE.sub("", word) if len(word) > 2 else word
+        next_word = korean[i + 1] if i + 1 < len(korean) else ""
+        if any(next_word.startswith(role) for role in _ROLES) or (
+            len(stem) >= 3 and stem.endswith(_TEAMS)
+        ):
+            found.append((stem, korean[i - 1] if i else "", _PARTICLE.sub("", next_word)))
+    return found
+
+
+def _word(word: str) -> str:
+    return normalize(word)
+
+
+def _swapped_name(
+    sentence: str, lines: Sequence[tuple[int, str]], document: str
+) -> tuple[int, str] | None:
+    """A name of ``sentence`` that the document never gives, where ``lines`` give another in
+    the same place (the same word before or after it): (its line, the document's name)."""
+    own = _names(sentence)
+    for name, before, after in own:
+        if f" {normalize(name)} " in document or not normalize(name):
+            continue
+        for number, text in lines:
+            for other, other_before, other_after in _names(text):
+                if normalize(other) in {normalize(mine) for mine, _, _ in own}:
+                    continue
+                same_place = (before and before == other_before) or (after and after == other_after)
+                if same_place:
+                    return number, other
+    return None
+
+
+# ---------------------------------------------------------------- polarity
+
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|cannot|can't|won't|don't|doesn't|isn't|aren't|without|nor|none|"
+    r"neither|forbidden|prohibited)\b|n't\b|않|없|못|금지|불가|아니|안\s",
+    re.IGNORECASE,
+)
+
+
+def _negated(text: str) -> bool:
+    return _NEGATION.search(unicodedata.normalize("NFKC", text)) is not None

@@ -1,0 +1,196 @@
+"""The facts a sentence states that a rule can compare: amounts, durations, counts, shares,
+versions and dates, in English and in Korean.
+
+A :class:`Quantity` is a value and its kind: ``30 days`` and ``30일`` are both 30 of ``day``,
+``60 euros``, ``€60`` and ``60유로`` are 60 of ``euro``, ``3만 원`` is 30000 of ``krw``, ``2주``
+is 14 of ``day`` (a week is counted in days, so ``two weeks`` written ``14 days`` agrees), and
+``2026-03-01``, ``March 1, 2026`` and ``2026년 3월 1일`` are the same ``date``. Full-width digits
+are read as digits (NFKC), thousands separators are dropped, and 만/억/천 multiply. A number with
+no unit the rules know is of the kind ``""`` and agrees with the same number of any kind.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+__all__ = ["Quantity", "agrees", "quantities"]
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """One stated fact: ``value`` (a number as text, or a date ``2026-03-01`` whose unknown
+    parts are ``*``), its ``kind``, and the ``text`` it was written as."""
+
+    value: str
+    kind: str
+    text: str
+
+
+def agrees(stated: Quantity, given: Quantity) -> bool:
+    """Whether ``given`` (in the document) says what ``stated`` says: the same value, of the
+    same kind or one of no kind; a date agrees with one that leaves the year out."""
+    if stated.kind == "date" or given.kind == "date":
+        if stated.kind != given.kind:
+            return False
+        return all(
+            a == b or "*" in (a, b)
+            for a, b in zip(stated.value.split("-"), given.value.split("-"), strict=True)
+        )
+    return stated.value == given.value and (
+        stated.kind == given.kind or "" in (stated.kind, given.kind)
+    )
+
+
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"),
+            ("may",), ("jun", "june"), ("jul", "july"), ("aug", "august"),
+            ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
+            ("dec", "december"),
+        ),
+        start=1,
+    )
+    for name in names
+}  # fmt: skip
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>\d{4})"
+_DATES = [
+    re.compile(rf"\b{_YEAR}[-./]\s?(?P<month>\d{{1,2}})[-./]\s?(?P<day>\d{{1,2}})\b\.?"),
+    re.compile(rf"(?:{_YEAR}\s*년\s*)?(?P<month>\d{{1,2}})\s*월\s*(?:(?P<day>\d{{1,2}})\s*일)?"),
+    re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?:,?\s+{_YEAR}\b)?", re.IGNORECASE),
+    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b(?:,?\s+{_YEAR}\b)?", re.IGNORECASE),
+    re.compile(rf"\b{_MONTH}\s+{_YEAR}\b", re.IGNORECASE),
+]
+_YEAR_ONLY = re.compile(r"^(?:19|20)\d\d$")
+
+# A unit as written (a word's first letters, lower case; a Korean counter) -> its kind. Weeks
+# are days (a factor below), so "2 weeks" and "14 days" agree.
+_UNITS = {
+    "day": "day", "days": "day", "business": "day", "working": "day", "calendar": "day",
+    "week": "week", "weeks": "week", "month": "month", "months": "month",
+    "year": "year", "years": "year", "yr": "year", "yrs": "year",
+    "hour": "hour", "hours": "hour", "hr": "hour", "hrs": "hour", "h": "hour",
+    "minute": "minute", "minutes": "minute", "min": "minute", "mins": "minute",
+    "euro": "euro", "euros": "euro", "eur": "euro", "dollar": "usd", "dollars": "usd",
+    "usd": "usd", "won": "krw", "krw": "krw", "percent": "percent", "per cent": "percent",
+    "%": "percent", "people": "person", "persons": "person", "employees": "person",
+    "times": "times", "gb": "gb", "mb": "mb", "tb": "tb", "kg": "kg", "km": "km",
+    "일": "day", "영업일": "day", "근무일": "day", "주": "week", "주일": "week",
+    "개월": "month", "달": "month", "년": "year", "시간": "hour", "분": "minute",
+    "원": "krw", "유로": "euro", "달러": "usd", "퍼센트": "percent", "명": "person",
+    "회": "times", "번": "times", "배": "times", "건": "count", "개": "count", "차": "step",
+}  # fmt: skip
+_FACTOR = {"week": ("day", 7)}
+_CURRENCY = {"€": "euro", "$": "usd", "₩": "krw", "£": "gbp"}
+_SCALE = {"억": 10**8, "천만": 10**7, "백만": 10**6, "만": 10**4, "천": 10**3}
+_NUMBER = re.compile(
+    r"(?P<currency>[€$₩£]\s?)?(?P<number>\d{1,3}(?:,\d{3})+|\d+)(?P<decimal>\.\d+)?"
+    r"(?P<scale>(?:\s?(?:천만|백만|억|만|천)(?:\s?\d+(?:\.\d+)?\s?(?:천만|백만|억|만|천))*)?)"
+    r"(?P<unit>\s?%|[\s-]?(?:per cent|[a-z]+|[\uac00-\ud7a3]+))?",
+    re.IGNORECASE,
+)
+_KOREAN_UNITS = sorted((unit for unit in _UNITS if not unit.isascii()), key=len, reverse=True)
+_VERSION = re.compile(r"\b(?:v|version\s|버전\s?)(?P<version>\d+(?:\.\d+)+|\d+)", re.IGNORECASE)
+
+
+def quantities(text: str) -> list[Quantity]:
+    """The quantities ``text`` states, dates first (their numbers are not counted again)."""
+    text = unicodedata.normalize("NFKC", text)
+    found: list[Quantity] = []
+    taken = [False] * len(text)
+    for pattern in _DATES:
+        for match in pattern.finditer(text):
+            if any(taken[match.start() : match.end()]):
+                continue
+            date = _date(match)
+            if date is None:
+                continue
+            found.append(Quantity(date, "date", match.group(0).strip()))
+            taken[match.start() : match.end()] = [True] * (match.end() - match.start())
+    for match in _VERSION.finditer(text):
+        if not any(taken[match.start() : match.end()]):
+            found.append(Quantity(match.group("version"), "version", match.group(0)))
+            taken[match.start() : match.end()] = [True] * (match.end() - match.start())
+    for match in _NUMBER.finditer(text):
+        if any(taken[match.start("number") : match.end("number")]):
+            continue
+        quantity = _number(match)
+        if quantity is not None:
+            found.append(quantity)
+    return found
+
+
+def _date(match: re.Match[str]) -> str | None:
+    groups = match.groupdict()
+    month_text = groups.get("month") or ""
+    month = (
+        _MONTHS.get(month_text.lower().rstrip(".")) if not month_text.isdigit() else int(month_text)
+    )
+    day = int(groups["day"]) if groups.get("day") else None
+    year = groups.get("year")
+    if month is None or not 1 <= month <= 12 or (day is not None and not 1 <= day <= 31):
+        return None
+    return f"{year or '*'}-{month:02d}-{f'{day:02d}' if day else '*'}"
+
+
+def _number(match: re.Match[str]) -> Quantity | None:
+    try:
+        value = Decimal(match.group("number").replace(",", "") + (match.group("decimal") or ""))
+        scale = match.group("scale").replace(" ", "")
+        if scale:
+            value = _scaled(value, scale)
+    except InvalidOperation:
+        return None
+    currency = (match.group("currency") or "").strip()
+    kind = _CURRENCY.get(currency, "")
+    written = match.group("unit") or ""
+    unit = written.strip(" -").lower()
+    text = match.group(0).strip()
+    if unit:
+        kind = kind or _unit_kind(unit)
+        if not unit.isascii():  # shown without the particle it carries: 30일, not 30일까지
+            counter = next((known for known in _KOREAN_UNITS if unit.startswith(known)), "")
+            text = (
+                text[: len(text) - len(written.rstrip())]
+                + written[: len(written) - len(unit) + len(counter)]
+            )
+        elif kind == "":
+            text = text[: len(text) - len(written)]  # an unknown word is not part of it
+    if kind in _FACTOR:
+        kind, factor = _FACTOR[kind]
+        value *= factor
+    text = text.strip()
+    if not kind and _YEAR_ONLY.match(match.group("number")):
+        kind = "year_number"  # "in 2026": a year, not an amount
+    normal = format(value.normalize(), "f")
+    return Quantity(normal, kind, text)
+
+
+def _scaled(value: Decimal, scale: str) -> Decimal:
+    """``3`` and ``만`` is 30000; ``1`` and ``억2천만`` is 120000000 (each scale word multiplies
+    the number before it; a run of them adds up, largest first)."""
+    total = Decimal(0)
+    current = value
+    for part in re.finditer(r"(\d+(?:\.\d+)?)?(천만|백만|억|만|천)", scale):
+        if part.group(1):
+            current = Decimal(part.group(1))
+        total += current * _SCALE[part.group(2)]
+        current = Decimal(0)
+    return total + current
+
+
+def _unit_kind(unit: str) -> str:
+    if unit in _UNITS:
+        return _UNITS[unit]
+    if not unit.isascii():
+        for known in _KOREAN_UNITS:  # a counter may carry a particle: 30일까지, 6만원을
+            if unit.startswith(known):
+                return _UNITS[known]
+        return ""
+    return ""
