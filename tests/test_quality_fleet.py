@@ -75,13 +75,14 @@ def test_per_model_quality_separates_a_faithful_from_a_fabricating_model(
         f"ungrounded_summary {len(flagged)}, unsupported_prose {len(flagged)})"
     )
 
-    # The flagged_share asset check warns (half the pages are flagged, past 0.2)...
-    record = instance.get_latest_asset_check_evaluation_record(
-        dg.AssetCheckKey(dg.AssetKey("wiki_pages"), FLAGGED_SHARE.name)
+    # The flagged_share asset check warns (half the pages are flagged, past 0.2), on a
+    # collection whose pages the fabricating model wrote...
+    history = instance.event_log_storage.get_asset_check_execution_history(
+        dg.AssetCheckKey(dg.AssetKey("wiki_pages"), FLAGGED_SHARE.name), limit=100
     )
-    assert record is not None and record.event is not None
-    check = record.event.dagster_event.event_specific_data  # type: ignore[union-attr]
-    assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
+    evaluations = [r.event.dagster_event.event_specific_data for r in history if r.event]  # type: ignore[union-attr]
+    check = next(evaluation for evaluation in evaluations if not evaluation.passed)
+    assert check.severity == dg.AssetCheckSeverity.WARN
 
     # A result per collection: the share of its own pages flagged.
     def collection(name: str) -> str:

@@ -273,3 +273,18 @@ class Dials:
         "no other model's answer fixed; one not known to help only uses idle workers and never "
         "holds up the end of the run.",
     )
+    judge_share: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="In a fleet of two or more models: at most this share of the run's "
+        "documents have the sentences of their description and summary that the rules leave "
+        "unchecked judged by another model (one request per page, on idle workers only, never "
+        "holding up the end of the run; the run learns which judges hold). 0 turns it off; "
+        "changing it redoes no page.",
+    )
+    judge: str = Field(
+        default="",
+        description="The model (its name in the fleet, or its model id) that judges; '' lets "
+        "any model judge pages it did not write.",
+    )

@@ -28,7 +28,7 @@ from wiki_assets.engine.model.budget import (
     estimate_tokens,
 )
 from wiki_assets.engine.model.page import PageDraft
-from wiki_assets.engine.model.results import Notes, Summary
+from wiki_assets.engine.model.results import Judgement, Notes, Summary
 from wiki_assets.engine.related import Candidate
 from wiki_assets.simulator import BatchScheduler, SimModel
 
@@ -122,6 +122,13 @@ class VirtualModel:
             prompt = estimate_tokens(text) + PROMPT_OVERHEAD_TOKENS
             out, _ = await self._request(prompt)
             return Notes(simulated_text(out), self.endpoint.model, prompt, out, 1)
+
+    async def judge(self, text: str, sentences: Sequence[str]) -> Judgement:
+        """A judge's request on a page: its document and sentences in, a verdict per sentence
+        out (the simulation counts the request's time, not what it says)."""
+        prompt = estimate_tokens(text) + PROMPT_OVERHEAD_TOKENS
+        out, _ = await self._request(prompt)
+        return Judgement((), self.endpoint.model, prompt, out)
 
     @contextlib.contextmanager
     def _racing(self, key: str) -> Iterator[None]:

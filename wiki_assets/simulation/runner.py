@@ -13,6 +13,7 @@ import asyncio
 import math
 import random
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.dispatch import (
@@ -125,6 +126,9 @@ class _Work:
 
     def held_back(self) -> bool:
         return False
+
+    async def judged(self, judging: Any, judge: Lane, judgement: Any, holds: Any) -> None:
+        """Never called: the simulation offers no page to a judge (its pages have no text)."""
 
 
 def run(scenario: Scenario) -> Outcome:

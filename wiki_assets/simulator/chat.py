@@ -9,6 +9,7 @@ from aiohttp import web
 
 from wiki_assets.simulator.answers import answer_text, completion_body, error_response
 from wiki_assets.simulator.faults import Fault
+from wiki_assets.simulator.judge import judge_answer
 from wiki_assets.simulator.model import SimModel
 from wiki_assets.simulator.pages import page_answer
 from wiki_assets.simulator.request import Rejected, parse_request
@@ -58,7 +59,9 @@ class ChatCompletions:
             return await self._inject(fault, request)
 
         # The text first, so the reported completion tokens are exactly the simulated ones.
-        written = page_answer(sim.behaviour, parsed.document, parsed.schema, parsed.max_tokens)
+        written = judge_answer(sim.judge, parsed.document, parsed.schema) or page_answer(
+            sim.behaviour, parsed.document, parsed.schema, parsed.max_tokens
+        )
         if written is None:
             output_tokens, capped = sim.output_tokens(parsed.prompt_tokens, parsed.max_tokens)
             content = answer_text(parsed.document, parsed.schema, parsed.as_json, output_tokens)

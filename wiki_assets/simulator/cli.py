@@ -8,6 +8,7 @@ import signal
 import threading
 from collections.abc import Sequence
 
+from wiki_assets.simulator.judge import JUDGES
 from wiki_assets.simulator.model import BEHAVIOURS, EMBEDDING_FAULTS, PRESETS
 from wiki_assets.simulator.server import SimServer
 
@@ -30,6 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency-s", type=float)
     parser.add_argument("--context-tokens", type=int)
     parser.add_argument("--behaviour", choices=BEHAVIOURS, help="what its pages say")
+    parser.add_argument("--judge", choices=JUDGES, help="how it judges sentences")
     parser.add_argument("--embedding-dim", type=int, help="dimension of /v1/embeddings vectors")
     parser.add_argument("--embedding-delay-s", type=float, help="time per embeddings request")
     parser.add_argument(
@@ -47,6 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ("latency_s", args.latency_s),
             ("context_tokens", args.context_tokens),
             ("behaviour", args.behaviour),
+            ("judge", args.judge),
             ("embedding_dim", args.embedding_dim),
             ("embedding_delay_s", args.embedding_delay_s),
             ("embedding_fault", args.embedding_fault),

@@ -9,7 +9,8 @@ __all__ = ["BEHAVIOURS", "EMBEDDING_FAULTS", "PRESETS", "SimModel"]
 # What a model writes for a page request (see :mod:`wiki_assets.simulator.pages`): "words", the
 # document's words in schema order (the default: tests check what travelled); "faithful", key
 # points that quote the document with correct evidence; "fabricating", fluent invented facts.
-BEHAVIOURS = ("words", "faithful", "fabricating")
+# "contradicting": a faithful page whose summary's second sentence has its first number changed.
+BEHAVIOURS = ("words", "faithful", "fabricating", "contradicting")
 # How /v1/embeddings misbehaves (see :mod:`wiki_assets.simulator.embeddings`): "none"; "down",
 # HTTP 503 to every request; "garbage", HTTP 200 with a body that is not vectors (in turn: cut
 # JSON, no "data", a vector missing, a zero vector, vectors of unequal length, a NaN);
@@ -41,6 +42,7 @@ class SimModel:
     seed: int = 0
     json_schema_support: bool = True  # False: reject json_schema with 500 like llama-cpp-python
     behaviour: str = "words"  # one of BEHAVIOURS
+    judge: str = "right"  # how it answers a judge's request: one of simulator.judge.JUDGES
     # /v1/embeddings: hashed character 3-grams, so texts that share words get close vectors.
     embedding_dim: int = 64
     embedding_delay_s: float = 0.0  # time each embeddings request takes

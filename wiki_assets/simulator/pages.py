@@ -82,7 +82,7 @@ def page_answer(
     """The answer of a ``faithful`` or ``fabricating`` model to ``message`` (the last user
     message), within ``max_tokens`` where it can be, or ``None`` where it is no page or notes
     request (the caller answers as usual)."""
-    if behaviour not in ("faithful", "fabricating"):
+    if behaviour not in ("faithful", "fabricating", "contradicting"):
         return None
     found = _BLOCK.search(message)
     if found is None or (schema is not None and "key_points" not in _properties(schema)):
@@ -94,7 +94,9 @@ def page_answer(
         if behaviour == "faithful":
             return "\n".join(f"{number}| {text}" for number, text in _facts(lines)[:16])
         return "\n".join(_rotate(_INVENTED[language], seed)[:3])
-    page = (_faithful if behaviour == "faithful" else _fabricated)(lines, language, seed)
+    page = (_fabricated if behaviour == "fabricating" else _faithful)(lines, language, seed)
+    if behaviour == "contradicting":
+        page["summary"] = f"{_contradicting(_facts(lines) or lines)} {_UNSTATED[language]}"
     page["related"] = _related(schema, language)
     return json.dumps(_shorter(_fit(page, schema, schema), max_tokens), ensure_ascii=False)
 
@@ -230,6 +232,26 @@ def _faithful(lines: list[tuple[int, str]], language: str, seed: int) -> dict[st
         ],
         "topics": [word for word, _ in words.most_common(5)],
     }
+
+
+# A sentence no document of the simulator's says, in words the rules cannot place: a judge's.
+_UNSTATED = {
+    "en": "Staff appreciate how clearly this arrangement was explained at the kickoff.",
+    "ko": "직원들은 발표회에서 이 제도가 분명하게 설명되었다고 평가합니다.",
+}
+
+
+def _contradicting(facts: list[tuple[int, str]]) -> str:
+    """One true sentence, then the next with its first number changed (+7): a summary that
+    contradicts its document (the first line after the middle that has a number). The caller
+    adds a sentence the document does not state."""
+    later = facts[len(facts) // 2 :] + facts[: len(facts) // 2]
+    with_number = [text for _, text in later if re.search(r"\d", text)]
+    true = next((text for _, text in later if text not in with_number[:1]), later[0][1])
+    if not with_number:
+        return _sentence(true)
+    changed = re.sub(r"\d+", lambda m: str(int(m.group(0)) + 7), _sentence(with_number[0]), count=1)
+    return f"{_sentence(true)} {changed}"
 
 
 def _noun(word: str) -> str:

@@ -6,12 +6,14 @@ run and its requests in flight), ``workers`` (a model's workers, in the :class:`
 ``outlook`` (when a worker applies the end-of-run rule), ``ending`` (when the run ends, and the
 second opinions it waits for), ``parts`` (a long document's parts, sent as jobs of their own),
 ``hedge`` (which late request an idle worker races), ``opinions`` (which flagged answers get a
-second opinion, learned as they answer), ``request`` (one request sent and settled),
+second opinion, learned as they answer), ``judges`` (which pages another model judges, on idle
+workers), ``request`` (one request sent and settled),
 ``retry`` (what a failure means for the model and the document), ``slots`` (fleet-wide
 in-flight slots), ``tally`` (what the dispatcher counts, which the run's report takes when it is
 done) and ``work`` (what the dispatcher asks of the run around it).
 """
 
+from wiki_assets.engine.dispatch.judges import Judges, Judging
 from wiki_assets.engine.dispatch.lane import Attempt, Client, Lane
 from wiki_assets.engine.dispatch.limits import (
     AdaptiveConcurrency,
@@ -38,6 +40,8 @@ __all__ = [
     "Dispatcher",
     "FixedConcurrency",
     "Job",
+    "Judges",
+    "Judging",
     "Lane",
     "LaneTally",
     "Pace",

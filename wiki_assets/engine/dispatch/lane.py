@@ -24,7 +24,7 @@ from wiki_assets.engine.dispatch.tail import (
 )
 from wiki_assets.engine.dispatch.tally import LaneTally
 from wiki_assets.engine.errors import ModelError
-from wiki_assets.engine.model.results import Notes, Summary
+from wiki_assets.engine.model.results import Judgement, Notes, Summary
 from wiki_assets.engine.related import Candidate
 
 
@@ -47,6 +47,8 @@ class Client(Protocol):
     ) -> Summary: ...
 
     async def notes(self, path: str, text: str, part: int, parts: int, language: str) -> Notes: ...
+
+    async def judge(self, text: str, sentences: Sequence[str]) -> Judgement: ...
 
     async def close(self) -> None: ...
 

@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from wiki_assets.engine.dispatch import retry
+from wiki_assets.engine.dispatch.judges import Judging
 from wiki_assets.engine.dispatch.lane import Attempt, Lane
 from wiki_assets.engine.dispatch.limits import work_units
 from wiki_assets.engine.dispatch.opinions import FAILED, OUT_OF_SERVICE, SecondOpinions
@@ -42,6 +43,7 @@ class Requests:
         retire: Callable[[Lane, str], None],
         gathered: Callable[[Job], None],
         opinions: SecondOpinions,
+        offer_judging: Callable[[Judging], None],
         log: Any = None,
     ) -> None:
         self.lanes = lanes
@@ -54,6 +56,7 @@ class Requests:
         self.retire = retire  # takes a model whose server died out for the rest of the run
         self.gathered = gathered  # a long document's notes are all in: its page is next
         self.opinions = opinions  # what second opinions are worth (learned as they answer)
+        self.offer_judging = offer_judging  # a page's unchecked sentences, for a judge
         self.log = log
         self.started = 0  # documents sent to a model at least once
         self.settled = 0  # requests that ended (answered, failed or cancelled)
@@ -188,6 +191,8 @@ class Requests:
             )
         job.answered_by.add(lane.order)
         recorded = await self.work.record(job, lane, summary)
+        if recorded.judging is not None:
+            self.offer_judging(recorded.judging)
         if job.second_opinion:
             self._second_opinion_answered(job, lane, recorded)
             return True

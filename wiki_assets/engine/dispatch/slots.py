@@ -9,6 +9,7 @@ whenever it waits, so that another run can use it meanwhile.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.state.leases import SlotLeases
@@ -38,9 +39,15 @@ class FleetSlots:
         if held is not None and self.leases is not None:
             await asyncio.to_thread(self.leases.release, lane.endpoint.identity, held)
 
-    async def renew(self) -> None:
-        """Keep every slot held alive, until cancelled."""
+    async def renew(self, log: Any = None) -> None:
+        """Keep every slot held alive, until cancelled. A renewal that fails ends the renewal,
+        not the run: the slots then expire after their time to live, as those of a run that
+        died do."""
         assert self.leases is not None
-        while True:
-            await asyncio.sleep(self.leases.ttl_s / 3)
-            await asyncio.to_thread(self.leases.renew)
+        try:
+            while True:
+                await asyncio.sleep(self.leases.ttl_s / 3)
+                await asyncio.to_thread(self.leases.renew)
+        except Exception as error:
+            if log is not None:
+                log.warning(f"fleet-wide model slots no longer renewed: {error}")

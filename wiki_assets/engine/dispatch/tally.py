@@ -34,6 +34,9 @@ class LaneTally:
     # model's flagged page, and of those the ones kept in its place (judged better).
     second_opinions: int = 0
     second_opinions_kept: int = 0
+    judgements: int = 0  # pages of other models whose unchecked sentences it judged (judges.py)
+    controls: int = 0  # of its judgements' controls (sentences with a known verdict): answered
+    controls_right: int = 0  # and right: how far its verdicts hold
     # Its pages were replaced by other models' second opinions so often that it stopped taking
     # new documents (only second opinions) while the run's budget of them lasted.
     superseded: bool = False
@@ -52,4 +55,6 @@ class DispatchTally:
     # Flagged answers that got no second opinion, or whose second opinion was given up, by why
     # (:mod:`~.opinions`: budget, model_not_kept, reason_not_fixed, ...); set when the run ends.
     second_opinions_skipped: dict[str, int] = field(default_factory=dict)
+    # Pages offered for judging that got no judge's answer, by why (:mod:`~.judges`).
+    judgements_skipped: dict[str, int] = field(default_factory=dict)
     stopped: str | None = None  # why the run stopped early

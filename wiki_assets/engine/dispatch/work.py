@@ -6,12 +6,14 @@ simulation's) is one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from wiki_assets.engine.dispatch.judges import Judging
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.queue import Job, Prepared
-from wiki_assets.engine.model.results import Summary
+from wiki_assets.engine.model.results import Judgement, Summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +26,7 @@ class Recorded:
     flags: tuple[str, ...] = ()
     kept: bool = False
     fixed: tuple[str, ...] = ()
+    judging: Judging | None = None  # its page's unchecked sentences, for a judge (judges.py)
 
 
 class Work(Protocol):
@@ -45,6 +48,17 @@ class Work(Protocol):
         ...
 
     def fail(self, job: Job, reason: str) -> None: ...
+
+    async def judged(
+        self,
+        judging: Judging,
+        judge: Lane,
+        judgement: Judgement,
+        holds: Callable[[int, int], bool],
+    ) -> None:
+        """A judge's answer on a page's sentences: ``holds(controls answered, right)`` counts
+        its controls and says whether its verdicts apply (then the page is written again)."""
+        ...
 
     def held_back(self) -> bool:
         """Whether new requests must wait (pages lag behind); the run calls

@@ -1,13 +1,11 @@
 """Each model's workers: park, lease, claim, start (or leave to a faster model), race, end.
 
-The dispatcher knows nothing of files, journals or HTTP. The run around it hands it the jobs and a
-:class:`~.work.Work` (prepare a document, record an answer, record a failure, hold back while
-pages lag); each model comes as a :class:`~.lane.Lane` with a :class:`~.lane.Client`. The workers
-decide what to send and when: :class:`~.outlook.Outlook` whether to start a document or leave it
-to a faster model, :class:`~.ending.RunEnd` when the run ends, :class:`~.parts.Parts` a long
-document's parts; :mod:`~.hedge` chooses which late request to race, :class:`~.request.Requests`
-sends and settles each request (:mod:`~.retry`: what a failure means). Time is the event loop's
-own clock, so the same code runs against real servers and, under a virtual clock, in simulation.
+The dispatcher knows nothing of files, journals or HTTP: the run hands it the jobs and a
+:class:`~.work.Work`; each model is a :class:`~.lane.Lane`. :class:`~.outlook.Outlook` says
+whether to start a document or leave it to a faster model, :class:`~.ending.RunEnd` when the run
+ends, :class:`~.parts.Parts` a long document's parts, :mod:`~.hedge` which late request to race,
+:class:`~.request.Requests` sends and settles each request, :mod:`~.judges` what idle workers
+judge. Time is the event loop's clock: the same code runs on real servers and in simulation.
 """
 
 from __future__ import annotations
@@ -20,6 +18,7 @@ from typing import Any
 from wiki_assets.engine.dispatch.departures import Departures
 from wiki_assets.engine.dispatch.ending import RunEnd
 from wiki_assets.engine.dispatch.hedge import hedge_target, next_idle_change
+from wiki_assets.engine.dispatch.judges import Judges
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.opinions import SecondOpinions
 from wiki_assets.engine.dispatch.outlook import Outlook
@@ -49,6 +48,8 @@ class Dispatcher:
         give_up_after_s: float,
         expected: Callable[[], int],
         second_opinion_share: float = 1.0,
+        judge_share: float = 0.0,
+        judge: str | None = None,
         leases: SlotLeases | None = None,
         log: Any = None,
         beside: Callable[[], Coroutine[Any, Any, None]] | None = None,
@@ -63,6 +64,7 @@ class Dispatcher:
         self.slots = FleetSlots(leases)
         self.log = log
         self.opinions = SecondOpinions(budget=int(second_opinion_share * expected()))
+        self.judges = Judges(budget=int(judge_share * expected()), named=judge)
         self.finished = False
         self._now: Callable[[], float] = lambda: 0.0
         self._changed: asyncio.Event | None = None
@@ -80,6 +82,7 @@ class Dispatcher:
             retire=self.departures.retire,
             gathered=self.parts.gathered,
             opinions=self.opinions,
+            offer_judging=self.judges.offer,
             log=log,
         )
         self.outlook = Outlook(
@@ -105,7 +108,7 @@ class Dispatcher:
             async with asyncio.TaskGroup() as group:
                 helpers = []
                 if self.slots.leases:
-                    helpers.append(group.create_task(self._renew()))
+                    helpers.append(group.create_task(self.slots.renew(self.log)))
                 if self.departures.watched:
                     helpers.append(group.create_task(self.departures.watch()))
                 if self.beside is not None:
@@ -121,17 +124,9 @@ class Dispatcher:
                     for helper in helpers:
                         helper.cancel()
         finally:
+            self.judges.end(self.lanes)
             self.tally.second_opinions_skipped = dict(self.opinions.skipped)
-
-    async def _renew(self) -> None:
-        """Keep the fleet-wide slots this run holds alive, until cancelled. A renewal that fails
-        ends the renewal, not the run: the slots then expire after their time to live, as those
-        of a run that died do."""
-        try:
-            await self.slots.renew()
-        except Exception as error:
-            if self.log is not None:
-                self.log.warning(f"fleet-wide model slots no longer renewed: {error}")
+            self.tally.judgements_skipped = dict(self.judges.skipped)
 
     def stop(self, reason: str, *, cancel: bool = True) -> None:
         """End the run early: no new requests; with ``cancel``, requests in flight are cancelled
@@ -140,6 +135,7 @@ class Dispatcher:
             return
         self.finished = True
         self.tally.stopped = reason
+        self.judges.end(self.lanes)
         if cancel:
             for lane in self.lanes:
                 for attempt in lane.attempts:
@@ -207,8 +203,7 @@ class Dispatcher:
                     urgent_second=lambda job: self.opinions.likely(job.flags, lane.order),
                     first_work=not demoted,
                 )
-                if job is None:
-                    # (Not while documents are still to arrive: the run is not at its end.)
+                if job is None:  # (no hedge while documents are to arrive: not the end yet)
                     if not demoted and not self.queue.expecting and await self._hedge(lane):
                         continue
                     # Nothing of its own to start: capacity that would otherwise be idle, which
@@ -216,6 +211,10 @@ class Dispatcher:
                     job = self.queue.take_second(lambda job: self.end.may_give(job, lane))
                     if job is not None:
                         await self._start(job, lane, idle=True)
+                        continue
+                    judging = self.judges.take(lane)  # idle still: a page to judge (judges.py)
+                    if judging is not None:
+                        await self.judges.judge(judging, lane, self.work.judged)
                         continue
                     self.end.give_up_late_second_opinions(lane)
                     self._end_if_answered()
@@ -242,16 +241,17 @@ class Dispatcher:
             self.stop_done()
 
     def _idle_over(self, lane: Lane, settled: int) -> Callable[[], bool]:
-        """For a worker of ``lane`` with nothing to start: work it may take came back, the run may
-        end (the first answers are in, and no second opinion is worth waiting for), or a request
-        ended since ``settled`` (it may have left a document to race). A second opinion it may
-        not give (its own answer) is no news to it."""
+        """For a worker of ``lane`` with nothing to start: work it may take (a second opinion
+        or a page to judge not its own) came back, the run may end (the first answers are in,
+        and no second opinion is worth waiting for), or a request ended since ``settled`` (it
+        may have left a document to race)."""
         return lambda: (
             self.queue.has_work(
                 lane.order,
                 lambda job: self.end.may_give(job, lane),
                 first_work=not self.end.demoted(lane),
-            )
+            )  # fmt: skip
+            or any(self.judges.may_judge(lane, judging) for judging in self.judges.waiting)
             or (self.end.first_answers_in() and self.queue.dry() and not self.end.waited_for())
             or self.requests.settled != settled
         )
@@ -280,9 +280,9 @@ class Dispatcher:
         """Documents left unstarted or unfinished (a long document whose parts are out)."""
         return self.queue.remaining() + self.parts.out()
 
-    def stop_done(self) -> None:
-        """Nothing is left: every worker ends."""
+    def stop_done(self) -> None:  # nothing is left: every worker ends (no judge is waited for)
         self.finished = True
+        self.judges.end(self.lanes)
         self.wake()
 
     async def _start(self, job: Job, lane: Lane, *, idle: bool = False) -> bool:

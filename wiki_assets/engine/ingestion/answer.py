@@ -36,7 +36,7 @@ def extractive(
     fields = result(title, language, summary, assessment)
     fields.update(
         description="", summary=taken.opening, topics=[], related=[], key_points=[],
-        summarized=False, headings=list(taken.headings),
+        summarized=False, headings=list(taken.headings), prose=[],
     )  # fmt: skip
     return fields
 

@@ -1,12 +1,11 @@
 """The answers waiting for their pages, and the flush that writes them.
 
 An answer is journaled the moment it comes back (durable), then waits here for its page. Pages are
-rendered off the event loop, one flush at a time in order, through the flush's own journal
-connection, and written (file creates and renames) by the page writer process
-(:mod:`~wiki_assets.engine.wiki.writer`): a flush of hundreds of pages never stalls the requests,
-and the models keep working meanwhile. A flush runs every ``flush_seconds``, or as soon as
-:data:`UNWRITTEN_LIMIT` answers wait; while one is still writing, new requests are held back. The
-periodic flush runs beside the dispatcher in one task group (:func:`dispatch_beside_flushes`).
+rendered off the event loop, one flush at a time, through the flush's own journal connection, and
+written by the page writer process (:mod:`~wiki_assets.engine.wiki.writer`): the models keep
+working meanwhile. A flush runs every ``flush_seconds``, or as soon as :data:`UNWRITTEN_LIMIT`
+answers wait (new requests wait while one is still writing); it runs beside the dispatcher
+(:mod:`.together`). A judge's verdicts write a page again (:mod:`.judgement`).
 """
 
 from __future__ import annotations
@@ -16,24 +15,19 @@ import contextlib
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 from wiki_assets.engine.config import FlaggedPages
-from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Recorded
+from wiki_assets.engine.dispatch import Dispatcher, Job, Judging, Lane, Recorded
 from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.errors import disk_full
-from wiki_assets.engine.ingestion.answer import (
-    Rank,
-    extractive,
-    from_source,
-    picked,
-    rank,
-    result,
-)
+from wiki_assets.engine.ingestion.answer import Rank, extractive, from_source, picked, rank, result
 from wiki_assets.engine.ingestion.currency import SHAPED_BY, Shaping
+from wiki_assets.engine.ingestion.judgement import ToJudge, judged_entry, offer
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.ingestion.report import IngestReport
-from wiki_assets.engine.model.results import Summary
+from wiki_assets.engine.model.results import Judgement, Summary
 from wiki_assets.engine.quality import assess
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.state.journal import SUMMARIZED, Entry, Journal
@@ -64,6 +58,7 @@ class Pages:
         log: Log,
         language: str,
         flagged_pages: FlaggedPages,
+        judging: bool = False,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.synced_root = synced_root
@@ -76,6 +71,8 @@ class Pages:
         self.language = language  # the page-language dial, part of each page's fingerprint
         self.flagged_pages = flagged_pages  # what a flagged answer becomes (Dials.flagged_pages)
         self.clock = clock  # when a page is written or removed, as the pages' history records it
+        self.judging = judging  # pages with unchecked sentences are offered to a judge
+        self.offered: dict[str, int] = {}  # document -> its page's last offer (the latest holds)
         # Documents whose flagged first answer may get a second opinion: how that answer ranks,
         # and why it was flagged.
         self.first_opinions: dict[str, tuple[Rank, tuple[str, ...]]] = {}
@@ -145,15 +142,35 @@ class Pages:
         )
         await self.writer.record(entry)
         self.keep(job, entry)
+        self.report.models[lane.order].sentences(assessment.prose)
+        judging = None
+        if self.judging and prepared.notes is None:
+            self.offered[doc.path] = serial = len(self.offered) + 1
+            judging = offer(entry, prepared.text, lane.order, job, serial)
         if job.second_opinion:
-            return kept
+            return replace(kept, judging=judging)
         self.report.count += 1
         if flagged and self.flagged_pages == "retry":
             # A second opinion costs one request (a long document's is its page's request, from
             # the same notes); the dispatcher decides whether it is worth asking.
             self.first_opinions[doc.path] = (rank(assessment), reasons)
-            return Recorded(flags=reasons)
-        return Recorded()
+            return Recorded(flags=reasons, judging=judging)
+        return Recorded(judging=judging)
+
+    async def judged(
+        self, judging: Judging, judge: Lane, judgement: Judgement, holds: Callable[[int, int], bool]
+    ) -> None:
+        """A judge's answer: the page with its verdicts (:func:`.judgement.judged_entry`) is
+        journaled and written again, unless a later answer for the document came since."""
+        kept: ToJudge = judging.payload
+        if self.offered.get(judging.path) != kept.serial:
+            return
+        applied = judged_entry(judging, judge.endpoint.name, judgement, holds)
+        if applied is not None:
+            self.report.models[kept.writer].rejudged(applied)
+            await self.writer.record(applied.entry)
+            self.unwritten = [(j, e) for j, e in self.unwritten if e.path != judging.path]
+            self.keep(kept.job, applied.entry)
 
     def keep(self, job: Job, entry: Entry) -> None:
         """An answer in the journal (recorded by this run, or by one that died): its page next.
@@ -307,38 +324,3 @@ class Pages:
             # No link may point at a removed page.
             self.report.relinked = relink(self.journal, self.wiki, linked)
             self.report.removed = len(gone)
-
-
-async def dispatch_beside_flushes(
-    dispatcher: Dispatcher, pages: Pages, flush_seconds: float, flushed: Callable[[], None]
-) -> Exception | None:
-    """The dispatcher's run, and beside it, in one task group, the periodic flush of ``pages``
-    (every ``flush_seconds``, calling ``flushed`` after each), which ends (cancelled: a flush in
-    progress goes on, see :meth:`Pages.flush_periodically`) once the dispatcher has. The
-    dispatcher's error comes out as it was raised; the flush's is returned (the flush stopped the
-    dispatcher itself, letting requests in flight end), with the dispatcher's, if any, as its
-    context."""
-    flush_failures: list[Exception] = []
-
-    async def flush() -> None:
-        try:
-            await pages.flush_periodically(dispatcher, flush_seconds, flushed)
-        except Exception as error:  # kept out of the group: it would cancel the dispatcher
-            flush_failures.append(error)
-
-    dispatch_failure: Exception | None = None
-    async with asyncio.TaskGroup() as group:
-        flusher = group.create_task(flush())
-        try:
-            await dispatcher.run()
-        except Exception as error:  # raised as it is, after the group, not wrapped in it
-            dispatch_failure = error
-        finally:
-            flusher.cancel()
-    if flush_failures:
-        if dispatch_failure is not None:
-            flush_failures[0].__context__ = dispatch_failure
-        return flush_failures[0]
-    if dispatch_failure is not None:
-        raise dispatch_failure
-    return None

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wiki_assets.engine.config import Dials
 from wiki_assets.engine.dispatch.tally import DispatchTally, LaneTally
+from wiki_assets.engine.quality.claims import ProseCheck, Support
+
+if TYPE_CHECKING:
+    from wiki_assets.engine.ingestion.judgement import Judged
 
 # ModelStats' figures that are its model's LaneTally's, taken when the dispatcher is done.
 _TALLIED = tuple(f.name for f in fields(LaneTally))
@@ -52,6 +56,13 @@ class ModelStats:
     flags: dict[str, int] = field(default_factory=dict)
     second_opinions: int = 0
     second_opinions_kept: int = 0
+    judgements: int = 0
+    controls: int = 0
+    controls_right: int = 0
+    # Sentences of its pages' descriptions and summaries: checked (by rule or by a judge) and,
+    # of those, supported by their documents (quality/claims.py).
+    sentences_checked: int = 0
+    sentences_supported: int = 0
     superseded: bool = False
     gone: str | None = None
     last_error: str | None = None
@@ -92,6 +103,26 @@ class ModelStats:
         """The share of its answers the checks flagged."""
         return self.flagged / self.checked if self.checked else None
 
+    @property
+    def supported_share(self) -> float | None:
+        """The share of its checked sentences that their documents support (None: none)."""
+        return self.sentences_supported / self.sentences_checked if self.sentences_checked else None
+
+    def sentences(self, prose: ProseCheck, sign: int = 1) -> None:
+        """Count (``sign`` 1) or take back (-1) a page's sentences checked and supported."""
+        self.sentences_checked += sign * prose.checked
+        self.sentences_supported += sign * prose.count(Support.SUPPORTED)
+
+    def rejudged(self, judged: Judged) -> None:
+        """A judge's verdicts on one of its pages: its sentences count as they are now, and the
+        reasons that flag the page anew."""
+        self.sentences(judged.before, -1)
+        self.sentences(judged.after)
+        new = [reason for reason in judged.flags_after if reason not in judged.flags_before]
+        self.flagged += bool(new) and not judged.flags_before
+        for reason in new:
+            self.flags[reason] = self.flags.get(reason, 0) + 1
+
     def judged(self, points: int, verified: int, reasons: Iterable[str]) -> None:
         """Count one answer's assessment."""
         self.checked += 1
@@ -128,6 +159,7 @@ class IngestReport:
     hedged: int = 0
     second_opinions: int = 0
     second_opinions_skipped: dict[str, int] = field(default_factory=dict)
+    judgements_skipped: dict[str, int] = field(default_factory=dict)
     stopped: str | None = None
     embedded: int = 0  # documents embedded for link candidates by meaning
     embedding_s: float = 0.0  # the seconds that took, before the first request
@@ -141,6 +173,7 @@ class IngestReport:
         self.hedged = tally.hedged
         self.second_opinions = tally.second_opinions
         self.second_opinions_skipped = dict(tally.second_opinions_skipped)
+        self.judgements_skipped = dict(tally.judgements_skipped)
         self.stopped = tally.stopped
         for stats, lane in zip(self.models, lanes, strict=True):
             stats.tallied(lane)
@@ -218,6 +251,7 @@ class IngestReport:
             "second_opinions": self.second_opinions,
             "second_opinions_kept": self.second_opinions_kept,
             "second_opinions_skipped": dict(self.second_opinions_skipped),
+            "judgements_skipped": dict(self.judgements_skipped),
             "requests": self.requests,
             "requests_per_doc": _rounded(self.requests_per_doc),
             "embedded": self.embedded,
@@ -240,6 +274,7 @@ class IngestReport:
                     "docs_per_sec": round(self.model_docs_per_sec(m), 3),
                     "verified_share": _rounded(m.verified_share),
                     "flagged_share": _rounded(m.flagged_share),
+                    "supported_share": _rounded(m.supported_share),
                 }
                 for m in self.models
             },

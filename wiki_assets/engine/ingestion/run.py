@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
-from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded
+from wiki_assets.engine.dispatch import Dispatcher, Job, Judging, Lane, Prepared, Recorded
 from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES as MAX_BYTES
 from wiki_assets.engine.documents.corpus import DEFAULT_MAX_FILE_BYTES as MAX_FILE_BYTES
 from wiki_assets.engine.documents.reader import Reader
@@ -29,14 +29,9 @@ from wiki_assets.engine.ingestion.candidates import close_helper, plan_beside_he
 from wiki_assets.engine.ingestion.collector import fewer_collections
 from wiki_assets.engine.ingestion.currency import fingerprints
 from wiki_assets.engine.ingestion.fleet import fleet_lanes, model_stats
-from wiki_assets.engine.ingestion.flush import Pages, dispatch_beside_flushes
+from wiki_assets.engine.ingestion.flush import Pages
 from wiki_assets.engine.ingestion.notext import record_no_text
-from wiki_assets.engine.ingestion.plan import (
-    RELATED_CANDIDATES,
-    RELATED_FILE,
-    Recovered,
-    RunPlan,
-)
+from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES, RELATED_FILE, Recovered, RunPlan
 from wiki_assets.engine.ingestion.prepare import Preparer
 from wiki_assets.engine.ingestion.progress import (
     Log,
@@ -48,8 +43,9 @@ from wiki_assets.engine.ingestion.progress import (
 )
 from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.ingestion.signals import stop_on_signals
+from wiki_assets.engine.ingestion.together import dispatch_beside_flushes
 from wiki_assets.engine.model.embeddings import EmbeddingsClient
-from wiki_assets.engine.model.results import Summary
+from wiki_assets.engine.model.results import Judgement, Summary
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.related.service import CandidatesService
 from wiki_assets.engine.state.journal import Journal
@@ -231,6 +227,7 @@ class _Run:
             log=self.log,
             language=self.dials.language,
             flagged_pages=self.dials.flagged_pages,
+            judging=len(self.endpoints) > 1 and self.dials.judge_share > 0,
             clock=self.clock,
         )
 
@@ -246,6 +243,8 @@ class _Run:
             give_up_after_s=self.dials.give_up_after_s,
             expected=lambda: plan.total,
             second_opinion_share=self.dials.second_opinion_share,
+            judge_share=self.dials.judge_share,
+            judge=self.dials.judge or None,
             leases=leases,
             log=self.log,
             beside=(lambda: arrivals.run(dispatcher)) if plan.deferred else None,
@@ -262,7 +261,7 @@ class _Run:
         flushed: Callable[[], None],
     ) -> None:
         """The dispatcher's run with the periodic flush beside it
-        (:func:`~.flush.dispatch_beside_flushes`), then the wind-down (:meth:`_wind_down`),
+        (:func:`~.together.dispatch_beside_flushes`), then the wind-down (:meth:`_wind_down`),
         which a failed flush skips: the run ends on the flush's error as it is, and the next run
         finishes what this one left."""
         try:
@@ -339,6 +338,11 @@ class _Run:
 
     def fail(self, job: Job, reason: str) -> None:
         self.pages.fail(job.doc, reason)
+
+    async def judged(
+        self, judging: Judging, judge: Lane, judgement: Judgement, holds: Callable[[int, int], bool]
+    ) -> None:
+        await self.pages.judged(judging, judge, judgement, holds)
 
     def held_back(self) -> bool:
         return self.pages.held_back()

@@ -22,6 +22,7 @@ from wiki_assets.engine.model.compact import (
     parse_compact,
     shown_lines,
 )
+from wiki_assets.engine.model.judging import judge_messages, judge_schema, parse_verdicts
 from wiki_assets.engine.model.page import DraftError, PageDraft, draft_schema, parse_draft
 from wiki_assets.engine.model.prompts import (
     CHUNK_SYSTEM,
@@ -31,7 +32,7 @@ from wiki_assets.engine.model.prompts import (
     PARTS_NOTE,
     REPAIR_USER,
 )
-from wiki_assets.engine.model.results import Notes, Summary
+from wiki_assets.engine.model.results import Judgement, Notes, Summary
 from wiki_assets.engine.quality import number_lines
 from wiki_assets.engine.related import Candidate
 
@@ -119,6 +120,28 @@ class ModelClient:
             parts=count,
             requests=usage.requests,
             prose=prose,
+        )
+
+    async def judge(self, text: str, sentences: Sequence[str]) -> Judgement:
+        """This model's verdict on each of ``sentences`` against ``text`` (a whole document):
+        one request (:mod:`~.judging`). A document too long for the context is not judged."""
+        usage = Usage()
+        numbered = number_lines(text)
+        if estimate_tokens(numbered) > self._input_budget("\n".join(sentences)):
+            raise self._chat.error("document too long to judge in one request", "rejected")
+        messages = judge_messages(numbered, sentences)
+        try:
+            content, _ = await self._chat.structured(
+                messages, judge_schema(len(sentences)), usage, temperature=0.0
+            )
+        except Overflow as refused:
+            raise self._chat.overflow_error(refused) from None
+        return Judgement(
+            verdicts=parse_verdicts(content, len(sentences)),
+            model=self.endpoint.model,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            requests=usage.requests,
         )
 
     async def notes(self, path: str, text: str, part: int, parts: int, language: str) -> Notes:

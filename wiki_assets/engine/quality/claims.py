@@ -12,7 +12,8 @@ A sentence's :class:`Support`:
   says "30 days"; "approved by Maria Kim" where it says "approved by John Park"). The page says
   what the document says, and where.
 * **unsupported**: it states a quantity the document never gives, and nothing gives another in
-  its place; or the passage that says it says it the other way round (a negation).
+  its place; or a name the document never gives (where it can tell a name: "Maria Kim",
+  "이지은 팀장"); or the passage that says it says it the other way round (a negation).
 * **unchecked**: nothing the rules can compare settles it (a paraphrase, or a claim in words the
   document does not use). A judge from the fleet may settle it (:mod:`.judging`).
 
@@ -32,7 +33,7 @@ from typing import Any
 from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.evidence import AGREEMENT
 from wiki_assets.engine.quality.prose import DocumentUnits, sentence_units
-from wiki_assets.engine.quality.quantities import Quantity, agrees, quantities
+from wiki_assets.engine.quality.quantities import Quantity, agrees, given_instead, quantities
 from wiki_assets.engine.quality.text import document_lines, normalize
 
 __all__ = [
@@ -196,33 +197,36 @@ def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
     missing = [quantity for quantity in stated if not document.states(quantity)]
     if missing:
         if passage is not None and found:
+            # The line that says most of it first: the one whose figure the sentence changed.
+            near = document.lines(passage.core, passage.core)
+            near += document.lines(passage.first, passage.last)
             for quantity in missing:
-                other = _other(quantity, document.lines(passage.first, passage.last))
-                if other is not None:
-                    line, given = other
-                    return SentenceCheck(sentence, part, Support.CONTRADICTED, (line, line),
-                                         given.text)  # fmt: skip
-        said = ", ".join(quantity.text for quantity in missing)
-        return SentenceCheck(
-            sentence, part, Support.UNSUPPORTED, lines, f"the document never states {said}"
-        )
+                if (other := given_instead(quantity, near)) is not None:
+                    return SentenceCheck(sentence, part, Support.CONTRADICTED, (other[0], other[0]),
+                                         other[1].text)  # fmt: skip
+        said = "the document never states " + ", ".join(quantity.text for quantity in missing)
+        return SentenceCheck(sentence, part, Support.UNSUPPORTED, lines, said)
     if passage is None or not found:
         return SentenceCheck(sentence, part, Support.UNCHECKED)
     passage_lines = document.lines(passage.first, passage.last)
-    swapped = _swapped_name(sentence, passage_lines, document.normalized)
-    if swapped is not None:
+    if (swapped := _swapped_name(sentence, passage_lines, document.normalized)) is not None:
         line, name = swapped
         return SentenceCheck(sentence, part, Support.CONTRADICTED, (line, line), name)
     if any(not any(agrees(q, g) for _, text in passage_lines for g in quantities(text))
            for q in stated):  # fmt: skip
         # Every quantity is in the document, but not where the rest of the sentence is.
         return SentenceCheck(sentence, part, Support.UNCHECKED)
-    core = _closest(sentence, document.raw[passage.core - 1])
-    if _negated(sentence) != _negated(core):
-        return SentenceCheck(
-            sentence, part, Support.UNSUPPORTED, (passage.core, passage.core),
-            "the document says it the other way round",
-        )  # fmt: skip
+    if absent := _absent_name(sentence, document.normalized):
+        said = f"the document never names {absent}"
+        return SentenceCheck(sentence, part, Support.UNSUPPORTED, lines, said)
+    core = _closest(sentence, document.raw[passage.core - 1], SENTENCE_END)
+    # A comma is no sure clause end: only a polarity that neither the document's sentence nor
+    # its clause has flags (a sentence may say the half of "not rotated; changed after a leak").
+    if _negated(sentence) not in (_negated(core), _negated(_closest(sentence, core, _CLAUSE))):
+        if _ONLY.search(sentence):  # "only when X" says what "not, except when X" does
+            return SentenceCheck(sentence, part, Support.UNCHECKED)
+        return SentenceCheck(sentence, part, Support.UNSUPPORTED, (passage.core, passage.core),
+                             "the document says it the other way round")  # fmt: skip
     if len(_words(sentence) & _words(core)) >= AGREEMENT * len(_words(sentence)):
         lines = (passage.core, passage.core)  # one line says it: cite that one
     return SentenceCheck(sentence, part, Support.SUPPORTED, lines)
@@ -232,23 +236,12 @@ def _words(text: str) -> set[str]:
     return {unit for unit in sentence_units(normalize(text)) if not unit.isdigit()}
 
 
-def _closest(sentence: str, line: str) -> str:
-    """The sentence of ``line`` that shares the most words with ``sentence`` (a line may hold
-    several, and only the one that says it tells its polarity)."""
+def _closest(sentence: str, line: str, end: re.Pattern[str]) -> str:
+    """The sentence (or clause, split at ``end``) of ``line`` that shares the most words with
+    ``sentence`` (a line may hold several; only the one that says it tells its polarity)."""
     words = _words(sentence)
-    candidates = [piece for piece in SENTENCE_END.split(line) if piece.strip()] or [line]
+    candidates = [piece for piece in end.split(line) if _words(piece)] or [line]
     return max(candidates, key=lambda piece: len(words & _words(piece)))
-
-
-def _other(quantity: Quantity, lines: Sequence[tuple[int, str]]) -> tuple[int, Quantity] | None:
-    """A quantity of ``quantity``'s kind that ``lines`` give in its place (the first)."""
-    if not quantity.kind or quantity.kind == "year_number":
-        return None  # a bare number has no "same kind" to be told apart from
-    for number, text in lines:
-        for given in quantities(text):
-            if given.kind == quantity.kind and not agrees(quantity, given):
-                return number, given
-    return None
 
 
 # ---------------------------------------------------------------- names
@@ -262,7 +255,8 @@ _NOT_NAMES = frozenset(
 # Korean: a word before one of these (a role, a form of address) or ending in one of the
 # team-like words is a name: 김민수 팀장, 인사팀, 보안센터.
 _ROLES = ("팀장", "부장", "과장", "차장", "대리", "사원", "이사", "대표", "실장", "본부장",
-          "센터장", "매니저", "님", "씨", "담당자")  # fmt: skip
+          "센터장", "매니저", "님", "씨", "담당자", "책임", "선임", "수석", "주임", "파트장",
+          "리드", "상무", "전무", "사장", "연구원")  # fmt: skip
 _TEAMS = ("팀", "부", "실", "센터", "본부", "그룹")
 _HANGUL_WORD = re.compile(r"[\uac00-\ud7a3]+")
 _PARTICLE = re.compile(r"(?:은|는|이|가|을|를|에게|에서|의|와|과|로|으로|께서|도|만)$")
@@ -282,7 +276,7 @@ def _names(text: str) -> list[tuple[str, str, str]]:
         name = " ".join(words)
         before = text[: match.start()].split()[-1:] or [""]
         after = text[match.end() :].split()[:1] or [""]
-        found.append((name, _word(before[0]), _word(after[0])))
+        found.append((name, normalize(before[0]), normalize(after[0])))
     korean = _HANGUL_WORD.findall(text)
     for i, word in enumerate(korean):
         stem = _PARTICLE.sub("", word) if len(word) > 2 else word
@@ -294,37 +288,61 @@ def _names(text: str) -> list[tuple[str, str, str]]:
     return found
 
 
-def _word(word: str) -> str:
-    return normalize(word)
-
-
 def _swapped_name(
     sentence: str, lines: Sequence[tuple[int, str]], document: str
 ) -> tuple[int, str] | None:
     """A name of ``sentence`` that the document never gives, where ``lines`` give another in
     the same place (the same word before or after it): (its line, the document's name)."""
     own = _names(sentence)
+    owned = {normalize(mine) for mine, _, _ in own}
     for name, before, after in own:
         if f" {normalize(name)} " in document or not normalize(name):
             continue
         for number, text in lines:
             for other, other_before, other_after in _names(text):
-                if normalize(other) in {normalize(mine) for mine, _, _ in own}:
-                    continue
-                same_place = (before and before == other_before) or (after and after == other_after)
-                if same_place:
+                mine, theirs = ({w.removesuffix("s") for w in normalize(n).split()}
+                                for n in (name, other))  # fmt: skip
+                if normalize(other) in owned or mine <= theirs or theirs <= mine:
+                    continue  # the same, longer or shorter, or plural ("Berlin Share", "Mondays")
+                if (before and before == other_before) or (after and after == other_after):
                     return number, other
     return None
 
 
-# ---------------------------------------------------------------- polarity
-
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|cannot|can't|won't|don't|doesn't|isn't|aren't|without|nor|none|"
-    r"neither|forbidden|prohibited)\b|n't\b|않|없|못|금지|불가|아니|안\s",
-    re.IGNORECASE,
+# Common Korean family names: a three-syllable word that starts with one and stands before a role
+# (이지은 팀장) is a person's name; "소속 팀장" or "담당 팀장" is not.
+_SURNAMES = frozenset(
+    "김이박최정강조윤장임한오서신권황안송류전홍고문양손배백허유남심노하곽성차주우구민진지엄채원천"
 )
 
 
+def _absent_name(sentence: str, document: str) -> str:
+    """A name of ``sentence`` that the document never gives, where it is surely a name: two
+    capitalised words besides the sentence's first, one of them new ("Berlin Share" of two
+    run-together sentences is none), or a Korean full name before a role."""
+    text = unicodedata.normalize("NFKC", sentence)
+    for match in _LATIN_NAME.finditer(text):
+        words = [w for w in match.group(0).split() if w.lower() not in _NOT_NAMES]
+        new = any(f" {normalize(word)} " not in document for word in words)
+        if len(words) - (match.start() == 0) >= 2 and new:
+            return " ".join(words)
+    korean = (n for n, _, after in _names(text) if after.startswith(_ROLES) and len(n) == 3)
+    return next((n for n in korean if n[0] in _SURNAMES and n not in document), "")
+
+
+# ---------------------------------------------------------------- polarity
+
+# Not "without" or "없이" (a condition, not a statement's polarity: "not rolled back without a
+# ticket" is negated by its "not"), nor 없어지다 (to expire), nor "no more than" (at most).
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|cannot|can't|won't|don't|doesn't|isn't|aren't|nor|none|neither|"
+    r"unless|forbidden|prohibited)\b|n't\b|않|없(?!이|어지|어져|어진|애)|못|금지|불가|아니|안\s",
+    re.IGNORECASE,
+)
+_COMPARED = re.compile(r"\bno(?:t)?\s+(?:more|less|later|earlier|fewer|longer)\s+than\b", re.I)
+_CLAUSE = re.compile(r"[,;:]\s+(?!\d)")  # not the comma of "March 31, 2027"
+_ONLY = re.compile(r"\b(?:only|solely)\b|뿐|에만|때만", re.IGNORECASE)
+
+
 def _negated(text: str) -> bool:
-    return _NEGATION.search(unicodedata.normalize("NFKC", text)) is not None
+    return _NEGATION.search(_COMPARED.sub("", unicodedata.normalize("NFKC", text))) is not None

@@ -4,19 +4,21 @@ versions and dates, in English and in Korean.
 A :class:`Quantity` is a value and its kind: ``30 days`` and ``30일`` are both 30 of ``day``,
 ``60 euros``, ``€60`` and ``60유로`` are 60 of ``euro``, ``3만 원`` is 30000 of ``krw``, ``2주``
 is 14 of ``day`` (a week is counted in days, so ``two weeks`` written ``14 days`` agrees), and
-``2026-03-01``, ``March 1, 2026`` and ``2026년 3월 1일`` are the same ``date``. Full-width digits
-are read as digits (NFKC), thousands separators are dropped, and 만/억/천 multiply. A number with
-no unit the rules know is of the kind ``""`` and agrees with the same number of any kind.
+``2026-03-01``, ``March 1, 2026`` and ``2026년 3월 1일`` are the same ``date``; ``2 pm`` and
+``오후 2시`` are the same ``clock`` time (no duration). Full-width digits are read as digits
+(NFKC), thousands separators are dropped, and 만/억/천 multiply. A number with no unit the rules
+know is of the kind ``""`` and agrees with the same number of any kind.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["Quantity", "agrees", "quantities"]
+__all__ = ["Quantity", "agrees", "given_instead", "quantities"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,20 @@ def agrees(stated: Quantity, given: Quantity) -> bool:
     )
 
 
+def given_instead(
+    quantity: Quantity, lines: Sequence[tuple[int, str]]
+) -> tuple[int, Quantity] | None:
+    """(line, quantity) of ``quantity``'s kind that ``lines`` (numbered) give in its place:
+    the first that does not agree with it."""
+    if not quantity.kind or quantity.kind == "year_number":
+        return None  # a bare number has no "same kind" to be told apart from
+    for number, text in lines:
+        for given in quantities(text):
+            if given.kind == quantity.kind and not agrees(quantity, given):
+                return number, given
+    return None
+
+
 _MONTHS = {
     name: number
     for number, names in enumerate(
@@ -61,13 +77,23 @@ _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>\d{4})"
 _DATES = [
-    re.compile(rf"\b{_YEAR}[-./]\s?(?P<month>\d{{1,2}})[-./]\s?(?P<day>\d{{1,2}})\b\.?"),
+    # Digit boundaries, not word ones: a Korean particle may follow (2027-03-31까지).
+    re.compile(rf"(?<!\d){_YEAR}[-./]\s?(?P<month>\d{{1,2}})[-./]\s?(?P<day>\d{{1,2}})(?!\d)\.?"),
     re.compile(rf"(?:{_YEAR}\s*년\s*)?(?P<month>\d{{1,2}})\s*월\s*(?:(?P<day>\d{{1,2}})\s*일)?"),
     re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?:,?\s+{_YEAR}\b)?", re.IGNORECASE),
     re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b(?:,?\s+{_YEAR}\b)?", re.IGNORECASE),
     re.compile(rf"\b{_MONTH}\s+{_YEAR}\b", re.IGNORECASE),
 ]
 _YEAR_ONLY = re.compile(r"^(?:19|20)\d\d$")
+# A time of day is a kind of its own: unread, "10시" and "10:00" would be bare numbers, and a bare
+# number agrees with any (a summary's "10 days" would be found in "오전 10시").
+_CLOCKS = [
+    re.compile(r"(?<![\d:])(?P<hour>\d{1,2}):(?P<minute>\d{2})(?![\d:])(?:\s?(?P<half>[ap])\.?m\b\.?)?",
+               re.IGNORECASE),
+    re.compile(r"(?<![\d:])(?P<hour>\d{1,2})\s?(?P<half>[ap])\.?m\b\.?", re.IGNORECASE),
+    re.compile(r"(?:(?P<half>오전|오후)\s?)?(?<![\d:])(?P<hour>\d{1,2})시(?!간)"
+               r"(?:\s?(?P<minute>\d{1,2})\s?분|\s?(?P<thirty>반))?"),
+]  # fmt: skip
 
 # A unit as written (a word's first letters, lower case; a Korean counter) -> its kind. Weeks
 # are days (a factor below), so "2 weeks" and "14 days" agree.
@@ -113,6 +139,12 @@ def quantities(text: str) -> list[Quantity]:
                 continue
             found.append(Quantity(date, "date", match.group(0).strip()))
             taken[match.start() : match.end()] = [True] * (match.end() - match.start())
+    for pattern in _CLOCKS:
+        for match in pattern.finditer(text):
+            clock = _clock(match)
+            if clock is not None and not any(taken[match.start() : match.end()]):
+                found.append(Quantity(clock, "clock", match.group(0).strip()))
+                taken[match.start() : match.end()] = [True] * (match.end() - match.start())
     for match in _VERSION.finditer(text):
         if not any(taken[match.start() : match.end()]):
             found.append(Quantity(match.group("version"), "version", match.group(0)))
@@ -137,6 +169,16 @@ def _date(match: re.Match[str]) -> str | None:
     if month is None or not 1 <= month <= 12 or (day is not None and not 1 <= day <= 31):
         return None
     return f"{year or '*'}-{month:02d}-{f'{day:02d}' if day else '*'}"
+
+
+def _clock(match: re.Match[str]) -> str | None:
+    """``HH:MM`` on a 24-hour clock (2 pm and 오후 2시 are 14:00)."""
+    groups = match.groupdict()
+    hour = int(groups["hour"])
+    minute = 30 if groups.get("thirty") else int(groups.get("minute") or 0)
+    if (groups.get("half") or "").lower() in ("p", "오후") and hour < 12:
+        hour += 12
+    return f"{hour:02d}:{minute:02d}" if hour <= 24 and minute < 60 else None
 
 
 def _number(match: re.Match[str]) -> Quantity | None:

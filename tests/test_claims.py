@@ -1,0 +1,264 @@
+"""The rule layer that checks a page's prose against its document (quality/claims.py and
+quality/quantities.py), in English and in Korean."""
+
+from __future__ import annotations
+
+import pytest
+
+from wiki_assets.engine.quality.claims import (
+    DESCRIPTION,
+    SUMMARY,
+    ProseCheck,
+    SentenceCheck,
+    Support,
+    check_prose,
+    quotable,
+)
+from wiki_assets.engine.quality.quantities import agrees, quantities
+
+LEAVE = """Annual Leave Policy
+Owner: People team, John Park.
+Leave requests must be submitted within 30 days of the start of the quarter.
+Every employee receives 25 days of paid annual leave per year.
+Unused days expire on 2027-03-31 if they are not carried over.
+Leave cannot be paid out in cash, except when an employee leaves the company.
+A release is not rolled back without an incident ticket.
+Employees may work remotely up to 3 days per week."""
+
+KO_LEAVE = """연차 휴가 규정
+담당: 인사팀 김민수 팀장
+정규직 직원은 매년 15일의 유급 연차를 받습니다.
+출장 중 하루 식비는 60,000원까지 지원합니다.
+해외 출장 식비는 하루 60유로까지 지원합니다.
+이월된 연차는 2027년 3월 31일까지 사용해야 합니다.
+휴가는 김민수 팀장이 3영업일 안에 승인합니다.
+연차는 퇴사할 때를 제외하고 현금으로 보상하지 않습니다.
+병가는 오전 10시 전까지 팀장에게 알립니다."""
+
+
+def one(sentence: str, document: str) -> SentenceCheck:
+    (check,) = check_prose("", sentence, document, document.splitlines()[0]).sentences
+    return check
+
+
+def flagged(check: SentenceCheck) -> bool:
+    return check.status in (Support.CONTRADICTED, Support.UNSUPPORTED)
+
+
+# ---------------------------------------------------------------- changed numbers
+
+
+def test_a_changed_number_is_contradicted_with_what_the_document_says() -> None:
+    check = one(
+        "Leave requests must be submitted within 37 days of the start of the quarter.", LEAVE
+    )
+    assert check.status is Support.CONTRADICTED
+    assert check.document_says == "30 days"
+    assert check.lines == (3, 3)
+    assert check.reference == "line 3"
+
+
+def test_the_same_number_is_supported_with_its_line() -> None:
+    check = one(
+        "Leave requests must be submitted within 30 days of the start of the quarter.", LEAVE
+    )
+    assert check.status is Support.SUPPORTED
+    assert check.lines == (3, 3)
+
+
+def test_a_changed_korean_number_is_contradicted() -> None:
+    check = one("정규직 직원은 매년 18일의 유급 연차를 받습니다.", KO_LEAVE)
+    assert check.status is Support.CONTRADICTED
+    assert check.document_says == "15일"
+    assert (
+        one("정규직 직원은 해마다 유급 연차 15일을 받습니다.", KO_LEAVE).status is Support.SUPPORTED
+    )
+
+
+def test_korean_amounts_in_man_and_in_digits_are_the_same() -> None:
+    assert one("출장 중 하루 식비는 6만 원까지 지원합니다.", KO_LEAVE).status is Support.SUPPORTED
+    assert one("출장 중 하루 식비는 6만원까지 지원합니다.", KO_LEAVE).status is Support.SUPPORTED
+    changed = one("출장 중 하루 식비는 7만 원까지 지원합니다.", KO_LEAVE)
+    assert changed.status is Support.CONTRADICTED
+    assert changed.document_says == "60,000원"
+
+
+def test_full_width_digits_are_digits() -> None:
+    assert (
+        one("해외 출장 식비는 하루 ６０유로까지 지원합니다.", KO_LEAVE).status is Support.SUPPORTED
+    )
+    check = one("해외 출장 식비는 하루 ７０유로까지 지원합니다.", KO_LEAVE)
+    assert check.status is Support.CONTRADICTED
+    assert check.document_says == "60유로"
+
+
+@pytest.mark.parametrize("date", ["2027-03-31", "March 31, 2027", "31 March 2027"])
+def test_a_date_written_another_way_is_the_same_date(date: str) -> None:
+    check = one(f"Unused days expire on {date} if they are not carried over.", LEAVE)
+    assert check.status is Support.SUPPORTED
+
+
+def test_a_korean_date_and_an_iso_date_agree_both_ways() -> None:
+    assert (
+        one("이월된 연차는 2027-03-31까지 사용해야 합니다.", KO_LEAVE).status is Support.SUPPORTED
+    )
+    english = "Unused days expire on 2027년 3월 31일 if they are not carried over."
+    assert one(english, LEAVE).status is Support.SUPPORTED
+    wrong = one("이월된 연차는 2027년 6월 30일까지 사용해야 합니다.", KO_LEAVE)
+    assert wrong.status is Support.CONTRADICTED
+    assert wrong.document_says == "2027년 3월 31일"
+
+
+def test_a_wrong_english_date_is_contradicted() -> None:
+    check = one("Unused days expire on June 30, 2027 if they are not carried over.", LEAVE)
+    assert check.status is Support.CONTRADICTED
+    assert check.document_says == "2027-03-31"
+
+
+# ---------------------------------------------------------------- names
+
+
+def test_a_swapped_english_name_is_contradicted() -> None:
+    check = one("Owner: People team, Maria Kim.", LEAVE)
+    assert check.status is Support.CONTRADICTED
+    assert check.document_says == "John Park"
+    assert one("Owner: People team, John Park.", LEAVE).status is Support.SUPPORTED
+
+
+def test_a_swapped_korean_name_is_contradicted() -> None:
+    check = one("휴가는 이지은 팀장이 3영업일 안에 승인합니다.", KO_LEAVE)
+    assert check.status is Support.CONTRADICTED
+    assert check.document_says == "김민수"
+
+
+def test_a_name_the_document_never_gives_is_unsupported() -> None:
+    check = one("Leave requests within 30 days are approved by Maria Kim.", LEAVE)
+    assert check.status is Support.UNSUPPORTED
+    assert "Maria Kim" in check.document_says
+
+
+# ---------------------------------------------------------------- polarity
+
+
+def test_a_negation_flip_is_unsupported_in_english_and_korean() -> None:
+    assert one("Leave can be paid out in cash.", LEAVE).status is Support.UNSUPPORTED
+    assert one("연차는 현금으로 보상합니다.", KO_LEAVE).status is Support.UNSUPPORTED
+    # "without" is a condition, not the sentence's polarity: its "not" is.
+    flipped = one("A release may be rolled back without an incident ticket.", LEAVE)
+    assert flipped.status is Support.UNSUPPORTED
+    assert flipped.document_says == "the document says it the other way round"
+
+
+def test_no_more_than_is_no_negation() -> None:
+    check = one("Employees may work remotely for no more than 3 days per week.", LEAVE)
+    assert check.status is Support.SUPPORTED
+
+
+def test_only_when_is_not_flagged_against_not_except_when() -> None:
+    check = one("Leave is only paid out in cash when an employee leaves the company.", LEAVE)
+    assert not flagged(check)
+
+
+# ---------------------------------------------------------------- invented and paraphrased
+
+
+def test_an_invented_figure_is_unsupported() -> None:
+    check = one("Employees receive 2 extra days of leave after 5 years of service.", LEAVE)
+    assert check.status is Support.UNSUPPORTED
+    assert check.document_says.startswith("the document never states")
+
+
+def test_a_claim_in_other_words_without_figures_is_unchecked() -> None:
+    assert one("Staff get a free gym membership.", LEAVE).status is Support.UNCHECKED
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Each employee gets 25 days of paid leave a year.",
+        "Unused leave days expire on March 31, 2027 unless carried over.",
+        "Staff can work from home up to 3 days a week.",
+    ],
+)
+def test_a_true_paraphrase_is_not_flagged(sentence: str) -> None:
+    assert not flagged(one(sentence, LEAVE))
+
+
+def test_a_time_of_day_is_no_duration() -> None:
+    # "10 days" is not found in "오전 10시" (a bare 10 would agree with any 10).
+    assert flagged(one("병가는 10일 전까지 팀장에게 알립니다.", KO_LEAVE))
+    assert one("병가는 오전 10시 전까지 팀장에게 알립니다.", KO_LEAVE).status is Support.SUPPORTED
+
+
+# ---------------------------------------------------------------- pages
+
+
+def test_every_sentence_of_a_multi_sentence_summary_is_checked_in_order() -> None:
+    summary = (
+        "Every employee receives 25 days of paid annual leave per year. "
+        "Leave requests must be submitted within 37 days of the start of the quarter. "
+        "Staff get a free gym membership."
+    )
+    prose = check_prose("The leave policy of the company.", summary, LEAVE, "Annual Leave Policy")
+    parts = [s.part for s in prose.sentences]
+    assert parts == [DESCRIPTION, SUMMARY, SUMMARY, SUMMARY]
+    statuses = [s.status for s in prose.sentences[1:]]
+    assert statuses == [Support.SUPPORTED, Support.CONTRADICTED, Support.UNCHECKED]
+    assert prose.sentences[1].lines == (4, 4)
+    assert prose.count(Support.CONTRADICTED) == 1
+    assert prose.unchecked() == [
+        i for i, s in enumerate(prose.sentences) if s.status is Support.UNCHECKED
+    ]
+
+
+def test_a_korean_multi_sentence_summary() -> None:
+    summary = (
+        "정규직 직원은 매년 15일의 유급 연차를 받습니다. 김민수 팀장이 5영업일 안에 승인합니다."
+    )
+    prose = check_prose("", summary, KO_LEAVE, "연차 휴가 규정")
+    assert [s.status for s in prose.sentences] == [Support.SUPPORTED, Support.CONTRADICTED]
+    assert prose.sentences[1].document_says == "3영업일"
+    assert prose.sentences[1].lines == (7, 7)
+
+
+def test_json_round_trip() -> None:
+    prose = check_prose(
+        "Every employee receives 25 days of paid annual leave per year.",
+        "Leave requests must be submitted within 37 days of the start of the quarter.",
+        LEAVE,
+        "Annual Leave Policy",
+    )
+    assert ProseCheck.from_json(prose.to_json()) == prose
+    assert prose.to_json()[1]["status"] == "contradicted"
+    assert ProseCheck.from_json("not a list") == ProseCheck()
+    odd = ProseCheck.from_json([{"text": "x", "status": "bogus", "lines": [1]}, 7])
+    assert odd.sentences == (SentenceCheck("x", SUMMARY, Support.UNCHECKED),)
+
+
+def test_quotable_keeps_the_supported_description_sentences_only() -> None:
+    description = (
+        "Every employee receives 25 days of paid annual leave per year. "
+        "Leave requests must be submitted within 37 days of the start of the quarter."
+    )
+    prose = check_prose(
+        description, "Staff get a free gym membership.", LEAVE, "Annual Leave Policy"
+    )
+    quoted = quotable(description, prose.to_json())
+    assert quoted == "Every employee receives 25 days of paid annual leave per year."
+    assert quotable(description, None) == description  # journaled before sentences were checked
+
+
+# ---------------------------------------------------------------- quantities
+
+
+def test_quantities_read_korean_and_english_forms() -> None:
+    (weeks,) = quantities("2주")
+    (days,) = quantities("14 days")
+    assert agrees(weeks, days)
+    (big,) = quantities("1억2천만 원")
+    assert (big.value, big.kind) == ("120000000", "krw")
+    (euros,) = quantities("€60")
+    assert agrees(euros, quantities("６０유로를")[0])
+    assert not agrees(quantities("10일")[0], quantities("오전 10시")[0])
+    (clock,) = quantities("오후 2시 30분")
+    assert clock.value == "14:30"

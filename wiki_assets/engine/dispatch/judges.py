@@ -1,0 +1,144 @@
+"""Judges: another model of the fleet checks a page's unchecked sentences, on idle capacity.
+
+A page whose prose the rules leave partly unchecked may be offered for judging
+(:class:`Judging`): one request to a model other than its writer (or to the judge the
+``judge`` dial names), holding all its unchecked sentences and a few controls whose answers are
+known (:mod:`wiki_assets.engine.quality.judging`). Like an optional second opinion
+(:mod:`~.opinions`):
+
+* it uses only capacity that would otherwise be idle: a worker judges only when it has no
+  document, part, page or second opinion to start;
+* a budget bounds it: ``judge_share`` of the run's documents;
+* it never delays the end of the run: once every first answer is in, the run ends, the
+  requests out are cancelled and the pages waiting stay as the rules left them;
+* the run learns which judges hold: per judge, Laplace's estimate of getting a control right.
+  Its verdicts are applied while that estimate is at least :data:`TRUSTED`; a judge below
+  :data:`USELESS` after :data:`EVIDENCE` controls is asked no more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from wiki_assets.engine.dispatch.lane import Lane
+from wiki_assets.engine.dispatch.opinions import BUDGET, FAILED, RUN_DONE, Tally
+from wiki_assets.engine.errors import ModelError
+from wiki_assets.engine.model.results import Judgement
+
+TRUSTED = 0.75  # a judge's estimated share of controls right, from which its verdicts apply
+USELESS = 0.6  # below this after EVIDENCE controls, a judge is asked no more
+EVIDENCE = 6  # controls answered before a judge can be found useless
+BACKLOG = 256  # pages waiting for a judge at most: the oldest is dropped (memory stays bounded)
+NOT_HOLDING = "judge_not_holding"  # every judge that could answer was found useless
+BACKLOGGED = "backlog"  # dropped from a full backlog
+
+
+@dataclass(eq=False, slots=True)
+class Judging:
+    """One page's sentences waiting for a judge: the document's text, the sentences to send,
+    the writer's place in the fleet, and what the run needs to apply the answer."""
+
+    path: str
+    text: str
+    sentences: tuple[str, ...]
+    writer: int
+    payload: Any
+
+
+Apply = Callable[[Judging, Lane, Judgement, Callable[[int, int], bool]], Awaitable[None]]
+
+
+@dataclass
+class Judges:
+    """The run's pages waiting for a judge, its budget and what it learned of each judge."""
+
+    budget: int
+    named: str | None = None  # the judge the ``judge`` dial names (a model's name), if any
+    asked: int = 0
+    waiting: deque[Judging] = field(default_factory=deque)
+    out: set[asyncio.Task[Judgement]] = field(default_factory=set)
+    controls: dict[int, Tally] = field(default_factory=dict)  # per judge: controls right
+    skipped: Counter[str] = field(default_factory=Counter)
+
+    def offer(self, judging: Judging) -> None:
+        """A page with unchecked sentences: to be judged when a worker is idle, budget allowing."""
+        if self.asked >= self.budget:
+            self.skipped[BUDGET] += 1
+            return
+        self.asked += 1
+        if len(self.waiting) >= BACKLOG:
+            self.waiting.popleft()
+            self.skipped[BACKLOGGED] += 1
+        self.waiting.append(judging)
+
+    def may_judge(self, lane: Lane, judging: Judging) -> bool:
+        if lane.order == judging.writer or self.useless(lane.order):
+            return False
+        return self.named is None or self.named in (lane.endpoint.name, lane.endpoint.model)
+
+    def take(self, lane: Lane) -> Judging | None:
+        """The oldest waiting page ``lane`` may judge, if any."""
+        for judging in self.waiting:
+            if self.may_judge(lane, judging):
+                self.waiting.remove(judging)
+                return judging
+        return None
+
+    def _tally(self, order: int) -> Tally:
+        return self.controls.setdefault(order, Tally())
+
+    def useless(self, order: int) -> bool:
+        tally = self._tally(order)
+        return tally.answered >= EVIDENCE and tally.chance() < USELESS
+
+    def learned(self, lane: Lane, answered: int, right: int) -> bool:
+        """Count a judge's controls; whether its verdicts hold now (see the module docstring)."""
+        lane.tally.controls += answered
+        lane.tally.controls_right += right
+        tally = self._tally(lane.order)
+        tally.answered += answered
+        tally.good += right
+        return tally.chance() >= TRUSTED
+
+    async def judge(self, judging: Judging, lane: Lane, apply: Apply) -> None:
+        """Send ``judging`` to ``lane``'s model and apply its answer; a failed request leaves
+        the page as the rules left it, and a cancelled one (the run ended) too."""
+        lane.tally.requests += 1
+        task = asyncio.create_task(lane.client.judge(judging.text, judging.sentences))
+        self.out.add(task)
+        try:
+            await asyncio.wait((task,))
+        finally:
+            self.out.discard(task)
+            if not task.done():
+                task.cancel()
+        if task.cancelled():
+            self.skipped[RUN_DONE] += 1
+            return
+        error = task.exception()
+        if isinstance(error, ModelError):
+            self.skipped[FAILED] += 1
+            lane.tally.errors += 1
+            return
+        if error is not None:
+            raise error
+        judgement = task.result()
+        lane.tally.judgements += 1
+        lane.tally.prompt_tokens += judgement.prompt_tokens
+        lane.tally.completion_tokens += judgement.completion_tokens
+        await apply(judging, lane, judgement, lambda n, right: self.learned(lane, n, right))
+
+    def end(self, lanes: Sequence[Lane]) -> None:
+        """The run ends: the requests out are cancelled and the pages waiting dropped; those no
+        judge could take because every judge was found useless are counted so."""
+        for task in self.out:
+            task.cancel()
+        for judging in self.waiting:
+            able = [lane for lane in lanes if lane.order != judging.writer]
+            useless = able and all(self.useless(lane.order) for lane in able)
+            self.skipped[NOT_HOLDING if useless else RUN_DONE] += 1
+        self.waiting.clear()
