@@ -93,6 +93,10 @@ def test_a_day_of_additions_changes_and_removals_and_a_backfill_of_the_day_befor
     assert pages(data["changed"]) == ["c/beta.md"]
     assert pages(data["removed"]) == ["c/gamma.md"]
     changed = data["changed"][0]  # type: ignore[index]
+    # The faithful model's prose is its documents' own sentences: every checked one supported.
+    prose = data["prose_by_model"]["sim"]  # type: ignore[index]
+    assert prose["checked"] > 0 and prose["supported"] == prose["checked"]
+    assert "## Prose by model" in markdown and "- sim: " in markdown
     assert changed["old_description"] == beta_before and changed["description"] == beta_after
     assert changed["old_title"] == "Beta" and changed["title"] == "Beta v2"
     # Flagged: the day's written pages whose verdict is flagged, as their front matter says.

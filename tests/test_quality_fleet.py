@@ -67,11 +67,13 @@ def test_per_model_quality_separates_a_faithful_from_a_fabricating_model(
     row = runs_table(instance).row(0, named=True)
     assert row["flagged"] == len(flagged)
     quality = dict(part.split(" ", 1) for part in row["quality"].split("; "))
-    assert quality["sim0"] == "verified 1.00 · flagged 0"
+    # The faithful model's prose is its documents' own sentences: all supported.
+    assert quality["sim0"] == "verified 1.00 · supported 1.00 · flagged 0"
     # Its invented points are not verified, its invented prose is in no line of the documents,
     # and its sentences state figures the documents never do: each says so.
     assert quality["sim1"] == (
-        f"verified 0.00 · flagged {len(flagged)} (unverified_points {len(flagged)}, "
+        f"verified 0.00 · supported 0.00 · flagged {len(flagged)} "
+        f"(unverified_points {len(flagged)}, "
         f"ungrounded_summary {len(flagged)}, unsupported_prose {len(flagged)})"
     )
 

@@ -262,10 +262,11 @@ def _models(metadata: Mapping[str, Any]) -> str:
 
 
 def _quality(metadata: Mapping[str, Any]) -> str:
-    """Per model: ``name verified 0.92 · flagged 3 (prompt_echo 2, hit_max_tokens 1)``."""
+    """Per model: ``name verified 0.92 · supported 0.80 · flagged 3 (prompt_echo 2, …)``."""
     parts = []
     for name, figures in md.models_of(metadata).items():
         verified = md.MODEL_VERIFIED_SHARE.read(figures)
+        supported = md.MODEL_SUPPORTED_SHARE.read(figures)
         flagged = md.MODEL_FLAGGED.read(figures)
         if verified is None and flagged is None:
             continue  # a run recorded before pages were checked
@@ -275,6 +276,8 @@ def _quality(metadata: Mapping[str, Any]) -> str:
             if (count := key.read(figures))
         ]
         shown = f"{name} verified {verified:.2f}" if verified is not None else name
+        if supported is not None:
+            shown += f" · supported {supported:.2f}"
         shown += f" · flagged {flagged or 0}"
         parts.append(f"{shown} ({', '.join(reasons)})" if reasons else shown)
     return "; ".join(parts)

@@ -102,6 +102,15 @@ SECOND_OPINIONS_SKIPPED_WHY = Key[IngestReport](
     ),
 )
 VERIFIED_SHARE = Key[IngestReport]("verified_share", float, lambda r: _share(r.verified_share))
+# Of the checked sentences of the run's descriptions and summaries, those their documents back.
+SUPPORTED_SHARE = Key[IngestReport]("supported_share", float, lambda r: _share(r.supported_share))
+JUDGEMENTS = Key[IngestReport]("judgements", int, lambda r: r.judgements)  # pages judged
+# Pages offered to a judge that got no verdict, and why (judges.py's reasons: budget, ...).
+JUDGEMENTS_SKIPPED_WHY = Key[IngestReport](
+    "judgements_skipped_why",
+    str,
+    lambda r: ", ".join(f"{why} {n}" for why, n in sorted(r.judgements_skipped.items())) or None,
+)
 # The dials. 'auto' is a flag; where it settled is each model's workers. A fixed count is a number.
 WORKERS_AUTO = Key[IngestReport]("workers_auto", bool, lambda r: r.dials.workers_per_model == AUTO)
 MAX_WORKERS = Key[IngestReport]("max_workers", int, lambda r: r.dials.max_workers)
@@ -119,6 +128,8 @@ FLAGGED_PAGES = Key[IngestReport]("flagged_pages", str, lambda r: r.dials.flagge
 SECOND_OPINION_SHARE = Key[IngestReport](
     "second_opinion_share", float, lambda r: r.dials.second_opinion_share
 )
+JUDGE_SHARE = Key[IngestReport]("judge_share", float, lambda r: r.dials.judge_share)
+JUDGE = Key[IngestReport]("judge", str, lambda r: r.dials.judge or None)
 REDO_MODELS = Key[IngestReport](
     "redo_models", str, lambda r: ", ".join(r.dials.redo_models) or None
 )
@@ -167,6 +178,7 @@ PLOTTED = (
     HIT_MAX_TOKENS,
     FLAGGED,
     VERIFIED_SHARE,
+    SUPPORTED_SHARE,
 )
 # The rest of the run's figures, in one row (shown, not plotted).
 DETAILS = (
@@ -182,6 +194,8 @@ DETAILS = (
     SECOND_OPINIONS_KEPT,
     SECOND_OPINIONS_SKIPPED,
     SECOND_OPINIONS_SKIPPED_WHY,
+    JUDGEMENTS,
+    JUDGEMENTS_SKIPPED_WHY,
     EMBEDDED,
     EMBEDDING_S,
     PARTITIONS,
@@ -197,6 +211,8 @@ DIALS = (
     WORKERS_PER_MODEL,
     FLAGGED_PAGES,
     SECOND_OPINION_SHARE,
+    JUDGE_SHARE,
+    JUDGE,
     REDO_MODELS,
 )
 FIGURES = (*PLOTTED, *DETAILS)
@@ -242,6 +258,13 @@ MODEL_FIELDS: tuple[tuple[str, type], ...] = (
     ("second_opinions", int),
     ("second_opinions_kept", int),
     ("superseded", bool),  # its pages kept being replaced: it stopped taking new documents
+    # Its pages' prose (quality/claims.py): sentences checked, and supported by their documents;
+    # as a judge: pages of others judged, and its controls answered and right (judges.py).
+    ("sentences_checked", int),
+    ("sentences_supported", int),
+    ("judgements", int),
+    ("controls", int),
+    ("controls_right", int),
 )
 
 
@@ -272,6 +295,10 @@ MODEL_VERIFIED_SHARE = Key[ModelRun](
     "verified_share", float, lambda m: _share(m.stats.verified_share)
 )
 MODEL_FLAGGED_SHARE = Key[ModelRun]("flagged_share", float, lambda m: _share(m.stats.flagged_share))
+# How often its prose is backed by its documents: the model that invents shows here.
+MODEL_SUPPORTED_SHARE = Key[ModelRun](
+    "supported_share", float, lambda m: _share(m.stats.supported_share)
+)
 # Its share of the fleet's busy time (requests' seconds in flight): what it did, parts and
 # second opinions included, where docs counts only the pages it wrote.
 MODEL_BUSY_SHARE = Key[ModelRun](
@@ -300,6 +327,7 @@ MODEL_DETAILS = (
     MODEL_NAME,
     *(key for key in MODEL_STATS.values() if key not in MODEL_BRIEF),
     MODEL_FLAGGED_SHARE,
+    MODEL_SUPPORTED_SHARE,
     *MODEL_FLAGS,
 )
 MODEL = (*MODEL_BRIEF, *MODEL_DETAILS[1:])

@@ -10,11 +10,17 @@ backfill), since the history keeps every event.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
-from wiki_assets.engine.digest.build import DayWindow, Digest, PageChange, build_digest
+from wiki_assets.engine.digest.build import (
+    DayWindow,
+    Digest,
+    PageChange,
+    build_digest,
+    prose_by_model,
+)
 from wiki_assets.engine.digest.render import digest_files, render_json, render_markdown
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import StateStore
@@ -44,6 +50,8 @@ def write_digest(
     if store.has_state():
         with Journal(store) as journal:
             digest = build_digest(journal.history, window)
+            written = [change.source for change in (*digest.added, *digest.changed)]
+            digest = replace(digest, prose=prose_by_model(journal.get_many(written).values()))
     else:
         digest = Digest(window)  # nothing ever ingested (reading must not create the store)
     markdown, data = digest_files(day)

@@ -10,11 +10,13 @@ pages are the day's added and changed pages whose verdict is flagged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from wiki_assets.engine.quality.claims import ProseCheck, Support
+from wiki_assets.engine.state.journal import Entry
 from wiki_assets.engine.state.page_events import PageEvent, PageHistory
 
 
@@ -74,6 +76,9 @@ class Digest:
     changed: tuple[PageChange, ...] = ()
     removed: tuple[PageChange, ...] = ()
     flagged: tuple[PageChange, ...] = ()
+    # Per model that wrote the day's added and changed pages: (model, sentences of their
+    # descriptions and summaries supported, checked), by model.
+    prose: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -86,6 +91,22 @@ class Digest:
             "removed": len(self.removed),
             "flagged": len(self.flagged),
         }
+
+
+def prose_by_model(entries: Iterable[Entry]) -> tuple[tuple[str, int, int], ...]:
+    """(model, supported, checked) over the sentences of ``entries``' pages, by model: how often
+    each model's prose is backed by its documents (a model that invents shows here)."""
+    counts: dict[str, list[int]] = {}
+    for entry in entries:
+        result = entry.result or {}
+        prose = ProseCheck.from_json(result.get("prose"))
+        if prose.sentences and result.get("model"):
+            count = counts.setdefault(str(result["model"]), [0, 0])
+            count[0] += prose.count(Support.SUPPORTED)
+            count[1] += prose.checked
+    return tuple(
+        (model, supported, checked) for model, (supported, checked) in sorted(counts.items())
+    )
 
 
 def build_digest(history: PageHistory, window: DayWindow) -> Digest:

@@ -75,6 +75,14 @@ def render_markdown(digest: Digest) -> str:
         for change in digest.flagged:
             lines.append(f"- {linked(change)} — {escape(', '.join(change.flags) or 'flagged')}")
         lines.append("")
+    if digest.prose:
+        lines += ["## Prose by model", ""]
+        for model, supported, checked in digest.prose:
+            share = f" ({supported / checked:.2f})" if checked else ""
+            lines.append(
+                f"- {escape(model)}: {supported} of {checked} checked sentences supported{share}"
+            )
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -91,6 +99,15 @@ def digest_json(digest: Digest) -> dict[str, Any]:
         "changed": [_change(change, old=True) for change in digest.changed],
         "removed": [_change(change) for change in digest.removed],
         "flagged": [_change(change) for change in digest.flagged],
+        # Per model of the day's pages: how often its prose is backed by its documents.
+        "prose_by_model": {
+            model: {
+                "supported": supported,
+                "checked": checked,
+                "supported_share": round(supported / checked, 3) if checked else None,
+            }
+            for model, supported, checked in digest.prose
+        },
     }
 
 

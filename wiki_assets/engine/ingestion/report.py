@@ -218,6 +218,17 @@ class IngestReport:
         return sum(m.points_verified for m in self.models) / points if points else None
 
     @property
+    def supported_share(self) -> float | None:
+        """Of the sentences of this run's descriptions and summaries that were checked, the
+        share their documents support."""
+        checked = sum(m.sentences_checked for m in self.models)
+        return sum(m.sentences_supported for m in self.models) / checked if checked else None
+
+    @property
+    def judgements(self) -> int:
+        return sum(m.judgements for m in self.models)
+
+    @property
     def requests(self) -> int:
         return sum(m.requests for m in self.models)
 
@@ -265,6 +276,8 @@ class IngestReport:
             "hit_max_tokens": self.hit_max_tokens,
             "flagged": self.flagged,
             "verified_share": _rounded(self.verified_share),
+            "supported_share": _rounded(self.supported_share),
+            "judgements": self.judgements,
             "dials": asdict(self.dials),
             "models": {
                 m.name: {
