@@ -1,28 +1,18 @@
 """The metadata the assets record, one definition per key (:class:`~.metadata_keys.Key`): its name,
-its type and how it is built from what the engine reports. The assets write with these
-definitions and every reader (``runs``, the plan's estimate) reads with them, so a key is spelled
-in one place. A ``wiki_pages`` run's are here; the other assets' and the checks' in
+its type and how it is built from what the engine reports; every reader (``runs``, the plan's
+estimate) reads with them. The other assets' and the checks' keys are in
 :mod:`~wiki_assets.defs.asset_metadata`.
 
-- :data:`RUN`: a run's figures, recorded once per run as an observation of ``wiki_pages`` (also
-  when the run stops early), from the engine's :class:`IngestReport`: first, in words, its
-  outcome and any model that left it (:data:`HEADLINE`); the few figures tuning runs are
-  compared by (:data:`PLOTTED`) as numbers, which the UI plots under the asset's Overview →
-  Metadata → Plots (its Events view: the observations are the runs'), and the rest in two
-  one-row tables, :data:`DIALS_TABLE` and :data:`DETAILS_TABLE`, which it does not;
-- :data:`MODELS_TABLE`: each model's figures in the same event, a row per model (from its
-  :class:`ModelStats`): the few a screen shows, and the rest in :data:`MODEL_DETAILS_TABLE`,
-  not a plotted key per model and figure;
-- :data:`INDEX`: ``wiki_index``'s figures; :data:`SYNCED`: ``synced_documents``' per collection;
-  :data:`SYNC`: a ``sync_job`` run's plan;
-- :data:`CHECK`: an asset check's result; :data:`DIGEST` and :data:`DELIVERY`: ``wiki_digest``'s.
+- :data:`RUN`: a ``wiki_pages`` run's figures, one observation per run (also when it stops early):
+  its outcome in words (:data:`HEADLINE`), the figures tuning runs are compared by as numbers the
+  UI plots (:data:`PLOTTED`), the rest in one-row tables (:data:`DIALS_TABLE`,
+  :data:`DETAILS_TABLE`);
+- :data:`MODELS_TABLE`: a row per model (its :class:`ModelStats`), the rest of each model's
+  figures in :data:`MODEL_DETAILS_TABLE`.
 
 Readers take recorded metadata through :func:`plain`, which reads a table's cells as keys of their
-own (``claim_size``; ``model/<name>/docs``), so runs recorded before the tables (one key per
-figure and model) read the same.
-
-Metadata is what the UI shows and plots; it keeps at most :data:`MAX_LISTED_FAILURES` failures.
-The CLI's JSON is the engine's report itself, never read back from here.
+own (``claim_size``; ``model/<name>/docs``). At most :data:`MAX_LISTED_FAILURES` failures are kept;
+the CLI's JSON is the engine's report itself, never read back from here.
 """
 
 from __future__ import annotations
@@ -54,7 +44,6 @@ def plain(metadata: Mapping[str, dg.MetadataValue]) -> dict[str, Any]:
     return values
 
 
-# --------------------------------------------------------------------------------------------------
 # A run's figures and dials (one observation of wiki_pages per run)
 
 COUNT = Key[IngestReport]("count", int, lambda r: r.count)
@@ -95,11 +84,7 @@ SECOND_OPINIONS_SKIPPED = Key[IngestReport](
     "second_opinions_skipped", int, lambda r: sum(r.second_opinions_skipped.values())
 )
 SECOND_OPINIONS_SKIPPED_WHY = Key[IngestReport](
-    "second_opinions_skipped_why",
-    str,
-    lambda r: (
-        ", ".join(f"{why} {n}" for why, n in sorted(r.second_opinions_skipped.items())) or None
-    ),
+    "second_opinions_skipped_why", str, lambda r: _why(r.second_opinions_skipped)
 )
 VERIFIED_SHARE = Key[IngestReport]("verified_share", float, lambda r: _share(r.verified_share))
 # Of the checked sentences of the run's descriptions and summaries, those their documents back.
@@ -107,9 +92,7 @@ SUPPORTED_SHARE = Key[IngestReport]("supported_share", float, lambda r: _share(r
 JUDGEMENTS = Key[IngestReport]("judgements", int, lambda r: r.judgements)  # pages judged
 # Pages offered to a judge that got no verdict, and why (judges.py's reasons: budget, ...).
 JUDGEMENTS_SKIPPED_WHY = Key[IngestReport](
-    "judgements_skipped_why",
-    str,
-    lambda r: ", ".join(f"{why} {n}" for why, n in sorted(r.judgements_skipped.items())) or None,
+    "judgements_skipped_why", str, lambda r: _why(r.judgements_skipped)
 )
 # The dials. 'auto' is a flag; where it settled is each model's workers. A fixed count is a number.
 WORKERS_AUTO = Key[IngestReport]("workers_auto", bool, lambda r: r.dials.workers_per_model == AUTO)
@@ -222,7 +205,6 @@ DETAILS_TABLE = Table[IngestReport]("details", DETAILS)
 DIALS_TABLE = Table[IngestReport]("dials", DIALS)
 
 
-# --------------------------------------------------------------------------------------------------
 # Each model's figures in the same event: one table, a row per model
 
 
@@ -231,41 +213,26 @@ class ModelRun(NamedTuple):
     stats: ModelStats
 
 
-# A model's figures as its ModelStats has them: one line per column. An empty column (a figure
-# the run did not have) is left out of the table.
+# A model's figures as its ModelStats has them: one column each. An empty column (a figure the
+# run did not have) is left out of the table.
+# fmt: off
 MODEL_FIELDS: tuple[tuple[str, type], ...] = (
     ("model", str),  # the model id the endpoint serves
-    ("docs", int),
-    ("failed", int),
-    ("garbage", int),
-    ("errors", int),
-    ("timeouts", int),
-    ("breaker_trips", int),
-    ("requests", int),
-    ("parts", int),
+    ("docs", int), ("failed", int), ("garbage", int), ("errors", int), ("timeouts", int),
+    ("breaker_trips", int), ("requests", int), ("parts", int),
     ("workers", int),  # where automatic concurrency settled, or the fixed count
-    ("auto", bool),
-    ("peak_workers", int),
-    ("prompt_tokens", int),
-    ("completion_tokens", int),
-    ("hit_max_tokens", int),
-    ("hedges", int),
-    ("hedges_won", int),
+    ("auto", bool), ("peak_workers", int), ("prompt_tokens", int), ("completion_tokens", int),
+    ("hit_max_tokens", int), ("hedges", int), ("hedges_won", int),
     # The quality of its pages (wiki_assets.engine.quality).
-    ("points", int),
-    ("points_verified", int),
-    ("flagged", int),
-    ("second_opinions", int),
+    ("points", int), ("points_verified", int), ("flagged", int), ("second_opinions", int),
     ("second_opinions_kept", int),
     ("superseded", bool),  # its pages kept being replaced: it stopped taking new documents
     # Its pages' prose (quality/claims.py): sentences checked, and supported by their documents;
     # as a judge: pages of others judged, and its controls answered and right (judges.py).
-    ("sentences_checked", int),
-    ("sentences_supported", int),
-    ("judgements", int),
-    ("controls", int),
-    ("controls_right", int),
+    ("sentences_checked", int), ("sentences_supported", int), ("judgements", int),
+    ("controls", int), ("controls_right", int),
 )
+# fmt: on
 
 
 def _stat(field: str, kind: type) -> Key[ModelRun]:
@@ -339,6 +306,11 @@ MODEL_DETAILS_TABLE = Table[ModelRun](
 
 def _share(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
+
+
+def _why(counts: Mapping[str, int]) -> str | None:
+    """``budget 3, run_done 2``: what was skipped, by why."""
+    return ", ".join(f"{why} {n}" for why, n in sorted(counts.items())) or None
 
 
 def model_prefix(name: str) -> str:

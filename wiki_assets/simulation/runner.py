@@ -127,8 +127,11 @@ class _Work:
     def held_back(self) -> bool:
         return False
 
-    async def judged(self, judging: Any, judge: Lane, judgement: Any, holds: Any) -> None:
+    async def judged(
+        self, judging: Any, judge: Lane, judgement: Any, holds: Any
+    ) -> tuple[str, ...]:
         """Never called: the simulation offers no page to a judge (its pages have no text)."""
+        return ()
 
 
 def run(scenario: Scenario) -> Outcome:

@@ -26,6 +26,7 @@ from typing import Any
 
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.opinions import BUDGET, FAILED, RUN_DONE, Tally
+from wiki_assets.engine.dispatch.queue import Job
 from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.model.results import Judgement
 
@@ -46,17 +47,22 @@ class Judging:
     text: str
     sentences: tuple[str, ...]
     writer: int
+    job: Job  # the document's
     payload: Any
 
 
-Apply = Callable[[Judging, Lane, Judgement, Callable[[int, int], bool]], Awaitable[None]]
+# The run applies a judge's answer, and says why the page is flagged now where it would have
+# another model look at it (flagged_pages 'retry'), as for a first answer.
+Apply = Callable[[Judging, Lane, Judgement, Callable[[int, int], bool]], Awaitable[tuple[str, ...]]]
 
 
 @dataclass
 class Judges:
     """The run's pages waiting for a judge, its budget and what it learned of each judge."""
 
-    budget: int
+    apply: Apply  # the run applies an answer (Work.judged)
+    retry: Callable[[Job, tuple[str, ...]], object]  # a second opinion on a page flagged anew
+    budget: float  # judge_share of the run's documents
     named: str | None = None  # the judge the ``judge`` dial names (a model's name), if any
     asked: int = 0
     waiting: deque[Judging] = field(default_factory=deque)
@@ -104,9 +110,10 @@ class Judges:
         tally.good += right
         return tally.chance() >= TRUSTED
 
-    async def judge(self, judging: Judging, lane: Lane, apply: Apply) -> None:
-        """Send ``judging`` to ``lane``'s model and apply its answer; a failed request leaves
-        the page as the rules left it, and a cancelled one (the run ended) too."""
+    async def judge(self, judging: Judging, lane: Lane) -> None:
+        """Send ``judging`` to ``lane``'s model and apply its answer (a page it flags anew may
+        get a second opinion); a failed request leaves the page as the rules left it, and a
+        cancelled one (the run ended) too."""
         lane.tally.requests += 1
         task = asyncio.create_task(lane.client.judge(judging.text, judging.sentences))
         self.out.add(task)
@@ -130,7 +137,9 @@ class Judges:
         lane.tally.judgements += 1
         lane.tally.prompt_tokens += judgement.prompt_tokens
         lane.tally.completion_tokens += judgement.completion_tokens
-        await apply(judging, lane, judgement, lambda n, right: self.learned(lane, n, right))
+        flags = await self.apply(judging, lane, judgement, lambda n, r: self.learned(lane, n, r))
+        if flags and not judging.job.second_opinion:
+            self.retry(judging.job, flags)
 
     def end(self, lanes: Sequence[Lane]) -> None:
         """The run ends: the requests out are cancelled and the pages waiting dropped; those no

@@ -199,7 +199,7 @@ class Requests:
         tally.docs += 1
         job.writer = lane
         self.opinions.first_answer(lane.order, flagged=bool(recorded.flags))
-        if recorded.flags and self._ask_another(job, recorded.flags):
+        if recorded.flags and self.ask_another(job, recorded.flags):
             return False  # prepared is kept: the same request, another model
         job.prepared = None
         return False
@@ -219,7 +219,7 @@ class Requests:
             lane.tally.docs += 1
             job.writer = lane
 
-    def _ask_another(self, job: Job, flags: tuple[str, ...]) -> bool:
+    def ask_another(self, job: Job, flags: tuple[str, ...]) -> bool:
         """Send a flagged answer's document back for a second opinion, unless no model may give
         one or the run has learned it would not help (counted as skipped, with why)."""
         others = [lane.order for lane in self.lanes if self._could_give(job, lane)]

@@ -55,9 +55,11 @@ class Work(Protocol):
         judge: Lane,
         judgement: Judgement,
         holds: Callable[[int, int], bool],
-    ) -> None:
+    ) -> tuple[str, ...]:
         """A judge's answer on a page's sentences: ``holds(controls answered, right)`` counts
-        its controls and says whether its verdicts apply (then the page is written again)."""
+        its controls and says whether its verdicts apply (then the page is written again).
+        Returns why the page is flagged now, where the run would have another model look at it
+        (as :attr:`Recorded.flags`)."""
         ...
 
     def held_back(self) -> bool:

@@ -64,7 +64,6 @@ class Dispatcher:
         self.slots = FleetSlots(leases)
         self.log = log
         self.opinions = SecondOpinions(budget=int(second_opinion_share * expected()))
-        self.judges = Judges(budget=int(judge_share * expected()), named=judge)
         self.finished = False
         self._now: Callable[[], float] = lambda: 0.0
         self._changed: asyncio.Event | None = None
@@ -82,9 +81,11 @@ class Dispatcher:
             retire=self.departures.retire,
             gathered=self.parts.gathered,
             opinions=self.opinions,
-            offer_judging=self.judges.offer,
+            offer_judging=lambda judging: self.judges.offer(judging),
             log=log,
         )
+        asked = self.requests.ask_another  # a page a judge flags may get a second opinion
+        self.judges = Judges(work.judged, asked, judge_share * expected(), judge)
         self.outlook = Outlook(
             self.lanes,
             self.opinions,
@@ -214,7 +215,7 @@ class Dispatcher:
                         continue
                     judging = self.judges.take(lane)  # idle still: a page to judge (judges.py)
                     if judging is not None:
-                        await self.judges.judge(judging, lane, self.work.judged)
+                        await self.judges.judge(judging, lane)
                         continue
                     self.end.give_up_late_second_opinions(lane)
                     self._end_if_answered()
@@ -241,10 +242,9 @@ class Dispatcher:
             self.stop_done()
 
     def _idle_over(self, lane: Lane, settled: int) -> Callable[[], bool]:
-        """For a worker of ``lane`` with nothing to start: work it may take (a second opinion
-        or a page to judge not its own) came back, the run may end (the first answers are in,
-        and no second opinion is worth waiting for), or a request ended since ``settled`` (it
-        may have left a document to race)."""
+        """For a worker of ``lane`` with nothing to start: work it may take (a second opinion, a
+        page to judge) came back, the run may end (the first answers are in, no second opinion
+        is worth waiting for), or a request ended since ``settled`` (a document to race?)."""
         return lambda: (
             self.queue.has_work(
                 lane.order,

@@ -159,18 +159,24 @@ class Pages:
 
     async def judged(
         self, judging: Judging, judge: Lane, judgement: Judgement, holds: Callable[[int, int], bool]
-    ) -> None:
+    ) -> tuple[str, ...]:
         """A judge's answer: the page with its verdicts (:func:`.judgement.judged_entry`) is
-        journaled and written again, unless a later answer for the document came since."""
+        journaled and written again, unless a later answer for the document came since. A page
+        it flags anew is recorded for a second opinion, as a first answer is (``retry``)."""
         kept: ToJudge = judging.payload
-        if self.offered.get(judging.path) != kept.serial:
-            return
-        applied = judged_entry(judging, judge.endpoint.name, judgement, holds)
-        if applied is not None:
-            self.report.models[kept.writer].rejudged(applied)
-            await self.writer.record(applied.entry)
-            self.unwritten = [(j, e) for j, e in self.unwritten if e.path != judging.path]
-            self.keep(kept.job, applied.entry)
+        applied = None
+        if self.offered.get(judging.path) == kept.serial:
+            applied = judged_entry(judging, judge.endpoint.name, judgement, holds)
+        if applied is None:
+            return ()
+        self.report.models[kept.writer].rejudged(applied)
+        await self.writer.record(applied.entry)
+        self.unwritten = [(j, e) for j, e in self.unwritten if e.path != judging.path]
+        self.keep(kept.job, applied.entry)
+        if applied.flags_before or not applied.flags_after or self.flagged_pages != "retry":
+            return ()
+        self.first_opinions[judging.path] = (applied.rank, applied.flags_after)
+        return applied.flags_after
 
     def keep(self, job: Job, entry: Entry) -> None:
         """An answer in the journal (recorded by this run, or by one that died): its page next.

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from wiki_assets.engine.dispatch.judges import Judging
 from wiki_assets.engine.dispatch.queue import Job
+from wiki_assets.engine.ingestion.answer import Rank
 from wiki_assets.engine.model.results import Judgement
 from wiki_assets.engine.quality import Reason
 from wiki_assets.engine.quality.claims import ProseCheck, Support
@@ -42,7 +43,7 @@ def offer(entry: Entry, text: str, writer: int, job: Job, serial: int) -> Judgin
     if request is None:
         return None
     kept = ToJudge(request, entry, writer, job, serial)
-    return Judging(entry.path, text, request.sentences, writer, kept)
+    return Judging(entry.path, text, request.sentences, writer, job, kept)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,13 @@ class Judged:
     after: ProseCheck
     flags_before: tuple[str, ...]
     flags_after: tuple[str, ...]
+
+    @property
+    def rank(self) -> Rank:
+        """How the judged answer ranks against a second opinion (:func:`.answer.rank`)."""
+        points = (self.entry.result or {}).get("key_points") or []
+        verified = sum(1 for p in points if isinstance(p, dict) and p.get("status") == "verified")
+        return not self.flags_after, verified, -len(self.flags_after)
 
 
 def judged_entry(

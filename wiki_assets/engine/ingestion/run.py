@@ -341,8 +341,8 @@ class _Run:
 
     async def judged(
         self, judging: Judging, judge: Lane, judgement: Judgement, holds: Callable[[int, int], bool]
-    ) -> None:
-        await self.pages.judged(judging, judge, judgement, holds)
+    ) -> tuple[str, ...]:
+        return await self.pages.judged(judging, judge, judgement, holds)
 
     def held_back(self) -> bool:
         return self.pages.held_back()
