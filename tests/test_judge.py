@@ -88,6 +88,31 @@ def test_a_judge_wrong_half_the_time_is_found_out(tmp_path: Path) -> None:
     assert settled(coin_catalog) < settled(right_catalog) / 2
 
 
+def test_a_page_a_judge_flags_gets_a_second_opinion(tmp_path: Path) -> None:
+    # One model adds a sentence no document says to faithful pages; the rules cannot place it,
+    # the other model judges it not stated, and with flagged_pages 'retry' the page it flagged
+    # goes back for a second opinion, as a first answer the rules flag does.
+    synced = _mirror(tmp_path, 24)
+    adds = SimModel(model="adds", behaviour="embellishing", per_request_tps=300)
+    faithful = SimModel(model="faithful", behaviour="faithful", per_request_tps=400)
+    with SimServer(adds) as a, SimServer(faithful) as b:
+        report = ingest(
+            synced_root=synced, wiki_root=tmp_path / "wiki", collections=["travel"],
+            endpoints=[Endpoint(name=server.sim.model, base_url=server.base_url,
+                                model=server.sim.model) for server in (a, b)],
+            dials=Dials(flush_seconds=0.2, claim_size=1, max_tokens=1024, judge_share=1.0),
+        )  # fmt: skip
+    assert report.stopped is None and not report.failed
+    stats = {m.name: m for m in report.models}
+    assert stats["faithful"].judgements > 0
+    assert stats["adds"].flags.get("unsupported_prose", 0) > 0
+    assert report.second_opinions >= stats["adds"].flags["unsupported_prose"] > 0
+    index_wiki(tmp_path / "wiki")
+    judged = [s for r in read_catalog(tmp_path / "wiki") for s in r["prose"]
+              if s["checked_by"] == "faithful"]  # fmt: skip
+    assert judged and all(s["status"] == "unsupported" for s in judged)
+
+
 def test_no_judge_in_a_fleet_of_one(tmp_path: Path) -> None:
     synced = _mirror(tmp_path, 3)
     with SimServer(SimModel(model="solo", behaviour="faithful")) as server:

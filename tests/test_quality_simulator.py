@@ -152,7 +152,7 @@ def test_faithful_notes_on_numbered_parts_cite_the_whole_documents_lines() -> No
 
 
 def test_behaviours_are_validated() -> None:
-    assert set(BEHAVIOURS) == {"words", "faithful", "fabricating", "contradicting"}
+    assert set(BEHAVIOURS) == {"words", "faithful", "fabricating", "contradicting", "embellishing"}
     assert PRESETS["faithful"].behaviour == "faithful"
     with pytest.raises(ValueError, match="behaviour"):
         SimModel(behaviour="lying")

@@ -82,7 +82,7 @@ def page_answer(
     """The answer of a ``faithful`` or ``fabricating`` model to ``message`` (the last user
     message), within ``max_tokens`` where it can be, or ``None`` where it is no page or notes
     request (the caller answers as usual)."""
-    if behaviour not in ("faithful", "fabricating", "contradicting"):
+    if behaviour not in ("faithful", "fabricating", "contradicting", "embellishing"):
         return None
     found = _BLOCK.search(message)
     if found is None or (schema is not None and "key_points" not in _properties(schema)):
@@ -97,6 +97,8 @@ def page_answer(
     page = (_fabricated if behaviour == "fabricating" else _faithful)(lines, language, seed)
     if behaviour == "contradicting":
         page["summary"] = f"{_contradicting(_facts(lines) or lines)} {_UNSTATED[language]}"
+    elif behaviour == "embellishing":
+        page["summary"] = f"{page['summary']} {_UNSTATED[language]}"
     page["related"] = _related(schema, language)
     return json.dumps(_shorter(_fit(page, schema, schema), max_tokens), ensure_ascii=False)
 
