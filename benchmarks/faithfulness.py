@@ -127,6 +127,60 @@ def as_measured(show_misses: bool) -> None:
     print("\nTargets: at least 90% caught, at most 5% of control pages flagged.")
 
 
+JUDGED_AS = {
+    "true": "supported",
+    "number": "contradicted",
+    "date": "contradicted",
+    "name": "contradicted",
+    "negation": "contradicted",
+    "invented": "not_stated",
+}
+
+
+def judged_by_model(base_url: str | None, model: str | None) -> None:
+    """The labelled set through a real model's judge request (one per document, all its
+    sentences at once, as the engine sends it): the embedded SmolLM2-135M by default, or the
+    OpenAI-compatible endpoint given. Right: its verdict is the label's (a planted error of a
+    number, date, name or negation is contradicted; an invented policy is not stated)."""
+    import asyncio
+    import contextlib
+
+    from wiki_assets.engine.config import Endpoint
+    from wiki_assets.engine.model.client import ModelClient
+    from wiki_assets.engine.model.local_server import embedded_server
+
+    async def judge_all(endpoint: Endpoint) -> Counter[tuple[str, str]]:
+        client = ModelClient(endpoint, max_tokens=600)
+        tally: Counter[tuple[str, str]] = Counter()
+        try:
+            for doc, text in DOCUMENTS.items():
+                items = [(sentence, label) for d, sentence, label in ITEMS if d == doc]
+                judgement = await client.judge(text, [sentence for sentence, _ in items])
+                verdicts = {v.index: v.verdict for v in judgement.verdicts}
+                for number, (_, label) in enumerate(items, start=1):
+                    said = verdicts.get(number, "none")
+                    tally[(label, "right" if said == JUDGED_AS[label] else said)] += 1
+        finally:
+            await client.close()
+        return tally
+
+    with contextlib.ExitStack() as stack:
+        if base_url is None:
+            endpoint = stack.enter_context(embedded_server()).endpoint
+        else:
+            endpoint = Endpoint(name="judge", base_url=base_url, model=model or "judge")
+        tally = asyncio.run(judge_all(endpoint))
+    print(f"## {endpoint.model} as a judge on the labelled set\n")
+    print("| kind | items | right | its verdicts otherwise |")
+    print("|---|---:|---:|---|")
+    for kind in KINDS:
+        row = {said: n for (label, said), n in tally.items() if label == kind}
+        items = sum(row.values())
+        others = ", ".join(f"{said} {n}" for said, n in sorted(row.items()) if said != "right")
+        print(f"| {kind} | {items} | {_share(row.get('right', 0), items)} | {others} |")
+    print()
+
+
 def _share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "-"
 
@@ -136,9 +190,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--show-misses", action="store_true", help="list each sentence the rules got wrong"
     )
+    parser.add_argument(
+        "--judge", action="store_true",
+        help="also put the labelled set to a real model's judge request (default: the embedded "
+        "SmolLM2-135M; needs the 'local' extra)",
+    )  # fmt: skip
+    parser.add_argument("--judge-url", help="an OpenAI-compatible endpoint to judge instead")
+    parser.add_argument("--judge-model", help="its model id")
     args = parser.parse_args(argv)
     labelled(args.show_misses)
     as_measured(args.show_misses)
+    if args.judge or args.judge_url:
+        judged_by_model(args.judge_url, args.judge_model)
     return 0
 
 

@@ -15,6 +15,12 @@ and the plan's share. The mixed mirror runs twice: as the engine runs it (docume
 with every text extracted before the first request; the links both give are compared (a document
 prepared before its partner was indexed is not offered it). A table first gives each format's
 extraction rate (files/s, one process) on the mirror.
+
+Links by n-grams alone by default. With ``--embedded``, links by meaning come from the shipped
+multilingual-e5-small (the embedded embeddings server), and 14 labelled English/Korean partners
+(``tests/data/bilingual``) are added to every mirror: how many of them each run links is what
+extracting (and embedding) beside the requests costs in links, where n-grams alone rarely find a
+partner in the other language at all.
 """
 
 from __future__ import annotations

@@ -180,6 +180,8 @@ class Bench:
                 f"second opinions {report.second_opinions} asked, "
                 f"{report.second_opinions_kept} kept, {skipped} skipped"
             )
+        if report.dials.judge_share and len(report.models) > 1:
+            row.notes.append(f"pages judged {report.judgements}")
         progress(f"{design}: {row.docs} docs in {row.seconds:.1f} s = {row.rate:.2f} docs/s")
         return row
 

@@ -96,9 +96,9 @@ def page_answer(
         return "\n".join(_rotate(_INVENTED[language], seed)[:3])
     page = (_fabricated if behaviour == "fabricating" else _faithful)(lines, language, seed)
     if behaviour == "contradicting":
-        page["summary"] = f"{_contradicting(_facts(lines) or lines)} {_UNSTATED[language]}"
+        page["summary"] = f"{_contradicting(_facts(lines) or lines)} {UNSTATED[language]}"
     elif behaviour == "embellishing":
-        page["summary"] = f"{page['summary']} {_UNSTATED[language]}"
+        page["summary"] = f"{page['summary']} {UNSTATED[language]}"
     page["related"] = _related(schema, language)
     return json.dumps(_shorter(_fit(page, schema, schema), max_tokens), ensure_ascii=False)
 
@@ -237,7 +237,7 @@ def _faithful(lines: list[tuple[int, str]], language: str, seed: int) -> dict[st
 
 
 # A sentence no document of the simulator's says, in words the rules cannot place: a judge's.
-_UNSTATED = {
+UNSTATED = {
     "en": "Staff appreciate how clearly this arrangement was explained at the kickoff.",
     "ko": "직원들은 발표회에서 이 제도가 분명하게 설명되었다고 평가합니다.",
 }
