@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from wiki_assets.engine.quality.claims import (
+from wiki_assets.engine.quality.claims import check_prose
+from wiki_assets.engine.quality.quantities import agrees, quantities
+from wiki_assets.engine.quality.sentences import (
     DESCRIPTION,
     SUMMARY,
     ProseCheck,
     SentenceCheck,
     Support,
-    check_prose,
     quotable,
 )
-from wiki_assets.engine.quality.quantities import agrees, quantities
 
 LEAVE = """Annual Leave Policy
 Owner: People team, John Park.

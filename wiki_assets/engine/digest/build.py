@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from wiki_assets.engine.quality.claims import ProseCheck, Support
+from wiki_assets.engine.quality.sentences import ProseCheck, Support
 from wiki_assets.engine.state.journal import Entry
 from wiki_assets.engine.state.page_events import PageEvent, PageHistory
 

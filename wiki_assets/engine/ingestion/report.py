@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from wiki_assets.engine.config import Dials
 from wiki_assets.engine.dispatch.tally import DispatchTally, LaneTally
-from wiki_assets.engine.quality.claims import ProseCheck, Support
+from wiki_assets.engine.quality.sentences import ProseCheck, Support
 
 if TYPE_CHECKING:
     from wiki_assets.engine.ingestion.judgement import Judged

@@ -8,6 +8,10 @@ checks on every page that need no strong model. No Dagster here.
   its document.
 - :mod:`.topics`: which topics name a subject; the others (placeholders, fragments, field names)
   are left out of pages and the index.
+- :mod:`.sentences`: the prose as sentences, each with its status (supported, contradicted,
+  unsupported, unchecked); :mod:`.claims` checks each by rule (:mod:`.quantities`: numbers,
+  amounts and dates in English and Korean); :mod:`.judging`: what a judge from the fleet is
+  asked, and its verdicts applied.
 - :mod:`.checks`: the page checks, each named by a :class:`~.verdict.Reason`.
 - :mod:`.verdict`: the reasons (stable names) and a page's :class:`~.verdict.Verdict`.
 - :mod:`.assess`: :func:`~.assess.assess`, the one call a run makes per page.

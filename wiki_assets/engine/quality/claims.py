@@ -26,139 +26,17 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any
 
 from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.evidence import AGREEMENT
 from wiki_assets.engine.quality.prose import DocumentUnits, sentence_units
 from wiki_assets.engine.quality.quantities import Quantity, agrees, given_instead, quantities
+from wiki_assets.engine.quality.sentences import ProseCheck, SentenceCheck, Support, prose_sentences
 from wiki_assets.engine.quality.text import document_lines, normalize
 
-__all__ = [
-    "NOTHING_CHECKED",
-    "ProseCheck",
-    "SentenceCheck",
-    "Support",
-    "check_prose",
-    "prose_sentences",
-    "quotable",
-]
+__all__ = ["check_prose"]
 
-DESCRIPTION = "description"
-SUMMARY = "summary"
-RULES = "rules"  # who checked a sentence, when no judge did
-
-
-class Support(StrEnum):
-    """What the document says to a sentence. The values are journaled and shown: never rename."""
-
-    SUPPORTED = "supported"
-    CONTRADICTED = "contradicted"
-    UNSUPPORTED = "unsupported"
-    UNCHECKED = "unchecked"
-
-
-@dataclass(frozen=True, slots=True)
-class SentenceCheck:
-    """One sentence of the description (``part`` ``description``) or the summary, its status,
-    the document's lines it stands on or that say otherwise, what the document says instead
-    (``document_says``, for a contradicted one; why, for an unsupported one) and who checked it
-    (``rules``, or the judging model's name)."""
-
-    text: str
-    part: str
-    status: Support
-    lines: tuple[int, int] | None = None
-    document_says: str = ""
-    checked_by: str = RULES
-
-    @property
-    def reference(self) -> str:
-        if self.lines is None:
-            return ""
-        first, last = self.lines
-        return f"line {first}" if first == last else f"lines {first}\u2013{last}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "part": self.part,
-            "status": self.status.value,
-            "lines": list(self.lines) if self.lines else None,
-            "document_says": self.document_says or None,
-            "checked_by": self.checked_by,
-        }
-
-    @classmethod
-    def from_json(cls, value: Any) -> SentenceCheck | None:
-        if not isinstance(value, dict) or not isinstance(value.get("text"), str):
-            return None
-        lines = value.get("lines")
-        found = None
-        if isinstance(lines, list) and len(lines) == 2 and all(isinstance(n, int) for n in lines):
-            found = (lines[0], lines[1])
-        status = str(value.get("status"))
-        return cls(
-            value["text"],
-            str(value.get("part") or SUMMARY),
-            Support(status) if status in Support._value2member_map_ else Support.UNCHECKED,
-            found,
-            str(value.get("document_says") or ""),
-            str(value.get("checked_by") or RULES),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class ProseCheck:
-    """The sentences of a page's prose, each checked."""
-
-    sentences: tuple[SentenceCheck, ...] = ()
-
-    def count(self, status: Support) -> int:
-        return sum(1 for sentence in self.sentences if sentence.status is status)
-
-    @property
-    def checked(self) -> int:
-        """Sentences whose status is known (all but the unchecked)."""
-        return len(self.sentences) - self.count(Support.UNCHECKED)
-
-    def unchecked(self) -> list[int]:
-        return [i for i, s in enumerate(self.sentences) if s.status is Support.UNCHECKED]
-
-    def to_json(self) -> list[dict[str, Any]]:
-        return [sentence.to_json() for sentence in self.sentences]
-
-    @classmethod
-    def from_json(cls, value: Any) -> ProseCheck:
-        if not isinstance(value, list):
-            return cls()
-        found = (SentenceCheck.from_json(item) for item in value)
-        return cls(tuple(sentence for sentence in found if sentence is not None))
-
-
-NOTHING_CHECKED = ProseCheck()
-
-
-def quotable(description: str, prose: Any) -> str:
-    """What may be quoted of a page's ``description`` (a digest, a bot): where ``prose`` (a
-    result's journaled sentence checks) checked it, its supported sentences only; unchecked
-    (a result journaled before sentences were checked) the description as it is."""
-    checked = [s for s in ProseCheck.from_json(prose).sentences if s.part == DESCRIPTION]
-    if not checked:
-        return description
-    return " ".join(s.text for s in checked if s.status is Support.SUPPORTED)
-
-
-def prose_sentences(description: str, summary: str) -> list[tuple[str, str]]:
-    """(part, sentence) of the description and the summary, in order: split at a sentence's
-    closing mark or a line break, as the page shows them."""
-    found: list[tuple[str, str]] = []
-    for part, text in ((DESCRIPTION, description), (SUMMARY, summary)):
-        for line in text.splitlines():
-            found += [(part, piece.strip()) for piece in SENTENCE_END.split(line) if piece.strip()]
-    return found
+_DIGIT = re.compile(r"\d")
 
 
 class _Document:
@@ -169,13 +47,15 @@ class _Document:
         self.raw = document_lines(text)
         self.besides = frozenset(sentence_units(normalize(title)))
         self.normalized = f" {normalize(text)} "
-        self.all_quantities = [q for line in self.raw for q in quantities(line)]
+        self._quantities: list[Quantity] | None = None  # worked out once a sentence states one
 
     def lines(self, first: int, last: int) -> list[tuple[int, str]]:
         return [(n, self.raw[n - 1]) for n in range(first, last + 1) if self.raw[n - 1].strip()]
 
     def states(self, quantity: Quantity) -> bool:
-        return any(agrees(quantity, given) for given in self.all_quantities)
+        if self._quantities is None:  # (every quantity has a digit: the other lines have none)
+            self._quantities = quantities("\n".join(filter(_DIGIT.search, self.raw)))
+        return any(agrees(quantity, given) for given in self._quantities)
 
 
 def check_prose(description: str, summary: str, document: str, title: str = "") -> ProseCheck:

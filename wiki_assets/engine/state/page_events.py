@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from wiki_assets.engine.documents.language import language_code
-from wiki_assets.engine.quality.claims import quotable
+from wiki_assets.engine.quality.sentences import quotable
 from wiki_assets.engine.state.store import Db
 
 EventKind = Literal["added", "changed", "removed", "existing"]

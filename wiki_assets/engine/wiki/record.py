@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from wiki_assets.engine.quality.claims import ProseCheck, SentenceCheck
 from wiki_assets.engine.quality.evidence import PointCheck, Status
+from wiki_assets.engine.quality.sentences import ProseCheck, SentenceCheck
 from wiki_assets.engine.quality.topics import kept_topics
 from wiki_assets.engine.quality.verdict import Verdict
 from wiki_assets.engine.state.journal import Entry

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from urllib.parse import quote
 
 from wiki_assets.engine.documents.language import language_code
-from wiki_assets.engine.quality.claims import DESCRIPTION, SUMMARY, SentenceCheck, Support
 from wiki_assets.engine.quality.evidence import PointCheck
+from wiki_assets.engine.quality.sentences import DESCRIPTION, SUMMARY, SentenceCheck, Support
 from wiki_assets.engine.quality.verdict import Reason
 from wiki_assets.engine.wiki.files import INDEX_PAGE
 from wiki_assets.engine.wiki.record import Link, Page
