@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine.errors import ConfigurationError
 from wiki_assets.engine.wiki.catalog import read_catalog
 from wiki_assets.engine.wiki.index import index_wiki
 from wiki_assets.simulator import SimModel, SimServer
@@ -123,3 +126,15 @@ def test_no_judge_in_a_fleet_of_one(tmp_path: Path) -> None:
         )  # fmt: skip
     assert report.count == 3 and report.models[0].judgements == 0
     assert report.to_dict()["judgements_skipped"] == {}
+
+
+def test_a_judge_that_names_no_model_of_the_fleet_is_an_error(tmp_path: Path) -> None:
+    synced = _mirror(tmp_path, 1)
+    with SimServer(SimModel(model="solo")) as server, pytest.raises(ConfigurationError) as raised:
+        ingest(
+            synced_root=synced, wiki_root=tmp_path / "wiki", collections=["travel"],
+            endpoints=[Endpoint(name="solo", base_url=server.base_url, model="solo")],
+            dials=Dials(judge="sollo"),
+        )  # fmt: skip
+    assert "dial judge: 'sollo' is no model of the fleet (solo)" in str(raised.value)
+    assert not (tmp_path / "wiki").exists()

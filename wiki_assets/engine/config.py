@@ -8,6 +8,7 @@ summarizer resource (``ModelConfig``) are derived from these fields, not declare
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
@@ -288,3 +289,13 @@ class Dials:
         description="The model (its name in the fleet, or its model id) that judges; '' lets "
         "any model judge pages it did not write.",
     )
+
+    def check_fleet(self, endpoints: Sequence[Endpoint]) -> None:
+        """A dial that names a model names one of ``endpoints`` (a misspelt judge would
+        otherwise judge nothing, silently)."""
+        names = [name for e in endpoints for name in (e.name, e.model)]
+        if self.judge and self.judge not in names:
+            fleet = ", ".join(e.name for e in endpoints)
+            raise ConfigurationError(
+                f"dial judge: {self.judge!r} is no model of the fleet ({fleet})"
+            )

@@ -85,6 +85,7 @@ def ingest(
     """
     if not endpoints:
         raise ValueError("no model endpoints to summarize with")
+    dials.check_fleet(endpoints)
     wiki = Wiki(wiki_root)
     store = store or StateStore(wiki.state_dir)
     texts = TextStore(wiki.state_dir / TEXTS_DIR)
