@@ -89,8 +89,9 @@ def test_every_model_down_stops_cleanly_and_leaves_the_rest(tmp_path: Path) -> N
             wiki_root=wiki,
             collections=["c"],
             endpoints=[endpoint(s) for s in healthy],
-            # "keep": the simulator's pages are flagged; second opinions would ask again.
-            dials=Dials(flush_seconds=1, flagged_pages="keep"),
+            # "keep" and no judge: the simulator's pages are flagged and their sentences
+            # unchecked; second opinions and judges would ask again.
+            dials=Dials(flush_seconds=1, flagged_pages="keep", judge_share=0.0),
         )
         requested = [line for s in healthy for line in s.request_log()]
     assert (again.count, again.skipped, again.stopped) == (28, 2, None)

@@ -32,20 +32,22 @@ def _mirror(root: Path, count: int) -> Path:
     return synced
 
 
-def _run(tmp_path: Path, judge: str = "right") -> tuple[dict, list]:
-    """Two models that write pages whose summary contradicts its document, four workers each:
-    at the end of the run, workers with no document left are idle while the last requests are
-    out, and judge the other model's pages meanwhile."""
+def _run(
+    tmp_path: Path, judge: str = "right", behaviour: str = "contradicting", flagged: str = "keep"
+) -> tuple[dict, list]:
+    """Two models that write pages whose summary contradicts its document (or ``behaviour``),
+    four workers each: at the end of the run, the faster model has no document left while the
+    other's last requests are out, and judges the other model's pages meanwhile."""
     synced = _mirror(tmp_path, 24)
-    sims = [SimModel(model=name, behaviour="contradicting", judge=judge, per_request_tps=tps)
+    sims = [SimModel(model=name, behaviour=behaviour, judge=judge, per_request_tps=tps)
             for name, tps in (("a", 400), ("b", 300))]  # fmt: skip
     with SimServer(sims[0]) as a, SimServer(sims[1]) as b:
         report = ingest(
             synced_root=synced, wiki_root=tmp_path / "wiki", collections=["travel"],
             endpoints=[Endpoint(name=server.sim.model, base_url=server.base_url,
                                 model=server.sim.model) for server in (a, b)],
-            dials=Dials(flush_seconds=0.2, flagged_pages="keep", claim_size=1, max_tokens=1024,
-                        judge_share=1.0),
+            dials=Dials(flush_seconds=0.2, flagged_pages=flagged, claim_size=1, max_tokens=1024,
+                        judge_share=1.0),  # type: ignore[arg-type]
         )  # fmt: skip
     assert report.stopped is None and not report.failed
     index_wiki(tmp_path / "wiki")
@@ -92,28 +94,16 @@ def test_a_judge_wrong_half_the_time_is_found_out(tmp_path: Path) -> None:
 
 
 def test_a_page_a_judge_flags_gets_a_second_opinion(tmp_path: Path) -> None:
-    # One model adds a sentence no document says to faithful pages; the rules cannot place it,
-    # the other model judges it not stated, and with flagged_pages 'retry' the page it flagged
+    # Both models add a sentence no document says to faithful pages; the rules cannot place it,
+    # the other model judges it not stated, and with flagged_pages 'retry' each page it flagged
     # goes back for a second opinion, as a first answer the rules flag does.
-    synced = _mirror(tmp_path, 24)
-    adds = SimModel(model="adds", behaviour="embellishing", per_request_tps=300)
-    faithful = SimModel(model="faithful", behaviour="faithful", per_request_tps=400)
-    with SimServer(adds) as a, SimServer(faithful) as b:
-        report = ingest(
-            synced_root=synced, wiki_root=tmp_path / "wiki", collections=["travel"],
-            endpoints=[Endpoint(name=server.sim.model, base_url=server.base_url,
-                                model=server.sim.model) for server in (a, b)],
-            dials=Dials(flush_seconds=0.2, claim_size=1, max_tokens=1024, judge_share=1.0),
-        )  # fmt: skip
-    assert report.stopped is None and not report.failed
-    stats = {m.name: m for m in report.models}
-    assert stats["faithful"].judgements > 0
-    assert stats["adds"].flags.get("unsupported_prose", 0) > 0
-    assert report.second_opinions >= stats["adds"].flags["unsupported_prose"] > 0
-    index_wiki(tmp_path / "wiki")
-    judged = [s for r in read_catalog(tmp_path / "wiki") for s in r["prose"]
-              if s["checked_by"] == "faithful"]  # fmt: skip
+    figures, catalog = _run(tmp_path, behaviour="embellishing", flagged="retry")
+    judged = [s for r in catalog for s in r["prose"] if s["checked_by"] != "rules"]
     assert judged and all(s["status"] == "unsupported" for s in judged)
+    flagged_by_judge = sum(
+        m["flags"].get("unsupported_prose", 0) for m in figures["models"].values()
+    )
+    assert figures["second_opinions"] >= flagged_by_judge > 0
 
 
 def test_no_judge_in_a_fleet_of_one(tmp_path: Path) -> None:

@@ -130,7 +130,7 @@ def test_a_run_launched_as_the_asset_job_carries_a_tag_per_dial(
     sync(instance, workspace.corpus, summarizer)  # registers the collections
     defs = build_defs(workspace.corpus, summarizer, IngestConfig(claim_size=8))
     job = defs.resolve_implicit_global_asset_job_def()
-    changed = {"flush_seconds": 0.2, "redo_models": ["sim0"]}
+    changed = {"flush_seconds": 0.2, "redo_models": ["sim0"], "judge": "sim0"}
     result = job.execute_in_process(
         instance=instance,
         asset_selection=[dg.AssetKey("wiki_pages")],
@@ -153,6 +153,8 @@ def test_a_run_launched_as_the_asset_job_carries_a_tag_per_dial(
         "wiki_assets/redo_models": "sim0",
         "wiki_assets/flagged_pages": "retry",
         "wiki_assets/second_opinion_share": "0.5",
+        "wiki_assets/judge_share": "0.5",
+        "wiki_assets/judge": "sim0",
         "wiki_assets/wiki": str(workspace.wiki.resolve()),
     }
     assert {f"wiki_assets/{name}" for name in IngestConfig.model_fields} <= set(dials)

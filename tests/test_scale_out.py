@@ -126,10 +126,11 @@ def test_parallel_runs_keep_each_model_under_its_fleet_wide_limit(
                     ingest(
                         synced_root=synced, wiki_root=wiki, collections=[collection],
                         endpoints=endpoints, store=store,
-                        # "keep": the simulator's pages are flagged (no second opinions).
+                        # "keep" and no judge: the simulator's pages are flagged and their
+                        # sentences unchecked (no second opinion, no judge's request).
                         dials=Dials(
                             workers_per_model=4, claim_size=2, flush_seconds=0.2,
-                            flagged_pages="keep",
+                            flagged_pages="keep", judge_share=0.0,
                         ),
                     )
                 )  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded, concurrency_for
@@ -83,6 +84,11 @@ class Work:
 
     def held_back(self) -> bool:
         return False
+
+    async def judged(
+        self, judging: Any, judge: Lane, judgement: Any, holds: Any
+    ) -> tuple[str, ...]:
+        raise AssertionError("no page to judge here")
 
 
 def dispatcher_on(model: HangingModel, leases: Leases) -> Dispatcher:

@@ -127,7 +127,10 @@ class VirtualModel:
         """A judge's request on a page: its document and sentences in, a verdict per sentence
         out (the simulation counts the request's time, not what it says)."""
         prompt = estimate_tokens(text) + PROMPT_OVERHEAD_TOKENS
-        out, _ = await self._request(prompt)
+        out, _ = self.sim.output_tokens(prompt, self.max_tokens)
+        # Served like any request, but drawing none of the model's random numbers: a scenario's
+        # faults and jitter stay what they are with or without judges.
+        await self._serve(self.sim.work(prompt, out))
         return Judgement((), self.endpoint.model, prompt, out)
 
     @contextlib.contextmanager

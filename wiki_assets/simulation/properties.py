@@ -49,15 +49,19 @@ def check(outcome: Outcome) -> list[str]:
     asked = report.second_opinions
     if asked > scenario.dials.second_opinion_share * len(paths) + 1e-9:
         problems.append(f"{asked} second opinions asked, over the budget")
-    if scenario.second_opinions and not outcome.fixed and not outcome.stuck and not report.stopped:
-        # Nothing was ever kept, so no second opinion was worth waiting for: the run ended
-        # when its last first answer came in.
+    judging = scenario.dials.judge_share > 0 and len(scenario.models) > 1
+    optional = scenario.second_opinions or judging
+    if optional and not outcome.fixed and not outcome.stuck and not report.stopped:
+        # Nothing was ever kept, so no second opinion was worth waiting for, and no judge ever
+        # is: the run ended when its last first answer came in.
         late = outcome.makespan_s - outcome.first_answers_at
         if late > 1e-3:
             problems.append(
                 f"the run ended {late:.3f} s after its last first answer, though no second "
-                "opinion was ever kept"
+                "opinion was ever kept (judges are never waited for)"
             )
+    if outcome.judged > scenario.dials.judge_share * len(paths) + 1e-9:
+        problems.append(f"{outcome.judged} pages judged, over the budget")
     problems.extend(outcome.idle_violations[:3])
     for path, raced in outcome.overlapping.items():
         if raced > 1:

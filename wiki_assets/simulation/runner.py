@@ -19,6 +19,7 @@ from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.dispatch import (
     Dispatcher,
     Job,
+    Judging,
     Lane,
     Prepared,
     Recorded,
@@ -60,6 +61,7 @@ class Outcome:
     ideal_s: float = 0.0
     blind_s: float = 0.0  # the longest document on the slowest model
     hang_free_s: float | None = None  # the run must end before this, though requests hang
+    judged: int = 0  # pages a judge answered on (judges only use idle workers)
 
 
 class _Work:
@@ -117,7 +119,12 @@ class _Work:
         self.outcome.report.count += 1
         self.outcome.first_answers_at = asyncio.get_running_loop().time()
         retry = self.outcome.scenario.dials.flagged_pages == "retry"
-        return Recorded(flags=(plan.flaw,)) if flagged and retry else Recorded()
+        # Every page leaves a sentence for a judge, where the fleet has one (a judge's request
+        # takes a page's time on the judging model, and finds nothing).
+        judging = None
+        if self.outcome.scenario.dials.judge_share and len(self.outcome.scenario.models) > 1:
+            judging = Judging(path, "", ("a sentence",), lane.order, job, None)
+        return Recorded(flags=(plan.flaw,) if flagged and retry else (), judging=judging)
 
     def fail(self, job: Job, reason: str) -> None:
         self.outcome.first_answers_at = asyncio.get_running_loop().time()
@@ -127,10 +134,9 @@ class _Work:
     def held_back(self) -> bool:
         return False
 
-    async def judged(
-        self, judging: Any, judge: Lane, judgement: Any, holds: Any
-    ) -> tuple[str, ...]:
-        """Never called: the simulation offers no page to a judge (its pages have no text)."""
+    async def judged(self, judging: Any, judge: Lane, judgement: Any, _: Any) -> tuple[str, ...]:
+        """A judge's answer: counted (the simulation's judges settle nothing)."""
+        self.outcome.judged += 1
         return ()
 
 
@@ -181,6 +187,7 @@ def run(scenario: Scenario) -> Outcome:
         give_up_after_s=dials.give_up_after_s,
         expected=lambda: len(tokens),
         second_opinion_share=dials.second_opinion_share,
+        judge_share=dials.judge_share,
     )
     slowest_timeout = max(p.timeout_s * (p.max_retries + 1) for p in scenario.models)
     deadline = DEADLINE_FACTOR * outcome.ideal_s + 20 * slowest_timeout + 600.0

@@ -50,6 +50,21 @@ class RunEnd:
             for other in self.lanes
         )
 
+    def work_for(
+        self, lane: Lane, second: Callable[[Job], bool] | None = None
+    ) -> Callable[[], bool]:
+        """Whether work ``lane`` may take came back: a document, part or page (unless it is
+        demoted), or a second opinion ``second`` accepts (by default, one taken before new
+        documents: opinions.py's likely ones)."""
+        accepts = second or (lambda job: self.opinions.likely(job.flags, lane.order))
+        return lambda: self.queue.has_work(lane.order, accepts, first_work=not self.demoted(lane))
+
+    def judge_gives_way(self, lane: Lane) -> Callable[[], bool]:
+        """When a judge's request on ``lane`` is cancelled: work for it came back, or another
+        worker of its model sent a request (the judge would slow it: judges.py)."""
+        work = self.work_for(lane)
+        return lambda: work() or bool(lane.attempts)
+
     def may_give(self, job: Job, lane: Lane) -> bool:
         """Whether ``lane`` may give ``job`` (a second opinion) now."""
         return job.may_take(lane.order) and self.opinions.may_give(job.flags, lane.order)

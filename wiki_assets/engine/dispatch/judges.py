@@ -62,8 +62,12 @@ class Judges:
 
     apply: Apply  # the run applies an answer (Work.judged)
     retry: Callable[[Job, tuple[str, ...]], object]  # a second opinion on a page flagged anew
-    budget: float  # judge_share of the run's documents
+    budget: int  # judge_share of the run's documents
     named: str | None = None  # the judge the ``judge`` dial names (a model's name), if any
+    # The dispatcher's wait (until a condition holds, the workers are woken, or the run ends)
+    # and its wake-up call: a judge's request gives way to work that comes back meanwhile.
+    wait: Callable[[Callable[[], bool]], Awaitable[None]] | None = None
+    wake: Callable[[], None] = lambda: None
     asked: int = 0
     waiting: deque[Judging] = field(default_factory=deque)
     out: set[asyncio.Task[Judgement]] = field(default_factory=set)
@@ -87,12 +91,18 @@ class Judges:
         return self.named is None or self.named in (lane.endpoint.name, lane.endpoint.model)
 
     def take(self, lane: Lane) -> Judging | None:
-        """The oldest waiting page ``lane`` may judge, if any."""
+        """The oldest waiting page ``lane`` may judge now (:meth:`available`), if any."""
         for judging in self.waiting:
-            if self.may_judge(lane, judging):
+            if self.available(lane, judging):
                 self.waiting.remove(judging)
                 return judging
         return None
+
+    def available(self, lane: Lane, judging: Judging) -> bool:
+        """Whether ``lane`` may judge ``judging`` now: only while none of its model's requests
+        is in flight (a judge's request beside them would take a share of the server they are
+        using, and slow them)."""
+        return not lane.attempts and self.may_judge(lane, judging)
 
     def _tally(self, order: int) -> Tally:
         return self.controls.setdefault(order, Tally())
@@ -110,21 +120,32 @@ class Judges:
         tally.good += right
         return tally.chance() >= TRUSTED
 
-    async def judge(self, judging: Judging, lane: Lane) -> None:
+    async def judge(self, judging: Judging, lane: Lane, preempted: Callable[[], bool]) -> None:
         """Send ``judging`` to ``lane``'s model and apply its answer (a page it flags anew may
-        get a second opinion); a failed request leaves the page as the rules left it, and a
-        cancelled one (the run ended) too."""
+        get a second opinion). Work for the worker that comes back meanwhile (``preempted``)
+        cancels the request, and the page waits again at the front; a failed request leaves the
+        page as the rules left it, and one cancelled as the run ends too."""
+        if preempted():
+            self.waiting.appendleft(judging)
+            return
         lane.tally.requests += 1
         task = asyncio.create_task(lane.client.judge(judging.text, judging.sentences))
+        task.add_done_callback(lambda _: self.wake())
         self.out.add(task)
         try:
-            await asyncio.wait((task,))
+            if self.wait is not None:
+                await self.wait(lambda: task.done() or preempted())
+            await asyncio.wait((task,), timeout=None if self.wait is None else 0)
         finally:
             self.out.discard(task)
             if not task.done():
                 task.cancel()
+                await asyncio.wait((task,))
         if task.cancelled():
-            self.skipped[RUN_DONE] += 1
+            if preempted():
+                self.waiting.appendleft(judging)  # judged later, if the run goes on that long
+            else:
+                self.skipped[RUN_DONE] += 1
             return
         error = task.exception()
         if isinstance(error, ModelError):

@@ -85,7 +85,8 @@ class Dispatcher:
             log=log,
         )
         asked = self.requests.ask_another  # a page a judge flags may get a second opinion
-        self.judges = Judges(work.judged, asked, judge_share * expected(), judge)
+        self.judges = Judges(work.judged, asked, int(judge_share * expected()), judge)
+        self.judges.wait, self.judges.wake = lambda ready: self._wait(ready, None), self.wake
         self.outlook = Outlook(
             self.lanes,
             self.opinions,
@@ -215,7 +216,7 @@ class Dispatcher:
                         continue
                     judging = self.judges.take(lane)  # idle still: a page to judge (judges.py)
                     if judging is not None:
-                        await self.judges.judge(judging, lane)
+                        await self.judges.judge(judging, lane, self.end.judge_gives_way(lane))
                         continue
                     self.end.give_up_late_second_opinions(lane)
                     self._end_if_answered()
@@ -246,12 +247,8 @@ class Dispatcher:
         page to judge) came back, the run may end (the first answers are in, no second opinion
         is worth waiting for), or a request ended since ``settled`` (a document to race?)."""
         return lambda: (
-            self.queue.has_work(
-                lane.order,
-                lambda job: self.end.may_give(job, lane),
-                first_work=not self.end.demoted(lane),
-            )  # fmt: skip
-            or any(self.judges.may_judge(lane, judging) for judging in self.judges.waiting)
+            self.end.work_for(lane, lambda job: self.end.may_give(job, lane))()
+            or any(self.judges.available(lane, judging) for judging in self.judges.waiting)
             or (self.end.first_answers_in() and self.queue.dry() and not self.end.waited_for())
             or self.requests.settled != settled
         )
