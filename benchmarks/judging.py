@@ -42,13 +42,15 @@ from wiki_assets.simulator.pages import UNSTATED
 ROWS = (("no judge", None), ("right judge", "right"), ("coin judge", "coin"))
 
 
-def run_row(synced: Path, wiki: Path, docs: int, workers: int, judge: str | None) -> str:
+def run_row(
+    synced: Path, wiki: Path, docs: int, workers: int, claim: int, judge: str | None
+) -> str:
     sims = [
         dataclasses.replace(sim, behaviour="embellishing", judge=judge or "right")
         for sim in (FAST, SLOW)
     ]
     dials = Dials(
-        workers_per_model=workers, claim_size=32, flush_seconds=30, max_tokens=400,
+        workers_per_model=workers, claim_size=claim, flush_seconds=30, max_tokens=400,
         flagged_pages="keep", judge_share=0.0 if judge is None else Dials().judge_share,
     )  # fmt: skip
     with SimServer(sims[0]) as fast, SimServer(sims[1]) as slow:
@@ -91,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=300)
     parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--claim", type=int, default=32, help="claim_size")
     args = parser.parse_args(argv)
     lines = [
         "| row | docs | docs/s | requests/doc | pages judged | invented sentences caught "
@@ -102,8 +105,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         build_documents(root / "synced", args.docs)
         for index, (_, judge) in enumerate(ROWS):
             wiki = root / f"wiki-{index}"
-            lines.append(run_row(root / "synced", wiki, args.docs, args.workers, judge))
-    print(f"{args.docs} documents, W = {args.workers}; every page has one invented sentence.\n")
+            lines.append(run_row(root / "synced", wiki, args.docs, args.workers, args.claim, judge))
+    print(
+        f"{args.docs} documents, W = {args.workers}, claim {args.claim}; every page has one "
+        "invented sentence.\n"
+    )
     print("\n".join(lines))
     return 0
 

@@ -7,7 +7,9 @@ known (:mod:`wiki_assets.engine.quality.judging`). Like an optional second opini
 (:mod:`~.opinions`):
 
 * it uses only capacity that would otherwise be idle: a worker judges only when it has no
-  document, part, page or second opinion to start;
+  document, part, page or second opinion to start, and only while its model has no other
+  request in flight; work that comes back meanwhile, or a request of its model, cancels it (the
+  page waits again);
 * a budget bounds it: ``judge_share`` of the run's documents;
 * it never delays the end of the run: once every first answer is in, the run ends, the
   requests out are cancelled and the pages waiting stay as the rules left them;
