@@ -117,8 +117,58 @@ def test_the_cycle_finder_finds_a_circle() -> None:
     assert _cycles(graph) == [["a", "b", "c"]]
 
 
+def _room(module: str) -> str:
+    """The room a module is in: the engine's folder or root module (``engine.dispatch``,
+    ``engine.config``), or the package's top-level folder or module (``simulation``, ``defs``)."""
+    parts = module.split(".")[1:] or ["wiki_assets"]
+    return ".".join(parts[:2]) if parts[0] == "engine" and len(parts) > 1 else parts[0]
+
+
+def _room_imports() -> dict[str, dict[str, set[str]]]:
+    """Room to room: for each room, the rooms it imports and, for each, the modules that do."""
+    rooms: dict[str, dict[str, set[str]]] = {}
+    for name, path in MODULES.items():
+        imports = rooms.setdefault(_room(name), {})
+        for other in _imported(name, path):
+            if _room(other) != _room(name):
+                imports.setdefault(_room(other), set()).add(name)
+    return rooms
+
+
+ROOMS = _room_imports()
+
+
+def test_no_room_of_the_engine_imports_a_room_that_imports_it_back() -> None:
+    engine = {
+        room: {other for other in imports if other.startswith("engine.")}
+        for room, imports in ROOMS.items()
+        if room.startswith("engine.")
+    }
+    assert {"engine.dispatch", "engine.answers", "engine.model"} <= engine.keys()
+    assert "engine.answers" in engine["engine.dispatch"]
+    assert _cycles(engine) == []
+
+
+def test_the_answers_room_imports_nothing_above_it() -> None:
+    """What a model answers is read by every layer, so it stands on the configuration alone."""
+    assert set(ROOMS["engine.answers"]) <= {"engine.config", "engine.errors"}
+
+
+def test_the_dispatcher_and_the_simulation_import_nothing_of_the_model_client_room() -> None:
+    found = {
+        room: sorted(ROOMS[room].get("engine.model", ()))
+        for room in ("engine.dispatch", "simulation")
+    }
+    assert found == {"engine.dispatch": [], "simulation": []}
+
+
+def test_the_model_client_room_imports_nothing_of_the_quality_checks() -> None:
+    assert sorted(ROOMS["engine.model"].get("engine.quality", ())) == []
+    assert "engine.answers" in ROOMS["engine.model"]
+
+
 def test_the_dispatcher_and_the_simulation_import_neither_openai_nor_the_model_client() -> None:
-    """They read a model's answers as :mod:`~wiki_assets.engine.model.results`; only the run
+    """They read a model's answers as :mod:`~wiki_assets.engine.answers.results`; only the run
     talks to a real endpoint."""
     code = (
         "import sys, wiki_assets.engine.dispatch, wiki_assets.simulation\n"

@@ -21,12 +21,12 @@ import pytest
 from aiohttp import web
 
 from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
+from wiki_assets.engine.answers.budget import cut_to_budget, estimate_tokens
 from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument, decode, scan
 from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.ingestion.collector import YOUNG_THRESHOLD, fewer_collections
 from wiki_assets.engine.ingestion.currency import fingerprint
-from wiki_assets.engine.model.budget import cut_to_budget, estimate_tokens
 from wiki_assets.engine.model.chat import PLATFORM_HEADERS
 from wiki_assets.engine.model.client import ModelClient
 from wiki_assets.engine.state.journal import Journal
@@ -271,7 +271,7 @@ def test_the_start_line_says_what_each_model_really_gets(
 
 
 def test_page_answers_are_validated_and_cut_answers_closed() -> None:
-    from wiki_assets.engine.model.page import DraftError, draft_schema, parse_draft
+    from wiki_assets.engine.answers.page import DraftError, draft_schema, parse_draft
 
     fenced = '```json\n{"title": "T", "description": "D", "summary": "S\nline", "related": []}\n```'
     assert parse_draft(fenced).summary == "S\nline"  # raw newline inside a string: accepted

@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 import re
 
-from wiki_assets.engine.model.budget import split_to_budget
-from wiki_assets.engine.model.page import KeyPoint, draft_schema, key_point, parse_draft
-from wiki_assets.engine.quality import PointCheck, Status, number_lines, verify_points
-from wiki_assets.engine.quality.text import content_units, document_lines, normalize
+from wiki_assets.engine.answers.budget import split_to_budget
+from wiki_assets.engine.answers.page import KeyPoint, draft_schema, key_point, parse_draft
+from wiki_assets.engine.documents.lines import document_lines, number_lines
+from wiki_assets.engine.quality import PointCheck, Status, verify_points
+from wiki_assets.engine.quality.units import content_units, normalize
 
 LEAVE = """# Leave Policy
 

@@ -16,15 +16,16 @@ import openai
 import pytest
 from conftest import SAMPLE
 
+from wiki_assets.engine.answers.budget import split_to_budget
+from wiki_assets.engine.answers.candidate import Candidate
+from wiki_assets.engine.answers.page import PageDraft, draft_schema
+from wiki_assets.engine.answers.prompts import CHUNK_USER
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.documents.corpus import title_of
 from wiki_assets.engine.documents.language import LANGUAGES, detect_language
-from wiki_assets.engine.model.budget import split_to_budget
+from wiki_assets.engine.documents.lines import number_lines
 from wiki_assets.engine.model.client import ModelClient
-from wiki_assets.engine.model.page import PageDraft, draft_schema
-from wiki_assets.engine.model.prompts import CHUNK_USER
-from wiki_assets.engine.quality import Assessment, Reason, assess, number_lines
-from wiki_assets.engine.related import Candidate
+from wiki_assets.engine.quality import Assessment, Reason, assess
 from wiki_assets.engine.wiki.record import Page
 from wiki_assets.engine.wiki.render import render_page
 from wiki_assets.simulator import BEHAVIOURS, PRESETS, SimModel, SimServer

@@ -7,11 +7,11 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from wiki_assets.engine.answers.candidate import Candidate
+from wiki_assets.engine.answers.results import Notes, Summary
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded, concurrency_for
 from wiki_assets.engine.documents.corpus import SourceDocument
-from wiki_assets.engine.model.results import Notes, Summary
-from wiki_assets.engine.related import Candidate
 
 
 class HangingModel:

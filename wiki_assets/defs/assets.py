@@ -19,8 +19,8 @@ from wiki_assets.defs.names import SYNCED_DOCUMENTS, WIKI_INDEX, WIKI_PAGES, nod
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.engine import Dials, environment, ingest, survey
+from wiki_assets.engine.answers.prompts import PROMPT_VERSION
 from wiki_assets.engine.errors import DiskFull, no_space_message
-from wiki_assets.engine.model.prompts import PROMPT_VERSION
 from wiki_assets.engine.wiki.audit import NO_DANGLING_LINKS, audit_wiki
 from wiki_assets.engine.wiki.index import index_wiki
 

@@ -15,6 +15,13 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from wiki_assets.engine.answers.budget import (
+    PROMPT_OVERHEAD_TOKENS,
+    estimate_tokens,
+    join_notes,
+    split_to_budget,
+)
+from wiki_assets.engine.answers.results import Summary
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.dispatch import (
     Dispatcher,
@@ -27,13 +34,6 @@ from wiki_assets.engine.dispatch import (
 )
 from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument
 from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
-from wiki_assets.engine.model.budget import (
-    PROMPT_OVERHEAD_TOKENS,
-    estimate_tokens,
-    join_notes,
-    split_to_budget,
-)
-from wiki_assets.engine.model.results import Summary
 from wiki_assets.simulation.clock import Stuck, run_virtual
 from wiki_assets.simulation.models import VirtualModel, simulated_text
 from wiki_assets.simulation.scenarios import Scenario, hang_free_s, ideal_makespan, part_budget

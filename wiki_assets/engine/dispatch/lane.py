@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from wiki_assets.engine.answers.candidate import Candidate
+from wiki_assets.engine.answers.results import Judgement, Notes, Summary
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.dispatch.limits import Breaker, Concurrency
 from wiki_assets.engine.dispatch.queue import Job
@@ -24,8 +26,6 @@ from wiki_assets.engine.dispatch.tail import (
 )
 from wiki_assets.engine.dispatch.tally import LaneTally
 from wiki_assets.engine.errors import ModelError
-from wiki_assets.engine.model.results import Judgement, Notes, Summary
-from wiki_assets.engine.related import Candidate
 
 
 class Client(Protocol):

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from wiki_assets.engine.answers.results import Notes, Summary
 from wiki_assets.engine.dispatch import retry
 from wiki_assets.engine.dispatch.judges import Judging
 from wiki_assets.engine.dispatch.lane import Attempt, Lane
@@ -24,7 +25,6 @@ from wiki_assets.engine.dispatch.queue import Job, WorkQueue
 from wiki_assets.engine.dispatch.tally import DispatchTally
 from wiki_assets.engine.dispatch.work import Recorded, Work
 from wiki_assets.engine.errors import ModelError
-from wiki_assets.engine.model.results import Notes, Summary
 
 
 class Requests:

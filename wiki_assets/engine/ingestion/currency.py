@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from wiki_assets.engine.answers.prompts import PROMPT_VERSION
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.documents.corpus import SourceDocument
-from wiki_assets.engine.model.prompts import PROMPT_VERSION
 from wiki_assets.engine.state.journal import NO_TEXT, SUMMARIZED, WRITTEN, Entry
 
 

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
+from wiki_assets.engine.answers.results import Judgement, Summary
 from wiki_assets.engine.config import FlaggedPages
 from wiki_assets.engine.dispatch import Dispatcher, Job, Judging, Lane, Recorded
 from wiki_assets.engine.documents.corpus import SourceDocument
@@ -27,7 +28,6 @@ from wiki_assets.engine.ingestion.currency import SHAPED_BY, Shaping
 from wiki_assets.engine.ingestion.judgement import ToJudge, judged_entry, offer
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.ingestion.report import IngestReport
-from wiki_assets.engine.model.results import Judgement, Summary
 from wiki_assets.engine.quality import assess
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.state.journal import SUMMARIZED, Entry, Journal

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wiki_assets.engine.answers.results import Judgement, Summary
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Judging, Lane, Prepared, Recorded
 from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES as MAX_BYTES
@@ -45,7 +46,6 @@ from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.ingestion.signals import stop_on_signals
 from wiki_assets.engine.ingestion.together import dispatch_beside_flushes
 from wiki_assets.engine.model.embeddings import EmbeddingsClient
-from wiki_assets.engine.model.results import Judgement, Summary
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.related.service import CandidatesService
 from wiki_assets.engine.state.journal import Journal

@@ -6,14 +6,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from wiki_assets.engine.config import Endpoint
-from wiki_assets.engine.model.budget import (
+from wiki_assets.engine.answers.budget import (
     candidate_list,
     estimate_tokens,
     input_budget,
     join_notes,
     split_to_budget,
 )
+from wiki_assets.engine.answers.candidate import Candidate
+from wiki_assets.engine.answers.page import DraftError, PageDraft, draft_schema, parse_draft
+from wiki_assets.engine.answers.prompts import (
+    CHUNK_SYSTEM,
+    CHUNK_USER,
+    LIBRARIAN_SYSTEM,
+    PAGE_USER,
+    PARTS_NOTE,
+    REPAIR_USER,
+)
+from wiki_assets.engine.answers.results import Judgement, Notes, Summary
+from wiki_assets.engine.config import Endpoint
+from wiki_assets.engine.documents.lines import number_lines
 from wiki_assets.engine.model.chat import Chat, Overflow, Usage
 from wiki_assets.engine.model.compact import (
     citable_lines,
@@ -23,18 +35,6 @@ from wiki_assets.engine.model.compact import (
     shown_lines,
 )
 from wiki_assets.engine.model.judging import judge_messages, judge_schema, parse_verdicts
-from wiki_assets.engine.model.page import DraftError, PageDraft, draft_schema, parse_draft
-from wiki_assets.engine.model.prompts import (
-    CHUNK_SYSTEM,
-    CHUNK_USER,
-    LIBRARIAN_SYSTEM,
-    PAGE_USER,
-    PARTS_NOTE,
-    REPAIR_USER,
-)
-from wiki_assets.engine.model.results import Judgement, Notes, Summary
-from wiki_assets.engine.quality import number_lines
-from wiki_assets.engine.related import Candidate
 
 
 class ModelClient:

@@ -22,17 +22,17 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from wiki_assets.engine.documents.language import LANGUAGES, detect_language
-from wiki_assets.engine.documents.markdown import HEADING_LINE, SENTENCE_END
-from wiki_assets.engine.model.page import (
+from wiki_assets.engine.answers.candidate import Candidate
+from wiki_assets.engine.answers.page import (
     DraftError,
     PageDraft,
     RelatedLink,
     close_truncated_json,
 )
-from wiki_assets.engine.model.prompts import COMPACT_PICKS_USER, COMPACT_PROSE_USER
-from wiki_assets.engine.quality.text import document_lines
-from wiki_assets.engine.related import Candidate
+from wiki_assets.engine.answers.prompts import COMPACT_PICKS_USER, COMPACT_PROSE_USER
+from wiki_assets.engine.documents.language import LANGUAGES, detect_language
+from wiki_assets.engine.documents.lines import document_lines
+from wiki_assets.engine.documents.markdown import HEADING_LINE, SENTENCE_END
 
 __all__ = ["citable_lines", "compact_messages", "compact_schema", "parse_compact"]
 

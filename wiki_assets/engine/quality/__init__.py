@@ -1,7 +1,8 @@
 """Pages a reader can trust: every key point's evidence verified against its document, and
 checks on every page that need no strong model. No Dagster here.
 
-- :mod:`.text`: normalisation, numbered lines (what the prompt shows) and content units.
+- :mod:`.units`: normalisation and content units (a document's numbered lines are
+  :mod:`~wiki_assets.engine.documents.lines`).
 - :mod:`.evidence`: a point's quote and line range checked against the document
   (:class:`~.evidence.PointCheck`, :class:`~.evidence.Status`).
 - :mod:`.prose`: whether a description says anything, and whether the prose is grounded in
@@ -21,7 +22,6 @@ checks on every page that need no strong model. No Dagster here.
 
 from wiki_assets.engine.quality.assess import Assessment, assess
 from wiki_assets.engine.quality.evidence import PointCheck, Status, verify_points
-from wiki_assets.engine.quality.text import number_lines
 from wiki_assets.engine.quality.verdict import Reason, Verdict
 
 __all__ = [
@@ -31,6 +31,5 @@ __all__ = [
     "Status",
     "Verdict",
     "assess",
-    "number_lines",
     "verify_points",
 ]

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from wiki_assets.engine.answers import prompts
+from wiki_assets.engine.answers.page import PageDraft
 from wiki_assets.engine.documents.language import LANGUAGES, detect_language
-from wiki_assets.engine.model import prompts
-from wiki_assets.engine.model.page import PageDraft
 from wiki_assets.engine.quality.evidence import PointCheck
 from wiki_assets.engine.quality.prose import grounded, says_nothing
 from wiki_assets.engine.quality.sentences import NOTHING_CHECKED, ProseCheck, Support
-from wiki_assets.engine.quality.text import content_units, normalize
 from wiki_assets.engine.quality.topics import junk_topic, placeholder_topic
+from wiki_assets.engine.quality.units import content_units, normalize
 from wiki_assets.engine.quality.verdict import Reason, Verdict
 
 __all__ = ["CHECKS", "Written", "check_page"]

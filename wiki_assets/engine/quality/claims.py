@@ -27,12 +27,13 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from wiki_assets.engine.documents.lines import document_lines
 from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.evidence import AGREEMENT
 from wiki_assets.engine.quality.prose import DocumentUnits, sentence_units
 from wiki_assets.engine.quality.quantities import Quantity, agrees, given_instead, quantities
 from wiki_assets.engine.quality.sentences import ProseCheck, SentenceCheck, Support, prose_sentences
-from wiki_assets.engine.quality.text import document_lines, normalize
+from wiki_assets.engine.quality.units import normalize
 
 __all__ = ["check_prose"]
 

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from wiki_assets.engine.model.page import KeyPoint, key_point
-from wiki_assets.engine.quality.text import content_units, document_lines, normalize, numbers
+from wiki_assets.engine.answers.page import KeyPoint, key_point
+from wiki_assets.engine.documents.lines import document_lines
+from wiki_assets.engine.quality.units import content_units, normalize, numbers
 
 __all__ = ["AGREEMENT", "MAX_CITED_LINES", "PointCheck", "Source", "Status", "verify_points"]
 

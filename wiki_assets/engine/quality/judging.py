@@ -14,9 +14,9 @@ import re
 import zlib
 from dataclasses import dataclass, replace
 
+from wiki_assets.engine.documents.lines import document_lines
 from wiki_assets.engine.quality.evidence import MAX_CITED_LINES
 from wiki_assets.engine.quality.sentences import ProseCheck, Support
-from wiki_assets.engine.quality.text import document_lines
 
 __all__ = ["JudgeRequest", "JudgedProse", "apply_verdicts", "judge_request"]
 

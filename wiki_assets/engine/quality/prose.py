@@ -23,9 +23,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from wiki_assets.engine.documents.lines import document_lines
 from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.evidence import AGREEMENT, MAX_CITED_LINES
-from wiki_assets.engine.quality.text import content_units, document_lines, normalize, numbers
+from wiki_assets.engine.quality.units import content_units, normalize, numbers
 
 __all__ = ["DocumentUnits", "Passage", "grounded", "says_nothing", "sentences", "sentence_units"]
 

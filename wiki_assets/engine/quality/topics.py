@@ -22,7 +22,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from wiki_assets.engine.quality.text import normalize
+from wiki_assets.engine.quality.units import normalize
 
 __all__ = ["MAX_TOPIC_WORDS", "junk_topic", "kept_topics", "placeholder_topic"]
 

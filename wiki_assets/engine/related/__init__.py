@@ -3,18 +3,18 @@
 Before a model summarizes a document it is shown the top-K most similar *other* documents of the
 whole corpus (title and one line each) and may only link to those. Similarity has to work for
 Korean as well as English without a language-specific tokenizer, so documents are compared by
-character 2- and 3-grams of their normalized text (:mod:`.text`). The corpus may hold a million
+character 2- and 3-grams of their normalized text (:mod:`.grams`). The corpus may hold a million
 documents, so everything lives in SQLite on disk (:mod:`.storage` describes the tables), the
 Python side holds nothing per document, and the index is updated a chunk of documents at a time
 (new, changed or removed), never rebuilt.
 
-* :mod:`.text`: normalization, grams, scripts.
+* :mod:`.grams`: normalization, grams, scripts.
 * :mod:`.summary`: :func:`summary_line`, the one line shown for a candidate.
 * :mod:`.features`: which grams a document posts, chosen when it is indexed.
 * :mod:`.indexing`: writing a chunk of documents (features, ``df`` counts, norms).
 * :mod:`.segments`: the posting lists as blobs, written a batch of documents at a time.
 * :mod:`.query`: scoring, the cosine of tf-idf vectors.
-* :mod:`.answers`: :class:`Candidate`, and the answers the index stores for a re-run.
+* :mod:`.stored_answers`: the answers the index stores for a re-run, as candidates.
 * :mod:`.index`: :class:`RelatedIndex`, which ties them together.
 
 Approximations, on purpose:
@@ -28,13 +28,12 @@ Approximations, on purpose:
 * Only the first ``max_chars`` characters of a document are indexed.
 """
 
-from wiki_assets.engine.related.answers import Candidate
 from wiki_assets.engine.related.features import HEURISTIC_BELOW
+from wiki_assets.engine.related.grams import GRAM_SIZES, MAX_CHARS, grams, normalize
 from wiki_assets.engine.related.index import CHUNK, IndexStats, RelatedIndex
 from wiki_assets.engine.related.query import COMMON_FRACTION, COMMON_MIN_DOCS, QUERY_POSTINGS
 from wiki_assets.engine.related.storage import SCHEMA_VERSION
 from wiki_assets.engine.related.summary import LINE_MAX, LINE_MIN, summary_line
-from wiki_assets.engine.related.text import GRAM_SIZES, MAX_CHARS, grams, normalize
 
 __all__ = [
     "CHUNK",
@@ -47,7 +46,6 @@ __all__ = [
     "MAX_CHARS",
     "QUERY_POSTINGS",
     "SCHEMA_VERSION",
-    "Candidate",
     "IndexStats",
     "RelatedIndex",
     "grams",

@@ -11,12 +11,13 @@ from types import TracebackType
 
 import numpy as np
 
-from wiki_assets.engine.related import answers, segments, vectors
-from wiki_assets.engine.related.answers import Answer, Candidate
+from wiki_assets.engine.answers.candidate import Candidate
+from wiki_assets.engine.related import segments, stored_answers, vectors
+from wiki_assets.engine.related.grams import MAX_CHARS
 from wiki_assets.engine.related.indexing import GramCounts, Item, forget, index_chunk
 from wiki_assets.engine.related.segments import Postings
 from wiki_assets.engine.related.storage import Transaction, chunks, create, get_meta, rollback
-from wiki_assets.engine.related.text import MAX_CHARS
+from wiki_assets.engine.related.stored_answers import Answer
 
 CHUNK = 64
 """Documents whose grams :meth:`RelatedIndex.update_many` counts together before they choose
@@ -288,8 +289,8 @@ class RelatedIndex:
         db = self._reader()
         db.execute("BEGIN")  # one snapshot for every read, even beside a writer
         try:
-            ids, found, new = answers.find(db, paths, k)
-            described = answers.describe(db, found)
+            ids, found, new = stored_answers.find(db, paths, k)
+            described = stored_answers.describe(db, found)
         finally:
             db.execute("COMMIT")
         with self._lock:
@@ -305,7 +306,7 @@ class RelatedIndex:
         db = self._reader()
         db.execute("BEGIN")
         try:
-            _, _, new = answers.find(db, paths, k, stored=False)
+            _, _, new = stored_answers.find(db, paths, k, stored=False)
         finally:
             db.execute("COMMIT")
         with self._lock:
@@ -321,7 +322,7 @@ class RelatedIndex:
         db = self._reader()
         db.execute("BEGIN")
         try:
-            return answers.stored(db, paths, k)
+            return stored_answers.stored(db, paths, k)
         finally:
             db.execute("COMMIT")
 
@@ -331,5 +332,5 @@ class RelatedIndex:
             new, self._new_answers = self._new_answers, []
             if new:
                 with Transaction(self._db):
-                    answers.save(self._db, new)
+                    stored_answers.save(self._db, new)
             return len(new)

@@ -24,8 +24,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from wiki_assets.engine.answers.candidate import Candidate
 from wiki_assets.engine.environment import PACKAGE_ROOT, helper_environment
-from wiki_assets.engine.related.answers import Candidate
 
 SERVICE_MIN = 256
 """Documents to answer below which a run answers them itself: a helper costs about 0.15 s of CPU

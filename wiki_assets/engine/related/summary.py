@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from wiki_assets.engine.documents.markdown import HEADING_LINE
-from wiki_assets.engine.related.text import MAX_CHARS, normalize
+from wiki_assets.engine.related.grams import MAX_CHARS, normalize
 
 LINE_MAX = 160
 """Longest :attr:`Candidate.line`, in characters."""

@@ -1,4 +1,4 @@
-"""Candidates answers: the :class:`Candidate` a caller gets, and the answers the index stores.
+"""The candidates answers the index stores, and the :class:`Candidate` a caller gets of one.
 
 A query's answer (``id:score`` pairs, best first) is stored for its document with the index's
 ``generation``; it stays valid until the indexed documents or their vectors change, so a re-run
@@ -16,22 +16,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from wiki_assets.engine.answers.candidate import Candidate
 from wiki_assets.engine.related import vectors
 from wiki_assets.engine.related.query import Found, most_similar_many
 from wiki_assets.engine.related.storage import chunks, get_meta
 
 Answer = tuple[int, int, int, str]  # (document id, generation, k, encoded answer)
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    path: str  # the document's path relative to the synced root (its identity)
-    title: str
-    line: str  # one line describing it (first meaningful sentence, <= 160 chars)
-    score: float  # the similarity it was taken for: a cosine by n-grams or by meaning
 
 
 def encode(found: Found) -> str:

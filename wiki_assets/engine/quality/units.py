@@ -1,4 +1,4 @@
-"""Text as the quality checks compare it: normalised, in numbered lines, and as content units.
+"""Text as the quality checks compare it: normalised, and as content units.
 
 Normalisation is :func:`wiki_assets.engine.related.normalize` (NFKC, lower case, punctuation and
 markup become spaces, whitespace collapsed), so a quote matches whatever its case, spacing,
@@ -15,10 +15,7 @@ from collections.abc import Iterator
 
 from wiki_assets.engine.related import normalize
 
-__all__ = ["content_units", "document_lines", "normalize", "number_lines", "numbers"]
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_NUMBERED = "{number}| {line}"
+__all__ = ["content_units", "normalize", "numbers"]
 
 _STEM = 5  # letters of a Latin word that count: "accrue", "accrues" and "accrued" agree
 _HANGUL = re.compile(r"[\uac00-\ud7a3]+")
@@ -33,23 +30,6 @@ _STOP_BIGRAMS = frozenset(
     "니다 합니 습니 입니 됩니 있습 없습 세요 하세 주세 "
     "에서 으로 하는 하고 있는 되는 이다 한다".split()
 )
-
-
-def document_lines(text: str) -> list[str]:
-    """The lines of a document as its line numbers count them (``\\n``, ``\\r\\n`` or ``\\r``
-    end a line; not the other separators ``str.splitlines`` knows, which editors do not show)."""
-    return _LINE_BREAK.split(text)
-
-
-def number_lines(text: str) -> str:
-    """``text`` as the model sees it: each non-blank line prefixed with its number (``12| ``).
-    Blank lines are left out (they cost tokens and cite nothing) but keep their numbers, so the
-    numbers are the document's own; number the whole text before splitting it into parts."""
-    return "\n".join(
-        _NUMBERED.format(number=number, line=line)
-        for number, line in enumerate(document_lines(text), start=1)
-        if line.strip()
-    )
 
 
 def numbers(normalized: str) -> set[str]:
