@@ -19,8 +19,9 @@ in one process run:
 * ``static split``: documents pre-assigned round-robin (the fast model finishes early, then idles).
 * ``LiteLLM Router``: a general-purpose router with the same total requests in flight (``2W``).
 
-The fleet is two simulated continuous-batching servers (``wiki_assets.simulator``) over real HTTP:
-"fast" (600 tokens/s per request, 4,800 aggregate, 16 active) and "slow" (300 / 1,200 / 8).
+The fleet is two simulated continuous-batching servers (``wiki_assets.simulated_server``) over
+real HTTP: "fast" (600 tokens/s per request, 4,800 aggregate, 16 active) and "slow"
+(300 / 1,200 / 8).
 Documents are varied copies of the sample corpus, 100-2,000 tokens (``benchmarks.documents``).
 Every design sends the engine's own requests: the fast server records the request bodies of the
 ``fast solo`` row and the baselines replay them (``benchmarks.recording``), and the table's footer

@@ -43,7 +43,7 @@ import numpy as np
 
 from wiki_assets.engine.documents.corpus import title_of
 from wiki_assets.engine.related import RelatedIndex
-from wiki_assets.engine.related.embedding import embed_missing
+from wiki_assets.engine.related.embed_missing import embed_missing
 from wiki_assets.engine.related.vectors import EMBED_CHARS, script
 
 PROJECT = Path(__file__).resolve().parents[1]

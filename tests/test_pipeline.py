@@ -17,7 +17,7 @@ from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.defs.sync import PARTITION_RANGE_END, PARTITION_RANGE_START
 from wiki_assets.engine.wiki.files import page_for
-from wiki_assets.simulator import SimServer
+from wiki_assets.simulated_server import SimServer
 
 FAST = IngestConfig(flush_seconds=0.2, workers_per_model=4, claim_size=4)
 

@@ -16,7 +16,7 @@ from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.history import runs_table
 from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.engine.wiki.audit import FLAGGED_SHARE, front_matter, pages_of
-from wiki_assets.simulator import SimModel, SimServer
+from wiki_assets.simulated_server import SimModel, SimServer
 
 # Their pages are real text of 300 to 800 tokens: 1,024 leaves room for the longest whole page
 # (a page cut at the cap is flagged whichever model wrote it).

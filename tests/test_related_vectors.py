@@ -18,7 +18,7 @@ import pytest
 from wiki_assets.engine.documents.corpus import title_of
 from wiki_assets.engine.errors import EmbeddingsError
 from wiki_assets.engine.related import RelatedIndex
-from wiki_assets.engine.related.embedding import embed_missing
+from wiki_assets.engine.related.embed_missing import embed_missing
 from wiki_assets.engine.related.vectors import DimensionMismatch, script
 
 LABELLED = Path(__file__).parent / "data" / "bilingual"

@@ -35,7 +35,7 @@ from wiki_assets.defs.runner import (
     sync_then_ingest,
 )
 from wiki_assets.engine.model.child_server import free_port
-from wiki_assets.simulator import SimServer
+from wiki_assets.simulated_server import SimServer
 
 ALL = ",".join(SAMPLE_COLLECTIONS)
 FIRST = IngestConfig(workers_per_model=2, claim_size=4, flush_seconds=0.2, max_tokens=200)

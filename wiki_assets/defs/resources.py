@@ -15,7 +15,7 @@ from wiki_assets.engine.config import EmbeddingsEndpoint, VariableName
 from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILE_BYTES
 from wiki_assets.engine.errors import EmbeddedModelUnavailable
 from wiki_assets.engine.ingestion.progress import Log
-from wiki_assets.engine.model.local_embeddings import (
+from wiki_assets.engine.model.embedded_embeddings import (
     embedded_embeddings_available,
     embedded_embeddings_endpoint,
     embedded_embeddings_server,

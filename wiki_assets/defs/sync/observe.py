@@ -170,7 +170,7 @@ def sync(
     report_collections(instance, states, record or instance.report_runless_asset_event)
     order = {key: index for index, key in enumerate(instance.get_dynamic_partitions(name))}
     # A page to write from a journaled answer is work as much as a document to summarize: the
-    # run writes it without asking a model (engine/ingestion/currency.py's "recover").
+    # run writes it without asking a model (engine/ingestion/fingerprints.py's "recover").
     work = [s.name for s in states if s.pending or s.recovered]
     pending = sorted(work, key=lambda key: order[key])
     return SyncPlan(

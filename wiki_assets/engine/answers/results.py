@@ -2,7 +2,7 @@
 one part of a long document (:class:`Notes`), with what it took on the model.
 
 No HTTP here: the dispatcher (:mod:`~wiki_assets.engine.dispatch`) and the simulation
-(:mod:`wiki_assets.simulation`) read these without importing ``openai`` or the model client.
+(:mod:`wiki_assets.virtual_time`) read these without importing ``openai`` or the model client.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from wiki_assets.engine.ingestion.notext import record_no_text
 from wiki_assets.engine.ingestion.plan import NoTextFile, RunPlan
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.related import RelatedIndex
-from wiki_assets.engine.related.embedding import Embedder, embed_missing
+from wiki_assets.engine.related.embed_missing import Embedder, embed_missing
 
 CHUNK = 16  # deferred documents extracted, indexed and handed to the queue together
 

@@ -23,9 +23,16 @@ from wiki_assets.engine.config import FlaggedPages
 from wiki_assets.engine.dispatch import Dispatcher, Job, Judging, Lane, Recorded
 from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.errors import disk_full
-from wiki_assets.engine.ingestion.answer import Rank, extractive, from_source, picked, rank, result
-from wiki_assets.engine.ingestion.currency import SHAPED_BY, Shaping
+from wiki_assets.engine.ingestion.fingerprints import SHAPED_BY, Shaping
 from wiki_assets.engine.ingestion.judgement import ToJudge, judged_entry, offer
+from wiki_assets.engine.ingestion.page_entry import (
+    Rank,
+    extractive,
+    from_source,
+    picked,
+    rank,
+    result,
+)
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.quality import assess

@@ -12,7 +12,7 @@ from wiki_assets.engine.answers.results import Judgement
 from wiki_assets.engine.dispatch.judges import Judging
 from wiki_assets.engine.dispatch.queue import Job
 from wiki_assets.engine.documents.lines import document_lines
-from wiki_assets.engine.ingestion.answer import Rank
+from wiki_assets.engine.ingestion.page_entry import Rank
 from wiki_assets.engine.quality import Reason
 from wiki_assets.engine.quality.judging import JudgeRequest, apply_verdicts, judge_request
 from wiki_assets.engine.quality.sentences import ProseCheck, Support

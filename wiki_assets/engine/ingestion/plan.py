@@ -1,7 +1,7 @@
 """What a run does about the documents whose page is not current.
 
 What makes a page current, and what a run does with each document, is
-:mod:`~wiki_assets.engine.ingestion.currency`'s; the dry run is
+:mod:`~wiki_assets.engine.ingestion.fingerprints`'s; the dry run is
 :mod:`~wiki_assets.engine.ingestion.survey`'s. :class:`RunPlan` is an ingest's own plan
 (:meth:`RunPlan.make`): one pass over the synced tree that reads and hashes each file once, brings
 the related-document index up to date with the same read, counts what the run will summarize and
@@ -25,7 +25,7 @@ from wiki_assets.engine.documents.corpus import (
 from wiki_assets.engine.documents.extract import extractor
 from wiki_assets.engine.documents.reader import Reader
 from wiki_assets.engine.errors import NoText
-from wiki_assets.engine.ingestion.currency import (
+from wiki_assets.engine.ingestion.fingerprints import (
     HOLDS_NO_TEXT,
     RECOVER,
     SKIP,
@@ -36,7 +36,7 @@ from wiki_assets.engine.ingestion.currency import (
 )
 from wiki_assets.engine.ingestion.tree import Read, TreePass
 from wiki_assets.engine.related import RelatedIndex
-from wiki_assets.engine.related.embedding import Embedded, Embedder, embed_missing
+from wiki_assets.engine.related.embed_missing import Embedded, Embedder, embed_missing
 from wiki_assets.engine.related.service import SERVICE_MIN
 from wiki_assets.engine.state.journal import NO_TEXT, Entry, Journal
 from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, page_for
@@ -112,7 +112,7 @@ class RunPlan:
         (:attr:`interrupted`).
 
         With an ``embedder``, every indexed document without a vector is embedded after the
-        pass (:mod:`~wiki_assets.engine.related.embedding`), before any candidates are
+        pass (:mod:`~wiki_assets.engine.related.embed_missing`), before any candidates are
         answered: a document's partner in another language is found among every vector."""
         plan = cls(journal, related)
 

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from wiki_assets.engine.config import Dials
 from wiki_assets.engine.dispatch import Lane
 from wiki_assets.engine.ingestion.report import IngestReport
-from wiki_assets.engine.related.embedding import Embedded
+from wiki_assets.engine.related.embed_missing import Embedded
 
 
 class Log(Protocol):

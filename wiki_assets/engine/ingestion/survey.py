@@ -12,7 +12,7 @@ from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.documents.corpus import SourceDocument, collection_version, scan
 from wiki_assets.engine.documents.extract import extractor
 from wiki_assets.engine.documents.ignore import Ignored
-from wiki_assets.engine.ingestion.currency import (
+from wiki_assets.engine.ingestion.fingerprints import (
     HOLDS_NO_TEXT,
     REASONS,
     RECOVER,

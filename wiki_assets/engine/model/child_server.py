@@ -1,6 +1,6 @@
 """A local server run as a child process for the length of a ``with`` block: the embedded chat
 model (:mod:`~wiki_assets.engine.model.local_server`) and the embedded embeddings model
-(:mod:`~wiki_assets.engine.model.local_embeddings`) are both started and stopped this way.
+(:mod:`~wiki_assets.engine.model.embedded_embeddings`) are both started and stopped this way.
 
 The child runs in its own process group on a free loopback port, so stopping it also stops
 anything it started; its output is kept in memory (the last lines explain a failed start or a

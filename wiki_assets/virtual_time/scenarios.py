@@ -5,7 +5,7 @@ set of documents from tiny to many-part long ones and bad inputs, and the dials;
 makes the one of a seed, always the same. What it promises follows from the scenario alone: a
 lower bound of its makespan (:func:`ideal_makespan`) and, for a fleet whose faulty models hang
 beside healthy ones, how soon it must end all the same (:func:`hang_free_s`). The runner is
-:mod:`~wiki_assets.simulation.runner`, the properties :mod:`~wiki_assets.simulation.properties`.
+:mod:`~wiki_assets.virtual_time.runner`, the properties :mod:`~wiki_assets.virtual_time.properties`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from wiki_assets.engine.answers.budget import PROMPT_OVERHEAD_TOKENS
 from wiki_assets.engine.config import AUTO, Dials, Workers
 from wiki_assets.engine.dispatch.tail import HEDGE_BLIND_S
-from wiki_assets.simulation.models import Outage
-from wiki_assets.simulator import SimModel
+from wiki_assets.simulated_server import SimModel
+from wiki_assets.virtual_time.models import Outage
 
 # Fault-free, the makespan stays within 1.5 x the ideal plus the price of not knowing the models
 # at the start: before a model has answered, nothing tells that it is slow, so it may take the

@@ -1,18 +1,18 @@
 """What must hold for every scenario, and the one line that reproduces a seed.
 
-:func:`check` lists every property an :class:`~wiki_assets.simulation.runner.Outcome` broke (an
+:func:`check` lists every property an :class:`~wiki_assets.virtual_time.runner.Outcome` broke (an
 empty list is a pass). Among them: the run ends; every document is done once, failed with a
 reason, or left only when every model is down; no model idles next to a document it would finish
 first; each model races a document at most once; a hung request is not waited out when healthy
 models could finish well before its timeout; a clean scenario's makespan stays within its bound.
-``python -m wiki_assets.simulation --seed N`` reproduces one scenario.
+``python -m wiki_assets.virtual_time --seed N`` reproduces one scenario.
 """
 
 from __future__ import annotations
 
 from wiki_assets.engine.dispatch.tail import HEDGE_BLIND_S
-from wiki_assets.simulation.runner import Outcome
-from wiki_assets.simulation.scenarios import MAKESPAN_BOUND
+from wiki_assets.virtual_time.runner import Outcome
+from wiki_assets.virtual_time.scenarios import MAKESPAN_BOUND
 
 
 def check(outcome: Outcome) -> list[str]:
@@ -92,4 +92,4 @@ def check(outcome: Outcome) -> list[str]:
 
 def reproduce(seed: int) -> str:
     """The one line that runs a seed again."""
-    return f"python -m wiki_assets.simulation --seed {seed}"
+    return f"python -m wiki_assets.virtual_time --seed {seed}"

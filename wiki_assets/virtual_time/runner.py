@@ -2,9 +2,9 @@
 
 :func:`run` drives the real :class:`~wiki_assets.engine.dispatch.Dispatcher` (queue, workers,
 concurrency limits, the end-of-run rule, hedges, breaker and retry policy) over a
-:class:`~wiki_assets.simulation.scenarios.Scenario` on a virtual clock, while a monitor watches
+:class:`~wiki_assets.virtual_time.scenarios.Scenario` on a virtual clock, while a monitor watches
 for an idle model next to a document it would finish first, and returns what happened as an
-:class:`Outcome` for :func:`~wiki_assets.simulation.properties.check`.
+:class:`Outcome` for :func:`~wiki_assets.virtual_time.properties.check`.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from wiki_assets.engine.dispatch import (
 )
 from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument
 from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
-from wiki_assets.simulation.clock import Stuck, run_virtual
-from wiki_assets.simulation.models import VirtualModel, simulated_text
-from wiki_assets.simulation.scenarios import Scenario, hang_free_s, ideal_makespan, part_budget
+from wiki_assets.virtual_time.clock import Stuck, run_virtual
+from wiki_assets.virtual_time.models import VirtualModel, simulated_text
+from wiki_assets.virtual_time.scenarios import Scenario, hang_free_s, ideal_makespan, part_budget
 
 MONITOR_EVERY_S = 0.1  # how often the idle-model watch looks, in virtual seconds
 IDLE_GRACE_S = 0.5  # longer than this next to a document it would finish first is idling

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from wiki_assets.engine.dispatch import Attempt, Lane, Prospect, hedge, outlook
-from wiki_assets.simulation import Stuck, check, generate, reproduce, run, run_virtual
+from wiki_assets.virtual_time import Stuck, check, generate, reproduce, run, run_virtual
 
 SEEDS = range(3000)
 DOCS = 40

@@ -1,4 +1,4 @@
-"""``python -m wiki_assets.simulation``: one seed in detail, or a sweep of many with figures."""
+"""``python -m wiki_assets.virtual_time``: one seed in detail, or a sweep of many with figures."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import statistics
 import sys
 import time
 
-from wiki_assets.simulation import check, generate, reproduce, run
+from wiki_assets.virtual_time import check, generate, reproduce, run
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m wiki_assets.simulation", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m wiki_assets.virtual_time", description=__doc__)
     parser.add_argument("--seed", type=int, help="run this one scenario and print what it did")
     parser.add_argument("--seeds", default="0:1000", help="a sweep: START:STOP (default 0:1000)")
     parser.add_argument("--docs", type=int, default=80, help="most documents per scenario")

@@ -14,7 +14,7 @@ The scheduler is exact and event-driven: on every admission, completion or depar
 all active requests by ``elapsed * rate``, recomputes the rate and arms a single loop timer for
 the earliest completion. There is no polling, so simulated durations do not depend on a tick.
 It only uses the event loop's clock, timers and futures, so the HTTP server runs it on a real
-loop and :mod:`wiki_assets.simulation` on a virtual clock.
+loop and :mod:`wiki_assets.virtual_time` on a virtual clock.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 
-from wiki_assets.simulator.model import SimModel
+from wiki_assets.simulated_server.model import SimModel
 
 __all__ = ["BatchScheduler", "SchedulerStopped"]
 

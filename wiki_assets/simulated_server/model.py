@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 __all__ = ["BEHAVIOURS", "EMBEDDING_FAULTS", "PRESETS", "SimModel"]
 
-# What a model writes for a page request (see :mod:`wiki_assets.simulator.pages`): "words", the
+# What a model writes for a page request (see :mod:`.pages`): "words", the
 # document's words in schema order (the default: tests check what travelled); "faithful", key
 # points that quote the document with correct evidence; "fabricating", fluent invented facts.
 # "contradicting": a faithful page whose summary's second sentence has its first number changed,
 # then a sentence no document says; "embellishing": a faithful page with that sentence added.
 BEHAVIOURS = ("words", "faithful", "fabricating", "contradicting", "embellishing")
-# How /v1/embeddings misbehaves (see :mod:`wiki_assets.simulator.embeddings`): "none"; "down",
+# How /v1/embeddings misbehaves (see :mod:`.embeddings`): "none"; "down",
 # HTTP 503 to every request; "garbage", HTTP 200 with a body that is not vectors (in turn: cut
 # JSON, no "data", a vector missing, a zero vector, vectors of unequal length, a NaN);
 # "wrong_dim", every second request (the 2nd, 4th, ...) answers vectors of embedding_dim + 1.

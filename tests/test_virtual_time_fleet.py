@@ -11,10 +11,10 @@ from dataclasses import replace
 import pytest
 
 from wiki_assets.engine.config import AUTO, Dials
-from wiki_assets.simulation import check, run
-from wiki_assets.simulation.runner import Outcome
-from wiki_assets.simulation.scenarios import ModelPlan, Scenario, part_budget, time_alone
-from wiki_assets.simulator import SimModel
+from wiki_assets.simulated_server import SimModel
+from wiki_assets.virtual_time import check, run
+from wiki_assets.virtual_time.runner import Outcome
+from wiki_assets.virtual_time.scenarios import ModelPlan, Scenario, part_budget, time_alone
 
 # The fleet of the benchmark: a fast continuous-batching server and a slow one.
 FAST = SimModel(model="fast", per_request_tps=500, aggregate_tps=6000, max_batch=24)

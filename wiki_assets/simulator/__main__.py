@@ -1,6 +1,0 @@
-"""Entry point of ``python -m wiki_assets.simulator``: :func:`wiki_assets.simulator.cli.main`."""
-
-from wiki_assets.simulator.cli import main
-
-if __name__ == "__main__":
-    raise SystemExit(main())
