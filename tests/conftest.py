@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import pytest
@@ -17,6 +20,7 @@ import yaml
 from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
 from wiki_assets.engine.documents.corpus import scan
 from wiki_assets.engine.state.store import StateStore
+from wiki_assets.engine.wiki.record import Page
 from wiki_assets.simulated_server import SimModel, SimServer
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -221,3 +225,38 @@ def daily_tick(defs: dg.Definitions, instance: dg.DagsterInstance) -> Tick:
         return Tick(sync, [], result.skip_message)
     assert isinstance(result, dg.SensorResult)
     return Tick(sync, list(result.run_requests or []), None)
+
+
+def page_record(name: str = "p.md", **fields: Any) -> Page:
+    """A wiki page built by hand: ``name`` (also its source), the fields a test sets, and a
+    placeholder for each other field a page needs."""
+    placeholders: dict[str, Any] = {
+        "source": name,
+        "source_hash": "h",
+        "title": "T",
+        "description": "D",
+        "summary": "S",
+        "key_points": (),
+        "topics": (),
+        "language": "English",
+        "parts": 1,
+        "model": "m",
+        "prompt_version": "1",
+        "generated": "now",
+        "prompt_tokens": 1,
+        "completion_tokens": 1,
+        "hit_max_tokens": False,
+    }
+    return Page(name=name, **{**placeholders, **fields})
+
+
+def check_cli(workspace: Workspace, *args: str) -> subprocess.CompletedProcess[str]:
+    """``wiki-assets check`` on ``workspace``'s synced root and wiki, in a process of its own."""
+    return subprocess.run(
+        [sys.executable, "-m", "wiki_assets.cli", "check", "--synced", str(workspace.synced),
+         "--wiki", str(workspace.wiki), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "DAGSTER_HOME": str(workspace.home)},
+    )  # fmt: skip

@@ -5,12 +5,9 @@ broken the way it guards against."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import dagster as dg
-from conftest import SAMPLE_COLLECTIONS, Workspace, summarizer_for
+from conftest import SAMPLE_COLLECTIONS, Workspace, check_cli, summarizer_for
 from dagster._core.storage.asset_check_execution_record import (
     AssetCheckExecutionRecord,
     AssetCheckExecutionRecordStatus,
@@ -58,17 +55,6 @@ def partition_results(
     by_partition = {record.partition: record for record in ours}
     assert len(by_partition) == len(ours), "one result per partition"
     return by_partition
-
-
-def check_cli(workspace: Workspace, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wiki_assets.cli", "check", "--synced", str(workspace.synced),
-         "--wiki", str(workspace.wiki), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "DAGSTER_HOME": str(workspace.home)},
-    )  # fmt: skip
 
 
 def test_asset_checks_run_with_the_ingest_job_and_record_failures(

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
+from conftest import page_record
 
 from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
 from wiki_assets.engine.answers.budget import cut_to_budget, estimate_tokens
@@ -190,14 +191,13 @@ def test_a_summary_that_returned_before_a_crash_is_not_requested_again(tmp_path:
 
 
 def test_hostile_model_output_cannot_inject_markup_or_front_matter() -> None:
-    from wiki_assets.engine.wiki.record import Link, Page
+    from wiki_assets.engine.wiki.record import Link
     from wiki_assets.engine.wiki.render import render_page
 
     hostile = '---\nsource: "/etc/passwd"\n---\n<img src=x onerror=alert(1)> [x](javascript:1)'
     page = render_page(
-        Page(
-            name="a/doc.md",
-            source="a/doc.md",
+        page_record(
+            "a/doc.md",
             source_hash="abc",
             title='Evil "title"\n---\nmodel: hacked',
             description="",
@@ -205,13 +205,6 @@ def test_hostile_model_output_cannot_inject_markup_or_front_matter() -> None:
             key_points=("<b>bold</b>",),
             topics=("rm -rf /", "#tag]]"),
             language="",
-            parts=1,
-            model="m",
-            prompt_version="1",
-            generated="now",
-            prompt_tokens=1,
-            completion_tokens=1,
-            hit_max_tokens=False,
             related=(Link("b/x.md", "X [evil](http://e)", "<i>because</i>"),),
         )
     )

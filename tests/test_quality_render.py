@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from conftest import page_record
+
 from wiki_assets.engine.quality import PointCheck, Status, Verdict
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import StateStore
@@ -29,22 +31,13 @@ def front_matter(text: str) -> dict[str, Any]:
 
 
 def page(points: tuple[PointCheck, ...], verdict: Verdict | None, cut: bool = False) -> Page:
-    return Page(
-        name="people/leave.md",
-        source="people/leave.md",
-        source_hash="h",
+    return page_record(
+        "people/leave.md",
         title="Leave Policy",
         description="How much leave staff get.",
         summary="Seoul and Berlin differ.",
         key_points=points,
         topics=("leave",),
-        language="English",
-        parts=1,
-        model="m",
-        prompt_version="1",
-        generated="now",
-        prompt_tokens=1,
-        completion_tokens=1,
         hit_max_tokens=cut,
         verdict=verdict,
     )

@@ -14,7 +14,7 @@ from collections import Counter
 
 import openai
 import pytest
-from conftest import SAMPLE
+from conftest import SAMPLE, page_record
 
 from wiki_assets.engine.answers.budget import split_to_budget
 from wiki_assets.engine.answers.candidate import Candidate
@@ -160,22 +160,6 @@ def test_behaviours_are_validated() -> None:
 
 
 def _page(assessment: Assessment) -> Page:
-    return Page(
-        name="p.md",
-        source="p.md",
-        source_hash="h",
-        title="T",
-        description="D",
-        summary="S",
-        key_points=assessment.points,
-        topics=(),
-        language="English",
-        parts=1,
-        model="fabricating",
-        prompt_version="1",
-        generated="now",
-        prompt_tokens=1,
-        completion_tokens=1,
-        hit_max_tokens=False,
-        verdict=assessment.verdict,
+    return page_record(
+        model="fabricating", key_points=assessment.points, verdict=assessment.verdict
     )

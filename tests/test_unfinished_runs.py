@@ -17,7 +17,14 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from conftest import PROJECT, Workspace, daily_tick, summarizer_for, write_project
+from conftest import (
+    PROJECT,
+    Workspace,
+    check_cli,
+    daily_tick,
+    summarizer_for,
+    write_project,
+)
 
 from wiki_assets.definitions import build_defs
 from wiki_assets.defs.assets import IngestConfig
@@ -36,17 +43,6 @@ from wiki_assets.engine.wiki.files import INDEX_PAGE
 from wiki_assets.simulated_server import SimServer
 
 FAST = IngestConfig(flush_seconds=0.2, workers_per_model=4, claim_size=4)
-
-
-def check_cli(workspace: Workspace, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "wiki_assets.cli", "check", "--synced", str(workspace.synced),
-         "--wiki", str(workspace.wiki), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "DAGSTER_HOME": str(workspace.home)},
-    )  # fmt: skip
 
 
 def whole(workspace: Workspace) -> None:

@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+from conftest import page_record
+
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.wiki.files import INDEX_PAGE
 from wiki_assets.engine.wiki.index import index_wiki
@@ -20,25 +22,7 @@ DESCRIPTION = "Q&A for <ops> | [on-call] & R&D"
 
 
 def page(name: str, title: str, description: str, **links: tuple[Link, ...]) -> Page:
-    return Page(
-        name=name,
-        source=name,
-        source_hash="h",
-        title=title,
-        description=description,
-        summary="S",
-        key_points=(),
-        topics=(),
-        language="English",
-        parts=1,
-        model="m",
-        prompt_version="1",
-        generated="now",
-        prompt_tokens=1,
-        completion_tokens=1,
-        hit_max_tokens=False,
-        **links,  # type: ignore[arg-type]
-    )
+    return page_record(name, title=title, description=description, **links)
 
 
 def link_text(markdown: str, target: str) -> str:
