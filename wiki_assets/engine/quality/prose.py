@@ -13,7 +13,7 @@ questions can still be asked of them without a strong model:
   grounded cannot be checked against its document: the page says so.
 
 Both work in English and in Korean (a Korean word's particle or ending is taken off, as content
-units take Korean apart: :mod:`.text`).
+units take Korean apart: :mod:`.units`).
 """
 
 from __future__ import annotations
