@@ -23,6 +23,7 @@ words as :mod:`.prose` does). A sentence that is contradicted or unsupported fla
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -112,8 +113,11 @@ def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
     return SentenceCheck(sentence, part, Support.SUPPORTED, lines)
 
 
-def _words(text: str) -> set[str]:
-    return {unit for unit in sentence_units(normalize(text)) if not unit.isdigit()}
+@functools.lru_cache(maxsize=1024)
+def _words(text: str) -> frozenset[str]:
+    # Cached: a sentence's words are asked for again and again (its passage, its closest
+    # sentence and clause of a line, the share the line holds), and a line's for each clause.
+    return frozenset(unit for unit in sentence_units(normalize(text)) if not unit.isdigit())
 
 
 def _closest(sentence: str, line: str, end: re.Pattern[str]) -> str:

@@ -122,12 +122,15 @@ _NUMBER = re.compile(
     re.IGNORECASE,
 )
 _KOREAN_UNITS = sorted((unit for unit in _UNITS if not unit.isascii()), key=len, reverse=True)
+_ANY_DIGIT = re.compile(r"\d")
 _VERSION = re.compile(r"\b(?:v|version\s|버전\s?)(?P<version>\d+(?:\.\d+)+|\d+)", re.IGNORECASE)
 
 
 def quantities(text: str) -> list[Quantity]:
     """The quantities ``text`` states, dates first (their numbers are not counted again)."""
     text = unicodedata.normalize("NFKC", text)
+    if not _ANY_DIGIT.search(text):
+        return []  # every pattern below needs a digit: most sentences state no quantity
     found: list[Quantity] = []
     taken = [False] * len(text)
     for pattern in _DATES:
