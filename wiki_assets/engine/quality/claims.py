@@ -43,8 +43,8 @@ _DIGIT = re.compile(r"\d")
 class _Document:
     """A document as the rules read it: its words by passage, and its quantities by line."""
 
-    def __init__(self, text: str, title: str) -> None:
-        self.units = DocumentUnits(text)
+    def __init__(self, text: str, title: str, units: DocumentUnits | None = None) -> None:
+        self.units = units if units is not None else DocumentUnits(text)
         self.raw = document_lines(text)
         self.besides = frozenset(sentence_units(normalize(title)))
         self.normalized = f" {normalize(text)} "
@@ -59,10 +59,17 @@ class _Document:
         return any(agrees(quantity, given) for given in self._quantities)
 
 
-def check_prose(description: str, summary: str, document: str, title: str = "") -> ProseCheck:
+def check_prose(
+    description: str,
+    summary: str,
+    document: str,
+    title: str = "",
+    units: DocumentUnits | None = None,
+) -> ProseCheck:
     """Every sentence of ``description`` and ``summary`` checked by rule against ``document``
-    (its full original text). The ``title``'s words count for nothing: every document has them."""
-    read = _Document(document, title)
+    (its full original text). The ``title``'s words count for nothing: every document has them.
+    ``units``: ``document``'s, where the caller has them (the page's checks read them too)."""
+    read = _Document(document, title, units)
     return ProseCheck(
         tuple(
             _check(part, sentence, read) for part, sentence in prose_sentences(description, summary)

@@ -11,7 +11,6 @@ its character bigrams, since Korean attaches particles to words (``휴가는``, 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from wiki_assets.engine.related import normalize
 
@@ -59,20 +58,26 @@ def numbers(normalized: str) -> set[str]:
 
 def content_units(normalized: str) -> set[str]:
     """What a normalised text says, as comparable units (see the module docstring)."""
-    return set(_units(normalized))
-
-
-def _units(normalized: str) -> Iterator[str]:
+    # A loop into one set (no generator): the checks ask this of every sentence and line.
+    units: set[str] = set()
     for token in normalized.split():
-        if token.isascii() and token.isalpha():
-            # Most tokens: a plain Latin word has no number and no Hangul to take out.
-            if len(token) >= 3 and token not in _STOPWORDS:
-                yield token[:_STEM]
-            continue
-        yield from numbers(token)
+        if token.isascii():
+            if token.isalpha():
+                # Most tokens: a plain Latin word has no number and no Hangul to take out.
+                if len(token) >= 3 and token not in _STOPWORDS:
+                    units.add(token[:_STEM])
+                continue
+            if token.isdigit():
+                units.add(token.lstrip("0") or "0")  # a number alone: no word left beside it
+                continue
+        units.update(numbers(token))
         for hangul in _HANGUL.findall(token):
-            bigrams = [hangul[i : i + 2] for i in range(len(hangul) - 1)]
-            yield from (bigram for bigram in bigrams if bigram not in _STOP_BIGRAMS)
+            units.update(
+                bigram
+                for bigram in (hangul[i : i + 2] for i in range(len(hangul) - 1))
+                if bigram not in _STOP_BIGRAMS
+            )
         word = _DIGITS.sub("", _HANGUL.sub("", token))
         if len(word) >= 3 and word not in _STOPWORDS:
-            yield word[:_STEM]
+            units.add(word[:_STEM])
+    return units
