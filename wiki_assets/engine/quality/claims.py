@@ -172,9 +172,7 @@ def _names(text: str) -> list[tuple[str, str, str]]:
     for i, word in enumerate(korean):
         stem = _PARTICLE.sub("", word) if len(word) > 2 else word
         next_word = korean[i + 1] if i + 1 < len(korean) else ""
-        if any(next_word.startswith(role) for role in _ROLES) or (
-            len(stem) >= 3 and stem.endswith(_TEAMS)
-        ):
+        if next_word.startswith(_ROLES) or (len(stem) >= 3 and stem.endswith(_TEAMS)):
             found.append((stem, korean[i - 1] if i else "", _PARTICLE.sub("", next_word)))
     return found
 

@@ -76,23 +76,31 @@ _MONTHS = {
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>\d{4})"
-_DATES = [
+# Each pattern with what a text must have for it to match at all (None: nothing cheaper to
+# look for than the pattern): most sentences name no month and tell no time, and running every
+# pattern over every sentence was most of what quantities() cost.
+_MONTH_NAME = re.compile("|".join(sorted({name[:3] for name in _MONTHS})), re.IGNORECASE)
+_DATES: list[tuple[re.Pattern[str], re.Pattern[str] | None]] = [
     # Digit boundaries, not word ones: a Korean particle may follow (2027-03-31까지).
-    re.compile(rf"(?<!\d){_YEAR}[-./]\s?(?P<month>\d{{1,2}})[-./]\s?(?P<day>\d{{1,2}})(?!\d)\.?"),
-    re.compile(rf"(?:{_YEAR}\s*년\s*)?(?P<month>\d{{1,2}})\s*월\s*(?:(?P<day>\d{{1,2}})\s*일)?"),
-    re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?:,?\s+{_YEAR}\b)?", re.IGNORECASE),
-    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b(?:,?\s+{_YEAR}\b)?", re.IGNORECASE),
-    re.compile(rf"\b{_MONTH}\s+{_YEAR}\b", re.IGNORECASE),
-]
+    (re.compile(rf"(?<!\d){_YEAR}[-./]\s?(?P<month>\d{{1,2}})[-./]\s?(?P<day>\d{{1,2}})(?!\d)\.?"),
+     None),
+    (re.compile(rf"(?:{_YEAR}\s*년\s*)?(?P<month>\d{{1,2}})\s*월\s*(?:(?P<day>\d{{1,2}})\s*일)?"),
+     re.compile("월")),
+    (re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?:,?\s+{_YEAR}\b)?", re.IGNORECASE), _MONTH_NAME),
+    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b(?:,?\s+{_YEAR}\b)?", re.IGNORECASE),
+     _MONTH_NAME),
+    (re.compile(rf"\b{_MONTH}\s+{_YEAR}\b", re.IGNORECASE), _MONTH_NAME),
+]  # fmt: skip
 _YEAR_ONLY = re.compile(r"^(?:19|20)\d\d$")
 # A time of day is a kind of its own: unread, "10시" and "10:00" would be bare numbers, and a bare
 # number agrees with any (a summary's "10 days" would be found in "오전 10시").
-_CLOCKS = [
-    re.compile(r"(?<![\d:])(?P<hour>\d{1,2}):(?P<minute>\d{2})(?![\d:])(?:\s?(?P<half>[ap])\.?m\b\.?)?",
-               re.IGNORECASE),
-    re.compile(r"(?<![\d:])(?P<hour>\d{1,2})\s?(?P<half>[ap])\.?m\b\.?", re.IGNORECASE),
-    re.compile(r"(?:(?P<half>오전|오후)\s?)?(?<![\d:])(?P<hour>\d{1,2})시(?!간)"
-               r"(?:\s?(?P<minute>\d{1,2})\s?분|\s?(?P<thirty>반))?"),
+_CLOCKS: list[tuple[re.Pattern[str], re.Pattern[str] | None]] = [
+    (re.compile(r"(?<![\d:])(?P<hour>\d{1,2}):(?P<minute>\d{2})(?![\d:])(?:\s?(?P<half>[ap])\.?m\b\.?)?",
+                re.IGNORECASE), re.compile(":")),
+    (re.compile(r"(?<![\d:])(?P<hour>\d{1,2})\s?(?P<half>[ap])\.?m\b\.?", re.IGNORECASE),
+     re.compile(r"\d\s?[ap]", re.IGNORECASE)),
+    (re.compile(r"(?:(?P<half>오전|오후)\s?)?(?<![\d:])(?P<hour>\d{1,2})시(?!간)"
+                r"(?:\s?(?P<minute>\d{1,2})\s?분|\s?(?P<thirty>반))?"), re.compile("시")),
 ]  # fmt: skip
 
 # A unit as written (a word's first letters, lower case; a Korean counter) -> its kind. Weeks
@@ -133,7 +141,9 @@ def quantities(text: str) -> list[Quantity]:
         return []  # every pattern below needs a digit: most sentences state no quantity
     found: list[Quantity] = []
     taken = [False] * len(text)
-    for pattern in _DATES:
+    for pattern, needs in _DATES:
+        if needs is not None and not needs.search(text):
+            continue
         for match in pattern.finditer(text):
             if any(taken[match.start() : match.end()]):
                 continue
@@ -142,7 +152,9 @@ def quantities(text: str) -> list[Quantity]:
                 continue
             found.append(Quantity(date, "date", match.group(0).strip()))
             taken[match.start() : match.end()] = [True] * (match.end() - match.start())
-    for pattern in _CLOCKS:
+    for pattern, needs in _CLOCKS:
+        if needs is not None and not needs.search(text):
+            continue
         for match in pattern.finditer(text):
             clock = _clock(match)
             if clock is not None and not any(taken[match.start() : match.end()]):
