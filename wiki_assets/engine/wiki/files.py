@@ -67,6 +67,7 @@ class Wiki:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
         self.root.mkdir(parents=True, exist_ok=True)
+        self._folders: dict[Path, Path] = {}  # a synced folder -> where it leads (original)
 
     @property
     def state_dir(self) -> Path:
@@ -102,7 +103,16 @@ class Wiki:
         """The link from ``page`` to a file outside the wiki (its document's original in the
         synced tree): relative, so that the wiki and the mirror can move together."""
         folder = (self.root / self._relative(page)).parent
-        return Path(os.path.relpath(file.resolve(), folder)).as_posix()
+        return Path(os.path.relpath(self._resolved(file), folder)).as_posix()
+
+    def _resolved(self, file: Path) -> Path:
+        """``file.resolve()``, its folder resolved once per run: a document's folder is shared
+        with its neighbours, and resolving checks every part of the path on disk."""
+        parent = self._folders.get(file.parent)
+        if parent is None:
+            parent = self._folders[file.parent] = file.parent.resolve()
+        target = parent / file.name
+        return target.resolve() if target.is_symlink() else target
 
     @staticmethod
     def check(page: str) -> None:
