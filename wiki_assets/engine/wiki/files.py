@@ -106,13 +106,14 @@ class Wiki:
         return Path(os.path.relpath(self._resolved(file), folder)).as_posix()
 
     def _resolved(self, file: Path) -> Path:
-        """``file.resolve()``, its folder resolved once per run: a document's folder is shared
-        with its neighbours, and resolving checks every part of the path on disk."""
+        """``file.resolve()`` for a document the scan found, its folder resolved once per run (a
+        folder is shared by its documents; resolving asks the disk about every part of the path,
+        a system call each, which waits for the GIL while other threads run). The file itself
+        is never a symlink: the scan skips symlinks (documents/corpus.py)."""
         parent = self._folders.get(file.parent)
         if parent is None:
             parent = self._folders[file.parent] = file.parent.resolve()
-        target = parent / file.name
-        return target.resolve() if target.is_symlink() else target
+        return parent / file.name
 
     @staticmethod
     def check(page: str) -> None:
