@@ -153,9 +153,11 @@ _HANGUL_WORD = re.compile(r"[\uac00-\ud7a3]+")
 _PARTICLE = re.compile(r"(?:은|는|이|가|을|를|에게|에서|의|와|과|로|으로|께서|도|만)$")
 
 
-def _names(text: str) -> list[tuple[str, str, str]]:
+@functools.lru_cache(maxsize=1024)
+def _names(text: str) -> tuple[tuple[str, str, str], ...]:
     """(name, the word before it, the word after it) of each name ``text`` gives (the words
-    normalised); a common word that starts a sentence is not part of a name."""
+    normalised); a common word that starts a sentence is not part of a name. Cached: a line
+    near several sentences is read for each."""
     text = unicodedata.normalize("NFKC", text)
     found: list[tuple[str, str, str]] = []
     for match in _LATIN_NAME.finditer(text):
@@ -174,7 +176,7 @@ def _names(text: str) -> list[tuple[str, str, str]]:
         next_word = korean[i + 1] if i + 1 < len(korean) else ""
         if next_word.startswith(_ROLES) or (len(stem) >= 3 and stem.endswith(_TEAMS)):
             found.append((stem, korean[i - 1] if i else "", _PARTICLE.sub("", next_word)))
-    return found
+    return tuple(found)
 
 
 def _swapped_name(
@@ -233,5 +235,6 @@ _CLAUSE = re.compile(r"[,;:]\s+(?!\d)")  # not the comma of "March 31, 2027"
 _ONLY = re.compile(r"\b(?:only|solely)\b|뿐|에만|때만", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=1024)  # a sentence is compared with its line and with its clause
 def _negated(text: str) -> bool:
     return _NEGATION.search(_COMPARED.sub("", unicodedata.normalize("NFKC", text))) is not None

@@ -127,16 +127,19 @@ def sentences(*texts: str) -> list[str]:
     return found
 
 
-def sentence_units(normalized: str) -> set[str]:
+@functools.lru_cache(maxsize=2048)
+def sentence_units(normalized: str) -> frozenset[str]:
     """A sentence's content units without the words about the document (they are in no
     document's lines). A Korean word's particle or ending is taken off before its bigrams are
-    (``문서는`` would give ``서는``, which a document may have anywhere)."""
+    (``문서는`` would give ``서는``, which a document may have anywhere). Cached: a page's
+    sentences and its title are read by the prose's rules and by the grounded check alike."""
     # The whole text at once, not token by token: no Hangul word spans a space, and content
     # units read each token on its own, so this is the same set at a fraction of the calls.
     units = content_units(_HANGUL.sub(" ", normalized))
     for hangul in _HANGUL.findall(normalized):
         units |= _korean_units(hangul)
-    return units - _META - _META_BIGRAMS
+    units.difference_update(_META, _META_BIGRAMS)
+    return frozenset(units)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -166,14 +169,18 @@ class DocumentUnits:
         self._joined = " " + " ".join(self._lines) + " "
         self._units: dict[int, set[str]] = {}
         self._numbers: dict[int, set[str]] = {}
+        self._found: dict[str, set[int]] = {}  # unit -> the lines with it (_lines_with)
 
     def _lines_with(self, unit: str) -> set[int]:
-        """The lines whose text has ``unit`` in it (a unit is part of the word it comes from)."""
-        found: set[int] = set()
-        at = self._joined.find(unit)
-        while at >= 0:
-            found.add(bisect.bisect_right(self._starts, at) - 1)
-            at = self._joined.find(unit, at + 1)
+        """The lines whose text has ``unit`` in it (a unit is part of the word it comes from).
+        Kept: the prose's rules and the grounded check look for the same words."""
+        found = self._found.get(unit)
+        if found is None:
+            found = self._found[unit] = set()
+            at = self._joined.find(unit)
+            while at >= 0:
+                found.add(bisect.bisect_right(self._starts, at) - 1)
+                at = self._joined.find(unit, at + 1)
         return found
 
     def _units_of(self, index: int) -> set[str]:

@@ -10,9 +10,10 @@ its character bigrams, since Korean attaches particles to words (``휴가는``, 
 
 from __future__ import annotations
 
+import functools
 import re
 
-from wiki_assets.engine.related import normalize
+from wiki_assets.engine.related import normalize as _normalize
 
 __all__ = ["content_units", "document_lines", "normalize", "number_lines", "numbers"]
 
@@ -32,6 +33,16 @@ _STOP_BIGRAMS = frozenset(
     "니다 합니 습니 입니 됩니 있습 없습 세요 하세 주세 "
     "에서 으로 하는 하고 있는 되는 이다 한다".split()
 )
+
+
+def normalize(text: str) -> str:
+    """:func:`wiki_assets.engine.related.normalize`, remembered for short texts: the checks
+    normalise a page's title, its sentences and the words around a name again and again."""
+    return _normalize_short(text) if len(text) <= _SHORT else _normalize(text)
+
+
+_SHORT = 300  # characters: a title, a sentence, a line (not a document: it is too big to keep)
+_normalize_short = functools.lru_cache(maxsize=8192)(_normalize)
 
 
 def document_lines(text: str) -> list[str]:
