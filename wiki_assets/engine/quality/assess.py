@@ -9,6 +9,7 @@ from wiki_assets.engine.answers.page import PageDraft
 from wiki_assets.engine.quality.checks import Written, check_page
 from wiki_assets.engine.quality.claims import check_prose
 from wiki_assets.engine.quality.evidence import PointCheck, verify_points
+from wiki_assets.engine.quality.prose import DocumentUnits
 from wiki_assets.engine.quality.sentences import NOTHING_CHECKED, ProseCheck
 from wiki_assets.engine.quality.topics import kept_topics
 from wiki_assets.engine.quality.verdict import Verdict
@@ -53,11 +54,15 @@ def assess(
     shows; ``language``: the one it should be in; ``finish_reason``: of the page's answer;
     ``prose``: False where the model only picked the key lines (its page has no prose to check)."""
     points = verify_points(draft.key_points, document)
+    # The document's lines read once for the prose's rules and the page's grounded check.
+    units = DocumentUnits(document) if prose else None
     checked = (
-        check_prose(draft.description, draft.summary, document, title) if prose else NOTHING_CHECKED
+        check_prose(draft.description, draft.summary, document, title, units)
+        if prose
+        else NOTHING_CHECKED
     )
     page = Written.of(
         draft, points, document=document, title=title, language=language,
-        finish_reason=finish_reason, prose=prose, checked=checked,
+        finish_reason=finish_reason, prose=prose, checked=checked, units=units,
     )  # fmt: skip
     return Assessment(points, check_page(page), tuple(kept_topics(draft.topics)), checked)

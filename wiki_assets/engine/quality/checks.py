@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -17,7 +17,7 @@ from wiki_assets.engine.answers import prompts
 from wiki_assets.engine.answers.page import PageDraft
 from wiki_assets.engine.documents.language import LANGUAGES, detect_language
 from wiki_assets.engine.quality.evidence import PointCheck
-from wiki_assets.engine.quality.prose import grounded, says_nothing
+from wiki_assets.engine.quality.prose import DocumentUnits, grounded, says_nothing
 from wiki_assets.engine.quality.sentences import NOTHING_CHECKED, ProseCheck, Support
 from wiki_assets.engine.quality.topics import junk_topic, placeholder_topic
 from wiki_assets.engine.quality.units import content_units, normalize
@@ -43,6 +43,8 @@ class Written:
     # does not write; engine/model/compact.py), so the checks of its prose do not apply.
     prose: bool = True
     checked: ProseCheck = NOTHING_CHECKED  # each sentence of the description and the summary
+    # The document's lines as the prose's rules read them, where the caller has them already.
+    units: DocumentUnits | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(
@@ -56,6 +58,7 @@ class Written:
         finish_reason: str,
         prose: bool = True,
         checked: ProseCheck = NOTHING_CHECKED,
+        units: DocumentUnits | None = None,
     ) -> Written:
         return cls(
             title=title or draft.title,
@@ -69,6 +72,7 @@ class Written:
             finish_reason=finish_reason,
             prose=prose,
             checked=checked,
+            units=units,
         )
 
     def sentences(self) -> list[str]:
@@ -249,7 +253,8 @@ def ungrounded_summary(page: Written) -> bool:
     they cannot be checked against it, so the page says they are the model's unchecked words.
     Key points do not vouch for them: a small model's points are the document's own lines, its
     summary is not."""
-    return not grounded([page.description, page.summary], page.document, page.title)
+    document = page.units if page.units is not None else page.document
+    return not grounded([page.description, page.summary], document, page.title)
 
 
 def contradicted_prose(page: Written) -> bool:

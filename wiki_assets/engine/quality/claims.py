@@ -23,6 +23,7 @@ words as :mod:`.prose` does). A sentence that is contradicted or unsupported fla
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -43,8 +44,8 @@ _DIGIT = re.compile(r"\d")
 class _Document:
     """A document as the rules read it: its words by passage, and its quantities by line."""
 
-    def __init__(self, text: str, title: str) -> None:
-        self.units = DocumentUnits(text)
+    def __init__(self, text: str, title: str, units: DocumentUnits | None = None) -> None:
+        self.units = units if units is not None else DocumentUnits(text)
         self.raw = document_lines(text)
         self.besides = frozenset(sentence_units(normalize(title)))
         self.normalized = f" {normalize(text)} "
@@ -59,10 +60,17 @@ class _Document:
         return any(agrees(quantity, given) for given in self._quantities)
 
 
-def check_prose(description: str, summary: str, document: str, title: str = "") -> ProseCheck:
+def check_prose(
+    description: str,
+    summary: str,
+    document: str,
+    title: str = "",
+    units: DocumentUnits | None = None,
+) -> ProseCheck:
     """Every sentence of ``description`` and ``summary`` checked by rule against ``document``
-    (its full original text). The ``title``'s words count for nothing: every document has them."""
-    read = _Document(document, title)
+    (its full original text). The ``title``'s words count for nothing: every document has them.
+    ``units``: ``document``'s, where the caller has them (the page's checks read them too)."""
+    read = _Document(document, title, units)
     return ProseCheck(
         tuple(
             _check(part, sentence, read) for part, sentence in prose_sentences(description, summary)
@@ -113,8 +121,11 @@ def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
     return SentenceCheck(sentence, part, Support.SUPPORTED, lines)
 
 
-def _words(text: str) -> set[str]:
-    return {unit for unit in sentence_units(normalize(text)) if not unit.isdigit()}
+@functools.lru_cache(maxsize=1024)
+def _words(text: str) -> frozenset[str]:
+    # Cached: a sentence's words are asked for again and again (its passage, its closest
+    # sentence and clause of a line, the share the line holds), and a line's for each clause.
+    return frozenset(unit for unit in sentence_units(normalize(text)) if not unit.isdigit())
 
 
 def _closest(sentence: str, line: str, end: re.Pattern[str]) -> str:
@@ -143,9 +154,11 @@ _HANGUL_WORD = re.compile(r"[\uac00-\ud7a3]+")
 _PARTICLE = re.compile(r"(?:은|는|이|가|을|를|에게|에서|의|와|과|로|으로|께서|도|만)$")
 
 
-def _names(text: str) -> list[tuple[str, str, str]]:
+@functools.lru_cache(maxsize=1024)
+def _names(text: str) -> tuple[tuple[str, str, str], ...]:
     """(name, the word before it, the word after it) of each name ``text`` gives (the words
-    normalised); a common word that starts a sentence is not part of a name."""
+    normalised); a common word that starts a sentence is not part of a name. Cached: a line
+    near several sentences is read for each."""
     text = unicodedata.normalize("NFKC", text)
     found: list[tuple[str, str, str]] = []
     for match in _LATIN_NAME.finditer(text):
@@ -162,11 +175,9 @@ def _names(text: str) -> list[tuple[str, str, str]]:
     for i, word in enumerate(korean):
         stem = _PARTICLE.sub("", word) if len(word) > 2 else word
         next_word = korean[i + 1] if i + 1 < len(korean) else ""
-        if any(next_word.startswith(role) for role in _ROLES) or (
-            len(stem) >= 3 and stem.endswith(_TEAMS)
-        ):
+        if next_word.startswith(_ROLES) or (len(stem) >= 3 and stem.endswith(_TEAMS)):
             found.append((stem, korean[i - 1] if i else "", _PARTICLE.sub("", next_word)))
-    return found
+    return tuple(found)
 
 
 def _swapped_name(
@@ -225,5 +236,6 @@ _CLAUSE = re.compile(r"[,;:]\s+(?!\d)")  # not the comma of "March 31, 2027"
 _ONLY = re.compile(r"\b(?:only|solely)\b|뿐|에만|때만", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=1024)  # a sentence is compared with its line and with its clause
 def _negated(text: str) -> bool:
     return _NEGATION.search(_COMPARED.sub("", unicodedata.normalize("NFKC", text))) is not None

@@ -19,6 +19,7 @@ units take Korean apart: :mod:`.units`).
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -71,10 +72,18 @@ _ENDINGS = sorted(
 )
 
 
+# The endings by length, longest first: a word can end in only one ending of each length, so
+# looking its last letters up is the scan of _ENDINGS in its order, without the scan.
+_ENDINGS_BY_LENGTH = [
+    (length, frozenset(e for e in _ENDINGS if len(e) == length))
+    for length in sorted({len(e) for e in _ENDINGS}, reverse=True)
+]
+
+
 def _stem_ko(word: str) -> str:
-    for ending in _ENDINGS:
-        if word.endswith(ending) and len(word) - len(ending) >= (2 if len(ending) == 1 else 1):
-            return word[: -len(ending)]
+    for length, endings in _ENDINGS_BY_LENGTH:
+        if word[-length:] in endings and len(word) - length >= (2 if length == 1 else 1):
+            return word[:-length]
     return word
 
 
@@ -119,18 +128,28 @@ def sentences(*texts: str) -> list[str]:
     return found
 
 
-def sentence_units(normalized: str) -> set[str]:
+@functools.lru_cache(maxsize=2048)
+def sentence_units(normalized: str) -> frozenset[str]:
     """A sentence's content units without the words about the document (they are in no
     document's lines). A Korean word's particle or ending is taken off before its bigrams are
-    (``문서는`` would give ``서는``, which a document may have anywhere)."""
-    units: set[str] = set()
-    for token in normalized.split():
-        for hangul in _HANGUL.findall(token):
-            stem = _stem_ko(hangul)
-            if stem not in _META_KO:
-                units |= content_units(stem)
-        units |= content_units(_HANGUL.sub(" ", token))
-    return units - _META - _META_BIGRAMS
+    (``문서는`` would give ``서는``, which a document may have anywhere). Cached: a page's
+    sentences and its title are read by the prose's rules and by the grounded check alike."""
+    # The whole text at once, not token by token: no Hangul word spans a space, and content
+    # units read each token on its own, so this is the same set at a fraction of the calls.
+    units = content_units(_HANGUL.sub(" ", normalized))
+    for hangul in _HANGUL.findall(normalized):
+        units |= _korean_units(hangul)
+    units.difference_update(_META, _META_BIGRAMS)
+    return frozenset(units)
+
+
+@functools.lru_cache(maxsize=4096)
+def _korean_units(word: str) -> frozenset[str]:
+    """A Hangul word's content units, its particle or ending taken off (none for a word about
+    the document). Cached: a sentence is read several times over (:mod:`.claims`), and the same
+    words come back in every page of a language."""
+    stem = _stem_ko(word)
+    return frozenset() if stem in _META_KO else frozenset(content_units(stem))
 
 
 class DocumentUnits:
@@ -151,14 +170,18 @@ class DocumentUnits:
         self._joined = " " + " ".join(self._lines) + " "
         self._units: dict[int, set[str]] = {}
         self._numbers: dict[int, set[str]] = {}
+        self._found: dict[str, set[int]] = {}  # unit -> the lines with it (_lines_with)
 
     def _lines_with(self, unit: str) -> set[int]:
-        """The lines whose text has ``unit`` in it (a unit is part of the word it comes from)."""
-        found: set[int] = set()
-        at = self._joined.find(unit)
-        while at >= 0:
-            found.add(bisect.bisect_right(self._starts, at) - 1)
-            at = self._joined.find(unit, at + 1)
+        """The lines whose text has ``unit`` in it (a unit is part of the word it comes from).
+        Kept: the prose's rules and the grounded check look for the same words."""
+        found = self._found.get(unit)
+        if found is None:
+            found = self._found[unit] = set()
+            at = self._joined.find(unit)
+            while at >= 0:
+                found.add(bisect.bisect_right(self._starts, at) - 1)
+                at = self._joined.find(unit, at + 1)
         return found
 
     def _units_of(self, index: int) -> set[str]:

@@ -12,9 +12,10 @@ know is of the kind ``""`` and agrees with the same number of any kind.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -76,23 +77,46 @@ _MONTHS = {
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>\d{4})"
-_DATES = [
+# Each pattern with what a text must have for it to match at all (None: nothing cheaper to
+# look for than the pattern): most sentences name no month and tell no time, and running every
+# pattern over every sentence was most of what quantities() cost.
+_MONTH_STEMS = tuple(sorted({name[:3] for name in _MONTHS}))  # every month name starts so
+
+
+def _names_month(text: str) -> bool:
+    # str.lower() and IGNORECASE agree on these letters in NFKC text (the one other letter
+    # IGNORECASE takes for one of them, the long s, NFKC has made an "s").
+    lowered = text.lower()
+    return any(stem in lowered for stem in _MONTH_STEMS)
+
+
+def _has(mark: str) -> Callable[[str], bool]:
+    return lambda text: mark in text
+
+
+_Hinted = list[tuple[re.Pattern[str], Callable[[str], bool] | None]]
+_DATES: _Hinted = [
     # Digit boundaries, not word ones: a Korean particle may follow (2027-03-31까지).
-    re.compile(rf"(?<!\d){_YEAR}[-./]\s?(?P<month>\d{{1,2}})[-./]\s?(?P<day>\d{{1,2}})(?!\d)\.?"),
-    re.compile(rf"(?:{_YEAR}\s*년\s*)?(?P<month>\d{{1,2}})\s*월\s*(?:(?P<day>\d{{1,2}})\s*일)?"),
-    re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?:,?\s+{_YEAR}\b)?", re.IGNORECASE),
-    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b(?:,?\s+{_YEAR}\b)?", re.IGNORECASE),
-    re.compile(rf"\b{_MONTH}\s+{_YEAR}\b", re.IGNORECASE),
-]
+    (re.compile(rf"(?<!\d){_YEAR}[-./]\s?(?P<month>\d{{1,2}})[-./]\s?(?P<day>\d{{1,2}})(?!\d)\.?"),
+     None),
+    (re.compile(rf"(?:{_YEAR}\s*년\s*)?(?P<month>\d{{1,2}})\s*월\s*(?:(?P<day>\d{{1,2}})\s*일)?"),
+     _has("월")),
+    (re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?:,?\s+{_YEAR}\b)?", re.IGNORECASE), _names_month),
+    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b(?:,?\s+{_YEAR}\b)?", re.IGNORECASE),
+     _names_month),
+    (re.compile(rf"\b{_MONTH}\s+{_YEAR}\b", re.IGNORECASE), _names_month),
+]  # fmt: skip
 _YEAR_ONLY = re.compile(r"^(?:19|20)\d\d$")
 # A time of day is a kind of its own: unread, "10시" and "10:00" would be bare numbers, and a bare
 # number agrees with any (a summary's "10 days" would be found in "오전 10시").
-_CLOCKS = [
-    re.compile(r"(?<![\d:])(?P<hour>\d{1,2}):(?P<minute>\d{2})(?![\d:])(?:\s?(?P<half>[ap])\.?m\b\.?)?",
-               re.IGNORECASE),
-    re.compile(r"(?<![\d:])(?P<hour>\d{1,2})\s?(?P<half>[ap])\.?m\b\.?", re.IGNORECASE),
-    re.compile(r"(?:(?P<half>오전|오후)\s?)?(?<![\d:])(?P<hour>\d{1,2})시(?!간)"
-               r"(?:\s?(?P<minute>\d{1,2})\s?분|\s?(?P<thirty>반))?"),
+_DIGIT_THEN_HALF = re.compile(r"\d\s?[ap]", re.IGNORECASE)
+_CLOCKS: _Hinted = [
+    (re.compile(r"(?<![\d:])(?P<hour>\d{1,2}):(?P<minute>\d{2})(?![\d:])(?:\s?(?P<half>[ap])\.?m\b\.?)?",
+                re.IGNORECASE), _has(":")),
+    (re.compile(r"(?<![\d:])(?P<hour>\d{1,2})\s?(?P<half>[ap])\.?m\b\.?", re.IGNORECASE),
+     lambda text: _DIGIT_THEN_HALF.search(text) is not None),
+    (re.compile(r"(?:(?P<half>오전|오후)\s?)?(?<![\d:])(?P<hour>\d{1,2})시(?!간)"
+                r"(?:\s?(?P<minute>\d{1,2})\s?분|\s?(?P<thirty>반))?"), _has("시")),
 ]  # fmt: skip
 
 # A unit as written (a word's first letters, lower case; a Korean counter) -> its kind. Weeks
@@ -122,15 +146,36 @@ _NUMBER = re.compile(
     re.IGNORECASE,
 )
 _KOREAN_UNITS = sorted((unit for unit in _UNITS if not unit.isascii()), key=len, reverse=True)
+_ANY_DIGIT = re.compile(r"\d")
 _VERSION = re.compile(r"\b(?:v|version\s|버전\s?)(?P<version>\d+(?:\.\d+)+|\d+)", re.IGNORECASE)
 
 
 def quantities(text: str) -> list[Quantity]:
     """The quantities ``text`` states, dates first (their numbers are not counted again)."""
+    if len(text) > _CACHED_UP_TO:
+        return _read(text)
+    return list(_read_cached(text))
+
+
+# A sentence or a line, not a document's lines together: the same lines are read again for
+# each sentence they are near, and boilerplate lines come back page after page.
+_CACHED_UP_TO = 1000  # characters
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_cached(text: str) -> tuple[Quantity, ...]:
+    return tuple(_read(text))
+
+
+def _read(text: str) -> list[Quantity]:
     text = unicodedata.normalize("NFKC", text)
+    if not _ANY_DIGIT.search(text):
+        return []  # every pattern below needs a digit: most sentences state no quantity
     found: list[Quantity] = []
     taken = [False] * len(text)
-    for pattern in _DATES:
+    for pattern, needs in _DATES:
+        if needs is not None and not needs(text):
+            continue
         for match in pattern.finditer(text):
             if any(taken[match.start() : match.end()]):
                 continue
@@ -139,7 +184,9 @@ def quantities(text: str) -> list[Quantity]:
                 continue
             found.append(Quantity(date, "date", match.group(0).strip()))
             taken[match.start() : match.end()] = [True] * (match.end() - match.start())
-    for pattern in _CLOCKS:
+    for pattern, needs in _CLOCKS:
+        if needs is not None and not needs(text):
+            continue
         for match in pattern.finditer(text):
             clock = _clock(match)
             if clock is not None and not any(taken[match.start() : match.end()]):

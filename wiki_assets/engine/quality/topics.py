@@ -18,6 +18,7 @@ the first kind ``placeholder_topics`` and the others ``junk_topics``
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -35,6 +36,7 @@ _PLACEHOLDER = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=1024)  # asked of each topic thrice: kept_topics and two checks
 def placeholder_topic(topic: str) -> bool:
     """A topic that names no subject: ``tag1``, ``up-to-5-short-tags``, ``string``, a number or
     a timestamp (more digits than letters)."""
@@ -91,6 +93,7 @@ def _words(topic: str) -> list[str]:
     return [w for w in (word.strip("\"'`.,;:!?()[]{}<>*#") for word in words) if w]
 
 
+@functools.lru_cache(maxsize=1024)  # asked of each topic thrice: kept_topics and two checks
 def junk_topic(topic: str) -> bool:
     """A topic that is a sentence fragment or a field name (module docstring); placeholders are
     :func:`placeholder_topic`'s."""

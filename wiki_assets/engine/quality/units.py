@@ -10,10 +10,10 @@ its character bigrams, since Korean attaches particles to words (``휴가는``, 
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterator
 
-from wiki_assets.engine.related import normalize
+from wiki_assets.engine.related import normalize as _normalize
 
 __all__ = ["content_units", "normalize", "numbers"]
 
@@ -32,6 +32,16 @@ _STOP_BIGRAMS = frozenset(
 )
 
 
+def normalize(text: str) -> str:
+    """:func:`wiki_assets.engine.related.normalize`, remembered for short texts: the checks
+    normalise a page's title, its sentences and the words around a name again and again."""
+    return _normalize_short(text) if len(text) <= _SHORT else _normalize(text)
+
+
+_SHORT = 300  # characters: a title, a sentence, a line (not a document: it is too big to keep)
+_normalize_short = functools.lru_cache(maxsize=8192)(_normalize)
+
+
 def numbers(normalized: str) -> set[str]:
     """The numbers in a normalised text, leading zeros dropped (``05`` is ``5``)."""
     return {found.lstrip("0") or "0" for found in _DIGITS.findall(normalized)}
@@ -39,20 +49,26 @@ def numbers(normalized: str) -> set[str]:
 
 def content_units(normalized: str) -> set[str]:
     """What a normalised text says, as comparable units (see the module docstring)."""
-    return set(_units(normalized))
-
-
-def _units(normalized: str) -> Iterator[str]:
+    # A loop into one set (no generator): the checks ask this of every sentence and line.
+    units: set[str] = set()
     for token in normalized.split():
-        if token.isascii() and token.isalpha():
-            # Most tokens: a plain Latin word has no number and no Hangul to take out.
-            if len(token) >= 3 and token not in _STOPWORDS:
-                yield token[:_STEM]
-            continue
-        yield from numbers(token)
+        if token.isascii():
+            if token.isalpha():
+                # Most tokens: a plain Latin word has no number and no Hangul to take out.
+                if len(token) >= 3 and token not in _STOPWORDS:
+                    units.add(token[:_STEM])
+                continue
+            if token.isdigit():
+                units.add(token.lstrip("0") or "0")  # a number alone: no word left beside it
+                continue
+        units.update(numbers(token))
         for hangul in _HANGUL.findall(token):
-            bigrams = [hangul[i : i + 2] for i in range(len(hangul) - 1)]
-            yield from (bigram for bigram in bigrams if bigram not in _STOP_BIGRAMS)
+            units.update(
+                bigram
+                for bigram in (hangul[i : i + 2] for i in range(len(hangul) - 1))
+                if bigram not in _STOP_BIGRAMS
+            )
         word = _DIGITS.sub("", _HANGUL.sub("", token))
         if len(word) >= 3 and word not in _STOPWORDS:
-            yield word[:_STEM]
+            units.add(word[:_STEM])
+    return units

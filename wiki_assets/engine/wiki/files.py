@@ -67,6 +67,7 @@ class Wiki:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
         self.root.mkdir(parents=True, exist_ok=True)
+        self._folders: dict[Path, Path] = {}  # a synced folder -> where it leads (original)
 
     @property
     def state_dir(self) -> Path:
@@ -102,7 +103,17 @@ class Wiki:
         """The link from ``page`` to a file outside the wiki (its document's original in the
         synced tree): relative, so that the wiki and the mirror can move together."""
         folder = (self.root / self._relative(page)).parent
-        return Path(os.path.relpath(file.resolve(), folder)).as_posix()
+        return Path(os.path.relpath(self._resolved(file), folder)).as_posix()
+
+    def _resolved(self, file: Path) -> Path:
+        """``file.resolve()`` for a document the scan found, its folder resolved once per run (a
+        folder is shared by its documents; resolving asks the disk about every part of the path,
+        a system call each, which waits for the GIL while other threads run). The file itself
+        is never a symlink: the scan skips symlinks (documents/corpus.py)."""
+        parent = self._folders.get(file.parent)
+        if parent is None:
+            parent = self._folders[file.parent] = file.parent.resolve()
+        return parent / file.name
 
     @staticmethod
     def check(page: str) -> None:
