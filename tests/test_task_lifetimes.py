@@ -10,8 +10,10 @@ from typing import Any
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded, concurrency_for
 from wiki_assets.engine.documents.corpus import SourceDocument
+from wiki_assets.engine.model.client import ModelClient
 from wiki_assets.engine.model.results import Notes, Summary
 from wiki_assets.engine.related import Candidate
+from wiki_assets.simulator import SimModel, SimServer
 
 
 class HangingModel:
@@ -19,9 +21,10 @@ class HangingModel:
 
     max_tokens = 64
 
-    def __init__(self) -> None:
+    def __init__(self, *, stubborn: bool = False) -> None:
         self.sent = 0
         self.cancelled = 0
+        self.stubborn = stubborn  # its end, once begun, is not cut short by another cancel
 
     async def summarize(
         self,
@@ -38,10 +41,20 @@ class HangingModel:
         try:
             await asyncio.Event().wait()
         except asyncio.CancelledError:
-            await asyncio.sleep(0.01)  # ends a moment after it is cancelled, like a connection
+            await self._closing()  # ends a moment after it is cancelled, like a connection
             self.cancelled += 1
             raise
         raise AssertionError("unreachable")
+
+    async def _closing(self) -> None:
+        loop = asyncio.get_running_loop()
+        closed = loop.time() + 0.01
+        while loop.time() < closed:
+            try:
+                await asyncio.sleep(closed - loop.time())
+            except asyncio.CancelledError:
+                if not self.stubborn:
+                    raise
 
     async def notes(self, path: str, text: str, part: int, parts: int, language: str) -> Notes:
         raise AssertionError("no long documents here")
@@ -91,11 +104,16 @@ class Work:
         raise AssertionError("no page to judge here")
 
 
-def dispatcher_on(model: HangingModel, leases: Leases) -> Dispatcher:
+def dispatcher_on(
+    model: HangingModel | None, leases: Leases, base_url: str = "http://127.0.0.1:9/v1"
+) -> Dispatcher:
+    """Five documents for one model's three workers: ``model``, or else the real client of the
+    server at ``base_url``."""
     dials = Dials(workers_per_model=3, claim_size=1)
-    endpoint = Endpoint(name="m", base_url="http://127.0.0.1:9/v1", model="m", max_in_flight=3)
+    endpoint = Endpoint(name="m", base_url=base_url, model="m", max_in_flight=3)
     concurrency = concurrency_for(endpoint, dials)
-    lane = Lane(0, endpoint, model, concurrency)
+    client = model or ModelClient(endpoint, 64, on_overload=concurrency.on_overload)
+    lane = Lane(0, endpoint, client, concurrency)
     jobs = [Job(SourceDocument(f"c/{i}.md", "c", 10, "h"), f"c/{i}.md") for i in range(5)]
     return Dispatcher(
         [lane],
@@ -142,3 +160,46 @@ def test_a_cancelled_run_waits_for_its_requests_to_end() -> None:
 
     assert asyncio.run(run()) == set()
     assert model.sent == 3 and model.cancelled == 3
+
+
+def test_a_worker_cancelled_again_leaves_no_request_behind() -> None:
+    """A worker cancelled a second time while it waits for its cancelled request to end (its
+    caller gave up waiting) ends before the request does: the run waits for the request (and
+    lets it end as cancelled once, its cleanup not cut short) before it returns."""
+    model, leases = HangingModel(stubborn=True), Leases()
+
+    async def run() -> set[asyncio.Task[object]]:
+        dispatching = asyncio.create_task(dispatcher_on(model, leases).run())
+        await asyncio.sleep(0.1)
+        workers = [task for task in others() if task.get_coro().__qualname__ == "Dispatcher._work"]
+        assert len(workers) == 3 and model.sent == 3
+        for _ in range(2):  # the second cancel finds each worker waiting for its request
+            for worker in workers:
+                worker.cancel()
+            await asyncio.sleep(0.001)
+        await asyncio.wait((dispatching,))
+        return others()
+
+    assert asyncio.run(run()) == set()
+    assert model.cancelled == 3
+
+
+def test_a_cancelled_run_over_http_leaves_no_request_behind() -> None:
+    """The same over HTTP, with the run's own client: requests that hang on the simulated
+    server are cancelled with the run, and each has ended when the run's task has."""
+    leases = Leases()
+    with SimServer(SimModel(model="m", hang_rate=1.0)) as server:
+
+        async def run() -> set[asyncio.Task[object]]:
+            dispatcher = dispatcher_on(None, leases, server.base_url)
+            dispatching = asyncio.create_task(dispatcher.run())
+            while server.stats.hung < 3:  # every worker's request is on the server
+                await asyncio.sleep(0.01)
+            dispatching.cancel()
+            await asyncio.wait((dispatching,))
+            left = others()
+            await dispatcher.lanes[0].client.close()
+            return left
+
+        assert asyncio.run(run()) == set()
+        assert server.stats.requests == 3 and server.stats.answered == 0
