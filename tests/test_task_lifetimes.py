@@ -1,18 +1,27 @@
-"""Every task a run starts ends with it: the dispatcher's workers, the renewal of the fleet-wide
-slots they hold, and each request (cancelled with its worker, and waited for)."""
+"""Every task and thread a run starts ends with it: the dispatcher's workers, the renewal of the
+fleet-wide slots they hold, and each request (cancelled with its worker, and waited for); the
+link candidates helper's reader and its start beside the plan; the simulation's watch over idle
+models; the reader of a child server's output. Each is checked on a run that is stopped or
+cancelled, against what is left running afterwards."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded, concurrency_for
 from wiki_assets.engine.documents.corpus import SourceDocument
+from wiki_assets.engine.ingestion.candidates import plan_beside_helper
+from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES
 from wiki_assets.engine.model.client import ModelClient
 from wiki_assets.engine.model.results import Notes, Summary
-from wiki_assets.engine.related import Candidate
+from wiki_assets.engine.related import Candidate, RelatedIndex
+from wiki_assets.engine.related.service import HELPER_MODULE, CandidatesService
 from wiki_assets.simulator import SimModel, SimServer
 
 
@@ -203,3 +212,93 @@ def test_a_cancelled_run_over_http_leaves_no_request_behind() -> None:
 
         assert asyncio.run(run()) == set()
         assert server.stats.requests == 3 and server.stats.answered == 0
+
+
+# ---------------------------------------------------------------- the link candidates helper
+
+
+def small_index(root: Path) -> tuple[Path, list[str]]:
+    """An index of three short notes, for a helper to answer from."""
+    db = root / "related.sqlite"
+    paths = [f"notes/n{i}.md" for i in range(3)]
+    with RelatedIndex(db) as index:
+        index.update_many(
+            (path, f"Note {i}", f"# Note {i}\n\nTea, maps and topic {i}.\n", f"h{i}")
+            for i, path in enumerate(paths)
+        )
+    return db, paths
+
+
+def helpers_on(db: Path) -> list[int]:
+    """The link candidates helper processes still running on the index at ``db``."""
+    running = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            words = cmdline.read_bytes().split(b"\0")
+            if HELPER_MODULE.encode() in words and str(db.resolve()).encode() in words:
+                running.append(int(cmdline.parent.name))
+    return running
+
+
+def test_a_cancelled_close_ends_the_helper_and_its_reader(tmp_path: Path) -> None:
+    """Closing the helper, cancelled while the helper finishes: the helper is killed, and the
+    task that reads its answers (started by ``start``, not by the constructor) has ended when
+    the cancellation is raised."""
+    db, paths = small_index(tmp_path)
+
+    async def run() -> tuple[bool, set[asyncio.Task[object]], set[asyncio.Task[object]]]:
+        service = await CandidatesService.start(db, RELATED_CANDIDATES, paths)
+        assert await service.candidates(paths[0]) is not None  # up and answering
+        reading = others()
+        closing = asyncio.create_task(service.close())
+        await asyncio.sleep(0)  # close has closed the helper's input; it waits for its exit
+        closing.cancel()
+        await asyncio.wait((closing,))
+        return closing.cancelled(), reading, others()
+
+    cancelled, reading, left = asyncio.run(run())
+    assert len(reading) == 1  # its reader, while it served
+    assert cancelled and left == set()
+    assert helpers_on(db) == []
+
+
+def test_a_cancelled_plan_waits_for_its_thread_and_starts_no_helper_after(tmp_path: Path) -> None:
+    """The run is cancelled while its plan (on a thread) is still at work, and the plan asks for
+    the helper after that. The cancelled call waits for the plan's thread, then cancels the
+    helper's start or closes the helper: no plan still at work when it ends, no task, no
+    helper process."""
+    db, _ = small_index(tmp_path)
+    release, planned = threading.Event(), threading.Event()
+
+    def make_plan(helper_wanted: Callable[[], None]) -> Any:
+        release.wait(10)
+        helper_wanted()
+        planned.set()
+        return object()
+
+    async def run() -> tuple[bool, list[bool], set[asyncio.Task[object]]]:
+        ended_with_plan: list[bool] = []
+        planning = asyncio.create_task(plan_beside_helper(make_plan, db, Lines()))
+        planning.add_done_callback(lambda _: ended_with_plan.append(planned.is_set()))
+        await asyncio.sleep(0.05)  # the plan is at work
+        planning.cancel()
+        await asyncio.sleep(0.05)
+        release.set()  # the plan asks for the helper, and ends
+        await asyncio.sleep(0.2)  # (long enough for a helper's start to be under way)
+        await asyncio.wait((planning,))
+        return planning.cancelled(), ended_with_plan, others()
+
+    cancelled, ended_with_plan, left = asyncio.run(run())
+    assert cancelled and ended_with_plan == [True]
+    assert left == set()
+    assert helpers_on(db) == []
+
+
+class Lines:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def info(self, msg: str) -> None:
+        self.lines.append(msg)
+
+    warning = error = info

@@ -3,8 +3,8 @@
 A task that is only cancelled has been asked to end, not ended: it still runs its cleanup (a
 request closes its connection, a reader sees its pipe close) on a later turn of the loop, after
 its owner has moved on. Each owner of tasks in the engine ends them through
-:func:`cancel_and_wait` on every path out (done, failed, cancelled), as ``asyncio.TaskGroup``
-does for its own.
+:func:`cancel_and_wait` (or waits for them to end of themselves, :func:`ended`) on every path
+out (done, failed, cancelled), as ``asyncio.TaskGroup`` does for its own.
 """
 
 from __future__ import annotations
@@ -15,13 +15,19 @@ from typing import Any
 
 
 async def cancel_and_wait(tasks: Iterable[asyncio.Future[Any]]) -> None:
-    """Cancel ``tasks`` and wait until each has ended. A task cancelled already is only waited
-    for (a second cancel would cut its cleanup short). A caller cancelled meanwhile still waits
-    for them, as a task group does, and its cancellation is raised once they have ended."""
-    pending = {task for task in tasks if not task.done()}
+    """Cancel ``tasks`` and wait until each has ended (see :func:`ended`). A task cancelled
+    already is only waited for: a second cancel would cut its cleanup short."""
+    pending = [task for task in tasks if not task.done()]
     for task in pending:
         if not (isinstance(task, asyncio.Task) and task.cancelling()):
             task.cancel()
+    await ended(pending)
+
+
+async def ended(tasks: Iterable[asyncio.Future[Any]]) -> None:
+    """Wait until each of ``tasks`` has ended. A caller cancelled meanwhile still waits for them,
+    as a task group does, and its cancellation is raised once they have ended."""
+    pending = {task for task in tasks if not task.done()}
     interrupted: asyncio.CancelledError | None = None
     while pending:
         try:
