@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded, concurrency_for
@@ -22,6 +24,7 @@ from wiki_assets.engine.model.client import ModelClient
 from wiki_assets.engine.model.results import Notes, Summary
 from wiki_assets.engine.related import Candidate, RelatedIndex
 from wiki_assets.engine.related.service import HELPER_MODULE, CandidatesService
+from wiki_assets.simulation import check, clock, generate, runner
 from wiki_assets.simulator import SimModel, SimServer
 
 
@@ -302,3 +305,43 @@ class Lines:
         self.lines.append(msg)
 
     warning = error = info
+
+
+# ---------------------------------------------------------------- the simulation
+
+
+@pytest.mark.parametrize("cancel_after_s", [None, 3.0])
+def test_a_simulated_run_ends_its_idle_watch_with_it(
+    monkeypatch: pytest.MonkeyPatch, cancel_after_s: float | None
+) -> None:
+    """The simulation's run on its virtual clock, to its end or cancelled mid-way: its watch
+    over idle models has ended when the run does. (The real virtual clock runs the run, seen
+    from the task that awaits it.)"""
+    left: list[set[asyncio.Task[object]]] = []
+
+    def seen_from_around(main: Coroutine[Any, Any, None]) -> None:
+        async def around() -> None:
+            outside = asyncio.current_task()
+
+            async def run_and_look() -> None:
+                try:
+                    await main
+                finally:  # the instant the run ends
+                    left.append(others() - {outside})
+
+            running = asyncio.create_task(run_and_look())
+            if cancel_after_s is not None:
+                await asyncio.sleep(cancel_after_s)
+                assert not running.done()
+                running.cancel()
+            await asyncio.wait((running,))
+
+        clock.run_virtual(around())
+
+    monkeypatch.setattr(runner, "run_virtual", seen_from_around)
+    outcome = runner.run(generate(0, 40))  # 40 documents on 4 models: about 9 virtual seconds
+    assert left == [set()]
+    if cancel_after_s is None:
+        assert check(outcome) == [] and outcome.makespan_s > 5  # the run is as it was
+    else:
+        assert outcome.makespan_s == cancel_after_s and outcome.report.count < 40
