@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
+import sys
 import threading
+import time
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,8 @@ from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorde
 from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.ingestion.candidates import plan_beside_helper
 from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES
+from wiki_assets.engine.model import child_server as child_servers
+from wiki_assets.engine.model.child_server import child_server, free_port
 from wiki_assets.engine.model.client import ModelClient
 from wiki_assets.engine.model.results import Notes, Summary
 from wiki_assets.engine.related import Candidate, RelatedIndex
@@ -345,3 +351,97 @@ def test_a_simulated_run_ends_its_idle_watch_with_it(
         assert check(outcome) == [] and outcome.makespan_s > 5  # the run is as it was
     else:
         assert outcome.makespan_s == cancel_after_s and outcome.report.count < 40
+
+
+# ---------------------------------------------------------------- a child server's output
+
+
+def simulator_command(port: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "wiki_assets.simulator",
+        "--port",
+        str(port),
+        "--preset",
+        "instant",
+    ]
+
+
+def alive_since(before: set[threading.Thread]) -> set[threading.Thread]:
+    return {thread for thread in threading.enumerate() if thread not in before}
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_stopped_child_server_leaves_no_thread_behind(fails: bool) -> None:
+    """The with block of a child server ends, or fails: the child is stopped, then the reader of
+    its output joined."""
+    before = set(threading.enumerate())
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1/models"
+    with contextlib.suppress(ValueError):
+        with child_server(simulator_command(port), url, "simulated server", 60) as server:
+            assert server.reader in alive_since(before)
+            if fails:
+                raise ValueError("the block fails")
+    assert server.process.returncode is not None
+    assert alive_since(before) == set()
+
+
+class Interrupted(Exception):
+    pass
+
+
+def interrupt(signum: int, frame: object) -> None:
+    raise Interrupted
+
+
+def test_a_stop_cut_short_still_kills_the_child_and_joins_its_reader() -> None:
+    """Interrupted (as by Ctrl-C) while it waits for a child that ignores SIGTERM to exit, the
+    stop kills the child at once and joins the reader of its output before the interrupt goes
+    on."""
+    before = set(threading.enumerate())
+    port = free_port()
+    stubborn = f'trap "" TERM; exec "{sys.executable}" -m http.server {port} --bind 127.0.0.1'
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    server = None
+    try:
+        with pytest.raises(Interrupted):
+            with child_server(
+                ["sh", "-c", stubborn], f"http://127.0.0.1:{port}/", "stubborn server", 60
+            ) as server:
+                signal.setitimer(signal.ITIMER_REAL, 0.5)  # while it is being stopped
+        assert server.process.returncode == -signal.SIGKILL
+        assert alive_since(before) == set()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if server is not None and server.process.poll() is None:  # (the old code left it)
+            os.killpg(server.process.pid, signal.SIGKILL)
+
+
+def test_output_held_open_after_the_stop_holds_up_the_stop_a_bounded_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Something the child started ignores SIGTERM and keeps its output open after the child
+    is stopped: the reader is joined for a bounded time, then left to end with the output
+    (closing the output under it would wait for its read, for as long as that lives)."""
+    monkeypatch.setattr(child_servers, "OUTPUT_JOIN_S", 0.5)
+    before = set(threading.enumerate())
+    port = free_port()
+    script = (
+        'trap "" TERM; sleep 60 & trap - TERM; '
+        f'exec "{sys.executable}" -m http.server {port} --bind 127.0.0.1'
+    )
+    url = f"http://127.0.0.1:{port}/"
+    with child_server(["sh", "-c", script], url, "server", 60) as server:
+        stopping = time.monotonic()
+    try:
+        assert time.monotonic() - stopping < 5
+        assert server.process.returncode is not None
+        assert alive_since(before) == {server.reader}  # the sleep holds the output open
+    finally:
+        os.killpg(server.process.pid, signal.SIGKILL)  # the sleep, left in the child's group
+    assert server.reader is not None
+    server.reader.join(5)
+    assert alive_since(before) == set()
