@@ -17,7 +17,7 @@ from typing import Any
 async def cancel_and_wait(tasks: Iterable[asyncio.Future[Any]]) -> None:
     """Cancel ``tasks`` and wait until each has ended (see :func:`ended`). A task cancelled
     already is only waited for: a second cancel would cut its cleanup short."""
-    pending = [task for task in tasks if not task.done()]
+    pending = _pending(tasks)
     for task in pending:
         if not (isinstance(task, asyncio.Task) and task.cancelling()):
             task.cancel()
@@ -27,7 +27,7 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Future[Any]]) -> None:
 async def ended(tasks: Iterable[asyncio.Future[Any]]) -> None:
     """Wait until each of ``tasks`` has ended. A caller cancelled meanwhile still waits for them,
     as a task group does, and its cancellation is raised once they have ended."""
-    pending = {task for task in tasks if not task.done()}
+    pending = set(_pending(tasks))
     interrupted: asyncio.CancelledError | None = None
     while pending:
         try:
@@ -37,3 +37,10 @@ async def ended(tasks: Iterable[asyncio.Future[Any]]) -> None:
         pending = {task for task in pending if not task.done()}
     if interrupted is not None:
         raise interrupted
+
+
+def _pending(tasks: Iterable[asyncio.Future[Any]]) -> list[asyncio.Future[Any]]:
+    """The tasks not ended yet. One whose event loop is closed is left out: it never runs again
+    (its owner is being closed with it, as garbage, maybe while another loop runs), and there
+    is nothing to wait for."""
+    return [task for task in tasks if not task.done() and not task.get_loop().is_closed()]
