@@ -34,6 +34,7 @@ from wiki_assets.engine.dispatch import (
 )
 from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument
 from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
+from wiki_assets.engine.tasks import cancel_and_wait
 from wiki_assets.virtual_time.clock import Stuck, run_virtual
 from wiki_assets.virtual_time.models import VirtualModel, simulated_text
 from wiki_assets.virtual_time.scenarios import Scenario, hang_free_s, ideal_makespan, part_budget
@@ -203,9 +204,9 @@ def run(scenario: Scenario) -> Outcome:
         except TimeoutError:
             outcome.stuck = f"still running after {deadline:.0f} virtual seconds"
         finally:
-            watch.cancel()
             outcome.makespan_s = loop.time() - start
             outcome.first_answers_at -= start
+            await cancel_and_wait([watch])  # the watch ends with the run, whichever way it ends
 
     try:
         run_virtual(main())

@@ -25,6 +25,7 @@ from wiki_assets.engine.dispatch.queue import Job, WorkQueue
 from wiki_assets.engine.dispatch.tally import DispatchTally
 from wiki_assets.engine.dispatch.work import Recorded, Work
 from wiki_assets.engine.errors import ModelError
+from wiki_assets.engine.tasks import cancel_and_wait
 
 
 class Requests:
@@ -61,6 +62,13 @@ class Requests:
         self.started = 0  # documents sent to a model at least once
         self.settled = 0  # requests that ended (answered, failed or cancelled)
         self.last_success = 0.0
+        # Every request until it ends: its worker waits for it, and one the worker could not
+        # wait for (cancelled again meanwhile) is ended by end() as the run ends.
+        self.out: set[asyncio.Future[Summary | Notes]] = set()
+
+    async def end(self) -> None:
+        """Cancel any request still out and wait for it to end: none outlives the run."""
+        await cancel_and_wait(self.out)
 
     async def send(self, job: Job, lane: Lane, *, hedge: bool) -> None:
         """Send ``job`` (prepared) to ``lane`` and settle the request once it ends."""
@@ -100,6 +108,8 @@ class Requests:
                 parts=prepared.parts,
             )
         task: asyncio.Future[Summary | Notes] = asyncio.ensure_future(request)
+        self.out.add(task)
+        task.add_done_callback(self.out.discard)
         attempt.task = task
         job.running.append(attempt)
         lane.attempts.append(attempt)
@@ -107,13 +117,15 @@ class Requests:
             await asyncio.wait((task,))
         except asyncio.CancelledError:
             # This worker itself is being cancelled: so is its request, which ends before the
-            # worker does (no request outlives the run).
+            # worker does (no request outlives the run: if the worker is cancelled again while
+            # it waits, end() waits for the request as the run ends).
             task.cancel()
             await asyncio.wait((task,))
             raise
+        except BaseException:
+            task.cancel()  # (a coroutine closed with its event loop gone: nothing to wait on)
+            raise
         finally:
-            if not task.done():
-                task.cancel()  # (a coroutine closed with its event loop gone: nothing to wait on)
             job.running.remove(attempt)
             lane.attempts.remove(attempt)
             self.settled += 1

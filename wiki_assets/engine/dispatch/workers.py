@@ -129,6 +129,7 @@ class Dispatcher:
             self.judges.end(self.lanes)
             self.tally.second_opinions_skipped = dict(self.opinions.skipped)
             self.tally.judgements_skipped = dict(self.judges.skipped)
+            await self.requests.end()  # (one its worker could not wait for)
 
     def stop(self, reason: str, *, cancel: bool = True) -> None:
         """End the run early: no new requests; with ``cancel``, requests in flight are cancelled

@@ -12,6 +12,7 @@ from pathlib import Path
 from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES, RunPlan
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.related.service import CandidatesService
+from wiki_assets.engine.tasks import cancel_and_wait, ended
 
 
 async def plan_beside_helper(
@@ -20,26 +21,32 @@ async def plan_beside_helper(
     """``make_plan(helper_wanted)`` on a thread (it reads, hashes and indexes the corpus), and the
     link candidates helper of the index at ``db_path`` if the plan started one: the plan calls
     ``helper_wanted()`` as soon as it knows the helper will be wanted, and the event loop starts
-    it meanwhile. If the plan fails, a helper it started is closed: the start is always waited
-    for, never left running."""
+    it meanwhile. The plan's thread and the helper's start end before this returns or raises:
+    cancelled, it waits for the plan still (a thread cannot be cancelled, and the plan uses the
+    run's journal and index, which its caller closes next); failed or cancelled, it cancels
+    the helper's start, or closes the helper started, and none is left running."""
     loop = asyncio.get_running_loop()
-    started: list[asyncio.Task[CandidatesService]] = []
+    starts: list[asyncio.Task[CandidatesService]] = []
 
     def start_helper() -> None:  # on the event loop
-        start = CandidatesService.start(db_path, RELATED_CANDIDATES)
-        started.append(asyncio.create_task(start))
+        starts.append(asyncio.create_task(CandidatesService.start(db_path, RELATED_CANDIDATES)))
 
     def helper_wanted() -> None:  # on the plan's thread
         loop.call_soon_threadsafe(start_helper)
 
+    planning = asyncio.ensure_future(asyncio.to_thread(make_plan, helper_wanted))
     try:
-        plan = await asyncio.to_thread(make_plan, helper_wanted)
+        await ended([planning])
+        # The plan's call to start_helper, if any, was queued before its result.
+        return planning.result(), (await starts[0] if starts else None)
     except BaseException:
-        for start in started:  # scheduled before the plan's end: never left running
-            await close_helper(await start, log)
+        if planning.done() and not planning.cancelled():
+            planning.exception()  # (retrieved: what is raised here says why the run stopped)
+        await cancel_and_wait(starts)
+        for start in starts:
+            if not start.cancelled() and start.exception() is None:
+                await close_helper(start.result(), log)
         raise
-    # The plan's call to start_helper, if any, was queued before its result.
-    return plan, (await started[0] if started else None)
 
 
 async def close_helper(service: CandidatesService, log: Log) -> None:

@@ -11,6 +11,7 @@ signal and its last lines, instead of surfacing as refused connections.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.machinery
 import importlib.util
 import os
@@ -56,6 +57,8 @@ SHOWN_LINES = 8  # of those, shown when it dies mid-run
 # Signals by which native code dies of itself: an instruction the CPU refuses (SIGILL), a bad
 # address or a general protection fault (SIGSEGV), a bad memory access (SIGBUS).
 CRASH_SIGNALS = frozenset({signal.SIGILL, signal.SIGSEGV, signal.SIGBUS})
+STOP_WAIT_S = 10.0  # for the child to exit after SIGTERM, before SIGKILL
+OUTPUT_JOIN_S = 5.0  # for the reader of a stopped child's output to see it close
 
 
 @dataclass(eq=False)
@@ -68,7 +71,7 @@ class ChildServer:
     process: subprocess.Popen[bytes]
     crash_hint: str | None = None
     tail: deque[str] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
-    _drain: threading.Thread | None = None
+    reader: threading.Thread | None = None  # reads its output into ``tail``
     stopping: bool = False  # it is being stopped on purpose: its exit is no news
 
     def exit_notice(self) -> str | None:
@@ -129,27 +132,44 @@ def child_server(
         start_new_session=True,
     )
     server = ChildServer(label, process, crash_hint)
-    # Ends when the child's output closes, which stopping it (below) makes happen.
-    reader = threading.Thread(target=_drain, args=(process, server.tail), daemon=True)
-    reader.start()
     try:
+        # Ends when the child's output closes, which stopping it (below) makes happen.
+        server.reader = threading.Thread(
+            target=_drain, args=(process, server.tail), name=f"{label} output", daemon=True
+        )
+        server.reader.start()
         _wait_until_ready(server, ready_url, start_timeout_s)
         yield server
     finally:
         server.stopping = True
-        stop(process)
-        reader.join(timeout=5)
-        if process.stdout is not None:
-            process.stdout.close()
+        try:
+            stop(process)
+        finally:
+            _join(server)
 
 
 def _drain(process: subprocess.Popen[bytes], tail: deque[str]) -> None:
-    assert process.stdout is not None
+    stdout = process.stdout
+    assert stdout is not None
     try:
-        for line in process.stdout:
+        for line in stdout:
             tail.append(line.decode("utf-8", "replace").rstrip())
     except (OSError, ValueError):
         pass  # the pipe was closed under it: the child is gone
+    finally:
+        stdout.close()  # here: closed by another thread, it would wait for this one's read
+
+
+def _join(server: ChildServer) -> None:
+    """Wait for the reader of a stopped child's output: it ends as the output closes, at once
+    unless something the child started outlived it (it ignored the SIGTERM, or left the process
+    group) and holds the output open; then, after ``OUTPUT_JOIN_S``, the reader is left to end
+    with it (a daemon thread, which closes the output itself)."""
+    reader = server.reader
+    if reader is not None and reader.ident is not None:
+        reader.join(timeout=OUTPUT_JOIN_S)
+    elif server.process.stdout is not None:
+        server.process.stdout.close()  # (no reader ever started)
 
 
 def _wait_until_ready(server: ChildServer, url: str, timeout_s: float) -> None:
@@ -178,14 +198,17 @@ def _wait_until_ready(server: ChildServer, url: str, timeout_s: float) -> None:
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
-    """Stop the child's process group: SIGTERM, then SIGKILL after 10 s; the child is reaped."""
+    """Stop the child's process group: SIGTERM, then SIGKILL after ``STOP_WAIT_S``, or at once
+    if the wait is cut short (Ctrl-C while it stops); the child is reaped either way."""
     if process.poll() is not None:
         return
     try:
         os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-    except ProcessLookupError:
+        process.wait(timeout=STOP_WAIT_S)
+    except (subprocess.TimeoutExpired, ProcessLookupError):
         pass
+    finally:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()

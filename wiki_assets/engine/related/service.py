@@ -26,6 +26,7 @@ from pathlib import Path
 
 from wiki_assets.engine.answers.candidate import Candidate
 from wiki_assets.engine.environment import PACKAGE_ROOT, helper_environment
+from wiki_assets.engine.tasks import ended
 
 SERVICE_MIN = 256
 """Documents to answer below which a run answers them itself: a helper costs about 0.15 s of CPU
@@ -37,13 +38,15 @@ LINE_LIMIT = 1 << 24  # an answer line's bytes: eight candidates' paths, titles 
 
 
 class CandidatesService:
-    """The run's side of the helper process: :meth:`start`, :meth:`candidates`, :meth:`close`."""
+    """The run's side of the helper process: :meth:`start`, :meth:`candidates`, :meth:`close`.
+    The task that reads the helper's answers is started by :meth:`start` and ends before
+    :meth:`close` returns, whichever way it returns."""
 
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self._process = process
         self.pid = process.pid
         self._waiting: dict[str, asyncio.Future[list[Candidate] | None]] = {}
-        self._reader = asyncio.create_task(self._read_answers())
+        self._reader: asyncio.Task[None] | None = None
         self.answered = 0  # answers that came back
 
     @classmethod
@@ -68,6 +71,7 @@ class CandidatesService:
             limit=LINE_LIMIT,
         )
         service = cls(process)
+        service._reader = asyncio.create_task(service._read_answers())
         if plan is not None:
             service.send_plan(plan)
         return service
@@ -82,7 +86,8 @@ class CandidatesService:
         waiting = self._waiting.get(path)
         if waiting is None:
             stdin = self._process.stdin
-            if self._reader.done() or stdin is None or stdin.is_closing():
+            reader = self._reader
+            if reader is None or reader.done() or stdin is None or stdin.is_closing():
                 return None
             waiting = self._waiting[path] = asyncio.get_running_loop().create_future()
             stdin.write(json.dumps(path).encode() + b"\n")
@@ -111,12 +116,18 @@ class CandidatesService:
         if process.stdin is not None and not process.stdin.is_closing():
             process.stdin.close()  # end of asks: the helper finishes its batch and exits
         try:
-            await asyncio.wait_for(process.wait(), STOP_WAIT_S)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._reader
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), STOP_WAIT_S)
+        finally:
+            # Cancelled meanwhile, or out of time: the helper is killed. Either way it has
+            # exited, and the reader has read its output to the end, when close returns (or
+            # raises its cancellation).
+            exiting = []
+            if process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):  # (it exited just now)
+                    process.kill()
+                exiting.append(asyncio.ensure_future(process.wait()))
+            await ended([*exiting, *([self._reader] if self._reader else [])])
         errors = await process.stderr.read() if process.stderr is not None else b""
         if process.returncode == 0:
             return None
