@@ -10,11 +10,11 @@ import dagster as dg  # no `from __future__ import annotations`: Dagster reads t
 from pydantic import create_model
 
 from wiki_assets.defs import handoff
-from wiki_assets.defs.asset_metadata import INDEX, IndexRun, partition_metadata
 from wiki_assets.defs.checks import wiki_check_results, wiki_check_specs
 from wiki_assets.defs.derived import fields_from
-from wiki_assets.defs.metadata import run_metadata
-from wiki_assets.defs.metadata_keys import build
+from wiki_assets.defs.metadata.materializations import INDEX, IndexRun, partition_metadata
+from wiki_assets.defs.metadata.recording import build
+from wiki_assets.defs.metadata.run_figures import run_metadata
 from wiki_assets.defs.names import SYNCED_DOCUMENTS, WIKI_INDEX, WIKI_PAGES, node
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource

@@ -18,9 +18,9 @@ from dagster._core.definitions.asset_checks.asset_check_evaluation import (
 )
 from pydantic import Field
 
-from wiki_assets.defs import metadata as md
-from wiki_assets.defs.asset_metadata import CHECK
-from wiki_assets.defs.metadata_keys import build
+from wiki_assets.defs.metadata import run_figures as md
+from wiki_assets.defs.metadata.materializations import CHECK
+from wiki_assets.defs.metadata.recording import build
 from wiki_assets.defs.names import WIKI_PAGES
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource

@@ -12,8 +12,8 @@ from typing import Any
 
 import dagster as dg
 
-from wiki_assets.defs import metadata as md
 from wiki_assets.defs.assets import IngestConfig
+from wiki_assets.defs.metadata import run_figures as md
 from wiki_assets.defs.names import WIKI_PAGES
 from wiki_assets.defs.resources import NGRAMS_ONLY, CorpusResource, SummarizerResource
 from wiki_assets.engine import CollectionState, survey

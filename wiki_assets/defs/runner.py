@@ -23,7 +23,7 @@ from dagster._utils.hosted_user_process import recon_job_from_origin
 
 from wiki_assets.defs import handoff
 from wiki_assets.defs.assets import IngestConfig, run_config, run_tags
-from wiki_assets.defs.metadata import plain
+from wiki_assets.defs.metadata.run_figures import plain
 from wiki_assets.defs.names import INGEST_JOB, WIKI_INDEX, WIKI_PAGES, node
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.plan import RECOVERED
