@@ -1,9 +1,7 @@
 """The two assets: the synced documents (a source) and the wiki pages summarized from them."""
 
-import contextlib
 import copy
 import warnings
-from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
@@ -12,14 +10,15 @@ from pydantic import create_model
 from wiki_assets.defs import handoff
 from wiki_assets.defs.checks import wiki_check_results, wiki_check_specs
 from wiki_assets.defs.derived import fields_from
+from wiki_assets.defs.loggers import LOGGERS
 from wiki_assets.defs.metadata.materializations import INDEX, IndexRun, partition_metadata
 from wiki_assets.defs.metadata.recording import build
 from wiki_assets.defs.metadata.run_figures import run_metadata
 from wiki_assets.defs.names import SYNCED_DOCUMENTS, WIKI_INDEX, WIKI_PAGES, node
 from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
+from wiki_assets.defs.tags import tag_run, tag_source
 from wiki_assets.engine import Dials, environment, ingest, survey
-from wiki_assets.engine.errors import DiskFull, no_space_message
 from wiki_assets.engine.model.prompts import PROMPT_VERSION
 from wiki_assets.engine.wiki.audit import NO_DANGLING_LINKS, audit_wiki
 from wiki_assets.engine.wiki.index import index_wiki
@@ -66,28 +65,9 @@ def dials_with_defaults(dials: IngestConfig) -> type[IngestConfig]:
     return create_model("IngestConfig", __base__=IngestConfig, **fields)
 
 
-# The aligned console logger, in a run's config (Dagster only uses a job's loggers when the run
-# config names them).
-LOGGERS: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
-
-
 def run_config(dials: IngestConfig) -> dict[str, Any]:
     """Run config for the ingest job: the dials, and the aligned console logger."""
     return {"ops": {node(WIKI_PAGES): {"config": dials.model_dump()}}, **LOGGERS}
-
-
-@contextlib.contextmanager
-def naming_a_full_disk(corpus: CorpusResource) -> Iterator[None]:
-    """A full disk, however deep its error is (a task group's, under a failed rollback), fails
-    the step as ``no space left on device: <the wiki's folder>``
-    (:func:`~wiki_assets.engine.errors.no_space_message`); other errors go as they are."""
-    try:
-        yield
-    except Exception as error:
-        message = no_space_message(error, corpus.wiki_path)
-        if message is None:
-            raise
-        raise DiskFull(message) from error
 
 
 def no_collection(keys: list[str], corpus: CorpusResource) -> str:
@@ -103,74 +83,6 @@ def no_collection(keys: list[str], corpus: CorpusResource) -> str:
         f"{', '.join(there) or 'none'}. Partitions come from the sync (sync_job, the daily "
         "schedule or `wiki-assets ingest`), which also drops one that names no collection."
     )
-
-
-TAG_PREFIX = "wiki_assets/"
-SOURCE_TAG = f"{TAG_PREFIX}source"  # cli, schedule, backfill, sensor, ui: where a run was started
-CONFIG_TAG = f"{TAG_PREFIX}config"  # the config files it was configured from
-WIKI_TAG = f"{TAG_PREFIX}wiki"  # the wiki root an ingest wrote (absolute)
-BACKFILL_TAG = "dagster/backfill"  # Dagster's own tags on the runs it launches
-SCHEDULE_TAG = "dagster/schedule_name"
-SENSOR_TAG = "dagster/sensor_name"
-
-
-def dial_tags(dials: IngestConfig) -> dict[str, str]:
-    """A tag per dial (``wiki_assets/claim_size: 32``), so that the Runs list filters on any of
-    them; a dial with no value (an empty ``redo_models``) has none."""
-    tags = {}
-    for key, value in dials.model_dump().items():
-        if value in ([], None, ""):
-            continue
-        if isinstance(value, list):
-            text = ",".join(str(item) for item in value)
-        elif isinstance(value, bool):
-            text = str(value).lower()
-        else:
-            text = str(value)
-        tags[f"{TAG_PREFIX}{key}"] = text
-    return tags
-
-
-def run_tags(source: str, dials: IngestConfig, config_source: str = "") -> dict[str, str]:
-    """Tags that say where a run came from and what it was tuned with, shown in the Runs list."""
-    tags = {SOURCE_TAG: source, **dial_tags(dials)}
-    if config_source:
-        tags[CONFIG_TAG] = config_source
-    return tags
-
-
-def launched_by(tags: Mapping[str, str]) -> str:
-    """Where a run was started, from its tags: ours when it has them (the CLI, the schedule),
-    else Dagster's; a run with none was launched from the UI (or Dagster's own CLI)."""
-    if SOURCE_TAG in tags:
-        return tags[SOURCE_TAG]
-    for tag, source in (
-        (BACKFILL_TAG, "backfill"),
-        (SCHEDULE_TAG, "schedule"),
-        (SENSOR_TAG, "sensor"),
-    ):
-        if tag in tags:
-            return source
-    return "ui"
-
-
-def tag_source(context: dg.OpExecutionContext | dg.AssetExecutionContext) -> None:
-    """Give the run its source tag if whoever launched it did not (the launchpad, a backfill, a
-    sensor or the automation add only Dagster's): every run the project's definitions run says
-    where it came from."""
-    tags = context.run.tags
-    if SOURCE_TAG not in tags:
-        context.instance.add_run_tags(context.run_id, {SOURCE_TAG: launched_by(tags)})
-
-
-def tag_run(context: dg.AssetExecutionContext, dials: IngestConfig, corpus: CorpusResource) -> None:
-    """Give the run our tags, whoever launched it (the launchpad and backfills add only
-    Dagster's): where it came from, its dials as it runs with them and the wiki it writes."""
-    tags = context.run.tags
-    wanted = {**run_tags(launched_by(tags), dials), WIKI_TAG: str(corpus.wiki_path.resolve())}
-    missing = {key: value for key, value in wanted.items() if tags.get(key) != value}
-    if missing:
-        context.instance.add_run_tags(context.run_id, missing)
 
 
 def backfill_policy() -> dg.BackfillPolicy:
@@ -233,7 +145,7 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         if unknown:
             # A partition added by hand (a typo) would otherwise materialize green, empty.
             raise dg.Failure(description=no_collection(unknown, corpus))
-        with summarizer.live(context.log) as fleet, naming_a_full_disk(corpus):
+        with summarizer.live(context.log) as fleet, corpus.naming_a_full_disk():
             report = ingest(
                 synced_root=corpus.synced_path,
                 wiki_root=corpus.wiki_path,
@@ -285,7 +197,7 @@ def wiki_index(context: dg.AssetExecutionContext, corpus: CorpusResource) -> dg.
     page whose related links or backlinks are out of date, so no link in the wiki dangles; then the
     wiki's checks run over the files as readers see them."""
     tag_source(context)
-    with naming_a_full_disk(corpus):
+    with corpus.naming_a_full_disk():
         report = index_wiki(corpus.wiki_path, corpus.state_store())
     audit = audit_wiki(corpus.wiki_path, corpus.synced_path)
     dangling = audit.outcome(NO_DANGLING_LINKS).findings

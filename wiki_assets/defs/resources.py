@@ -13,7 +13,7 @@ from wiki_assets.defs.derived import fields_from
 from wiki_assets.engine import Endpoint, environment
 from wiki_assets.engine.config import EmbeddingsEndpoint, VariableName
 from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILE_BYTES
-from wiki_assets.engine.errors import EmbeddedModelUnavailable
+from wiki_assets.engine.errors import DiskFull, EmbeddedModelUnavailable, no_space_message
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.model.local_embeddings import (
     embedded_embeddings_available,
@@ -88,6 +88,19 @@ class CorpusResource(dg.ConfigurableResource):
     @property
     def wiki_path(self) -> Path:
         return Path(self.wiki_root)
+
+    @contextmanager
+    def naming_a_full_disk(self) -> Iterator[None]:
+        """A full disk, however deep its error is (a task group's, under a failed rollback),
+        fails the step as ``no space left on device: <the wiki's folder>``
+        (:func:`~wiki_assets.engine.errors.no_space_message`); other errors go as they are."""
+        try:
+            yield
+        except Exception as error:
+            message = no_space_message(error, self.wiki_path)
+            if message is None:
+                raise
+            raise DiskFull(message) from error
 
 
 # max_retries is the engine's (the embedded model and tests set it), not an endpoint config key.
