@@ -33,8 +33,8 @@ import dagster as dg
 import pytest
 from conftest import PROJECT, SAMPLE, SAMPLE_COLLECTIONS, write_project
 
-from wiki_assets.definitions import AUTOMATION_SENSOR
 from wiki_assets.defs.metadata import run_figures as md
+from wiki_assets.defs.names import AUTOMATION_SENSOR
 from wiki_assets.defs.resources import ModelConfig, SummarizerResource
 from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.defs.settings import load_settings

@@ -21,7 +21,6 @@ import polars as pl
 import pytest
 from conftest import SAMPLE_COLLECTIONS, Workspace, summarizer_for
 
-from wiki_assets.defs.assets import IngestConfig, run_config
 from wiki_assets.defs.history import COLUMNS, MODEL_SPEED, READS, SCHEMA, runs_table
 from wiki_assets.defs.history_text import brief_text
 from wiki_assets.defs.metadata import run_figures as md
@@ -35,6 +34,7 @@ from wiki_assets.defs.runner import (
     sync_then_ingest,
 )
 from wiki_assets.defs.tags import run_tags
+from wiki_assets.defs.wiki_pages import IngestConfig, run_config
 from wiki_assets.engine.model.child_server import free_port
 from wiki_assets.simulator import SimServer
 

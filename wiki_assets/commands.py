@@ -172,8 +172,8 @@ def run_check(
     if not corpus.wiki_path.is_dir():
         log.error(f"wiki root {corpus.wiki_path} is not a folder")
         return EXIT_RUN_FAILED
-    from wiki_assets.defs.checks import audit_table
     from wiki_assets.defs.history_text import table_text
+    from wiki_assets.defs.wiki_pages.checks import audit_table
     from wiki_assets.engine.state.store import StateUnavailable
     from wiki_assets.engine.wiki.audit import MAX_FLAGGED_SHARE, audit_wiki
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import dagster as dg
 
-from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.metadata import run_figures as md
 from wiki_assets.defs.names import WIKI_PAGES
 from wiki_assets.defs.resources import NGRAMS_ONLY, CorpusResource, SummarizerResource
+from wiki_assets.defs.wiki_pages.config import IngestConfig
 from wiki_assets.engine import CollectionState, survey
 from wiki_assets.engine.dispatch.retry import shown_url
 from wiki_assets.engine.documents.ignore import Ignored

@@ -2,7 +2,6 @@
 
 import dagster as dg
 
-from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.metadata.materializations import SYNC
 from wiki_assets.defs.metadata.recording import build
 from wiki_assets.defs.names import SYNC_JOB, SYNC_OP
@@ -10,6 +9,7 @@ from wiki_assets.defs.plan import plan_lines, recorded_rates
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.sync.observe import sync
 from wiki_assets.defs.tags import tag_source
+from wiki_assets.defs.wiki_pages.config import IngestConfig
 
 
 def build_sync_job(dials: IngestConfig) -> dg.JobDefinition:
