@@ -16,8 +16,8 @@ from dagster._core.storage.asset_check_execution_record import (
     AssetCheckExecutionRecordStatus,
 )
 
+from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.defs.resources import ModelConfig, SummarizerResource
-from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.defs.wiki_pages.checks import MODELS_IN_SERVICE, flagged_by_collection
 from wiki_assets.engine.model.child_server import free_port

@@ -33,10 +33,10 @@ import dagster as dg
 import pytest
 from conftest import PROJECT, SAMPLE, SAMPLE_COLLECTIONS, write_project
 
+from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.defs.metadata import run_figures as md
 from wiki_assets.defs.names import AUTOMATION_SENSOR
 from wiki_assets.defs.resources import ModelConfig, SummarizerResource
-from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.defs.settings import load_settings
 from wiki_assets.defs.sync import INGEST_SENSOR
 from wiki_assets.simulator import SimModel, SimServer

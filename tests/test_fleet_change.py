@@ -18,7 +18,7 @@ import dagster as dg
 import pytest
 from conftest import Workspace, summarizer_for
 
-from wiki_assets.defs.runner import sync_then_ingest
+from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.defs.sync import sync
 from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.simulator import SimModel, SimServer

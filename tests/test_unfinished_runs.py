@@ -19,8 +19,8 @@ import dagster as dg
 import pytest
 from conftest import PROJECT, Workspace, daily_tick, summarizer_for, write_project
 
+from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.definitions import build_defs
-from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.defs.sync import PARTITION_RANGE_START
 from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine.errors import NO_SPACE

@@ -12,7 +12,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import dagster as dg
-import polars as pl
 from dagster._core.definitions.asset_checks.asset_check_evaluation import (
     AssetCheckEvaluationTargetMaterializationData,
 )
@@ -31,7 +30,6 @@ from wiki_assets.engine.wiki.audit import (
     FLAGGED_SHARE,
     MAX_FLAGGED_SHARE,
     NO_FAILED_DOCUMENTS,
-    Audit,
     Outcome,
     Severity,
     WikiCheck,
@@ -190,22 +188,3 @@ def build_page_checks(wiki_pages: dg.AssetsDefinition) -> list[dg.AssetChecksDef
         yield from _per_partition(context, dict.fromkeys(context.partition_keys, outcome))
 
     return [no_failed_documents, flagged_share, models_in_service]
-
-
-def audit_table(audit: Audit) -> pl.DataFrame:
-    """One row per check, for ``wiki-assets check``."""
-    return pl.DataFrame(
-        {
-            "check": [outcome.check.name for outcome in audit.outcomes],
-            "severity": [str(outcome.check.severity) for outcome in audit.outcomes],
-            "checked": [outcome.checked for outcome in audit.outcomes],
-            "problems": [len(outcome.findings) for outcome in audit.outcomes],
-            "result": [_verdict(outcome) for outcome in audit.outcomes],
-        }
-    )
-
-
-def _verdict(outcome: Outcome) -> str:
-    if outcome.passed:
-        return "passed"
-    return "FAILED" if outcome.check.severity is Severity.ERROR else "warning"

@@ -24,9 +24,9 @@ from dagster._utils.hosted_user_process import recon_job_from_origin
 from wiki_assets.defs.metadata.run_figures import plain
 from wiki_assets.defs.names import INGEST_JOB, WIKI_INDEX, WIKI_PAGES, node
 from wiki_assets.defs.partitions import collections_partitions
-from wiki_assets.defs.plan import RECOVERED
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.sync import SyncPlan, sync
+from wiki_assets.defs.sync.plan import RECOVERED
 from wiki_assets.defs.tags import run_tags
 from wiki_assets.defs.wiki_pages import handoff
 from wiki_assets.defs.wiki_pages.config import IngestConfig, run_config

@@ -7,7 +7,7 @@ observation with its partitions joined, the run's status and the wiki it wrote (
 status and partitions only. Read through the instance's public API from the newest event
 backwards, so only the runs shown are read.
 
-How a terminal shows the rows: :mod:`~wiki_assets.defs.history_text`.
+How a terminal shows the rows: :mod:`.text`.
 """
 
 from __future__ import annotations
