@@ -123,7 +123,7 @@ def test_a_run_over_several_partitions_records_a_result_for_each_and_none_skippe
         AssetCheckExecutionResolvedStatus as Resolved,
     )
 
-    from wiki_assets.defs.partitions import collections_partitions
+    from wiki_assets.defs.names import collections_partitions
 
     outcome = sync_then_ingest(instance, workspace.corpus, summarizer_for(sim), FAST)
     assert outcome.success and outcome.run_id, outcome.error

@@ -477,7 +477,7 @@ def test_a_run_terminated_through_graphql_ends_canceled_with_its_locks_freed(
         project = write_project(
             tmp_path / "wiki_assets.yaml", sim, synced, wiki, workers_per_model=1, claim_size=1
         )
-        from wiki_assets.defs.partitions import collections_partitions
+        from wiki_assets.defs.names import collections_partitions
 
         with dg.DagsterInstance.from_config(str(home)) as instance:
             instance.add_dynamic_partitions(collections_partitions.name or "", ["people"])

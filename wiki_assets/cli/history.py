@@ -20,8 +20,7 @@ import dagster as dg
 import polars as pl
 
 from wiki_assets.defs.metadata import run_figures as md
-from wiki_assets.defs.names import INGEST_JOB, WIKI_PAGES
-from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.names import INGEST_JOB, WIKI_PAGES, collections_partitions
 from wiki_assets.defs.sync.observe import PARTITION_RANGE_END, PARTITION_RANGE_START
 from wiki_assets.defs.tags import WIKI_TAG
 

@@ -22,8 +22,7 @@ from dagster._core.utils import make_new_run_id
 from dagster._utils.hosted_user_process import recon_job_from_origin
 
 from wiki_assets.defs.metadata.run_figures import plain
-from wiki_assets.defs.names import INGEST_JOB, WIKI_INDEX, WIKI_PAGES, node
-from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.names import INGEST_JOB, WIKI_INDEX, WIKI_PAGES, collections_partitions, node
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.sync import SyncPlan, sync
 from wiki_assets.defs.sync.plan import RECOVERED

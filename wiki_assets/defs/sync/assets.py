@@ -2,8 +2,7 @@
 
 import dagster as dg
 
-from wiki_assets.defs.names import SYNCED_DOCUMENTS
-from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.names import SYNCED_DOCUMENTS, collections_partitions
 
 synced_documents = dg.AssetSpec(
     SYNCED_DOCUMENTS,

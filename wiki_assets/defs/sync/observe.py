@@ -13,8 +13,13 @@ import dagster as dg
 
 from wiki_assets.defs.metadata.materializations import SYNCED, SyncRun
 from wiki_assets.defs.metadata.recording import build
-from wiki_assets.defs.names import INGEST_JOB, SYNCED_DOCUMENTS, WIKI_INDEX, WIKI_PAGES
-from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.names import (
+    INGEST_JOB,
+    SYNCED_DOCUMENTS,
+    WIKI_INDEX,
+    WIKI_PAGES,
+    collections_partitions,
+)
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.tags import run_tags
 from wiki_assets.defs.wiki_pages.config import IngestConfig, run_config

@@ -8,8 +8,7 @@ import dagster as dg
 
 from wiki_assets.defs.metadata.materializations import COLLECTIONS, PENDING, REPAIR
 from wiki_assets.defs.metadata.run_figures import plain
-from wiki_assets.defs.names import INGEST_SENSOR, REGISTER_SENSOR, SYNC_OP
-from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.names import INGEST_SENSOR, REGISTER_SENSOR, SYNC_OP, collections_partitions
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.defs.sync.observe import SyncPlan
 from wiki_assets.defs.tags import launched_by

@@ -7,8 +7,7 @@ import dagster as dg  # no `from __future__ import annotations`: Dagster reads t
 
 from wiki_assets.defs.metadata.materializations import partition_metadata
 from wiki_assets.defs.metadata.run_figures import run_metadata
-from wiki_assets.defs.names import SYNCED_DOCUMENTS, WIKI_PAGES
-from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.names import SYNCED_DOCUMENTS, WIKI_PAGES, collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.tags import tag_run
 from wiki_assets.defs.wiki_pages import handoff

@@ -21,8 +21,7 @@ from wiki_assets.defs.index.checks import SEVERITY
 from wiki_assets.defs.metadata import run_figures as md
 from wiki_assets.defs.metadata.materializations import CHECK
 from wiki_assets.defs.metadata.recording import build
-from wiki_assets.defs.names import WIKI_PAGES
-from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.names import WIKI_PAGES, collections_partitions
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.engine.state.journal import WRITTEN, Journal
 from wiki_assets.engine.state.store import StateStore

@@ -7,9 +7,9 @@ from typing import Any
 import dagster as dg
 from pydantic import create_model
 
-from wiki_assets.defs.derived import fields_from
 from wiki_assets.defs.loggers import LOGGERS
 from wiki_assets.defs.names import WIKI_PAGES, node
+from wiki_assets.defs.resources import fields_from
 from wiki_assets.engine import Dials
 
 

@@ -4,8 +4,7 @@ from typing import Any
 
 import dagster as dg
 
-from wiki_assets.defs.names import INGEST_JOB
-from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.names import INGEST_JOB, collections_partitions
 
 
 def build_ingest_job(wiki_pages: dg.AssetsDefinition, wiki_index: dg.AssetsDefinition) -> Any:
