@@ -295,9 +295,9 @@ def dagster(count: int, collections: int, postgres: str | None) -> None:
     try:
         import dagster as dg
 
-        from wiki_assets.defs.assets import IngestConfig
+        from wiki_assets.cli.runner import sync_then_ingest
         from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
-        from wiki_assets.defs.runner import sync_then_ingest
+        from wiki_assets.defs.wiki_pages import IngestConfig
 
         _write_corpus(work / "synced", count, collections=collections)
         corpus = CorpusResource(

@@ -1,6 +1,6 @@
 """The house's rules, checked from the source: no import circles, a dispatcher and a simulation
 free of ``openai``, a dispatcher that imports nothing of the run around it, rooms of a size a
-reader can hold, and an engine without Dagster.
+reader can hold, an engine without Dagster, and a Dagster layer of a folder per domain.
 
 The import graph is read with :mod:`ast` from the files under ``wiki_assets/`` (nothing is
 imported). It counts the imports a reader meets at the top of a module: module-level ones,
@@ -23,6 +23,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "wiki_assets"
 MAX_LINES = 350
 MAX_METHODS = 25
+DEFS = PACKAGE / "defs"
+DEFS_ROOT_MODULES = 6  # at most, __init__.py included
+DEFS_DOMAINS = ("wiki_pages", "index", "digest", "sync")
 
 
 def _modules() -> dict[str, Path]:
@@ -273,3 +276,18 @@ def test_no_room_of_the_engine_takes_a_public_name() -> None:
     public = set(_engine_public_names()[0])
     rooms = {name.split(".")[2] for name in MODULES if name.startswith("wiki_assets.engine.")}
     assert public & rooms == set()
+
+
+def test_the_dagster_layer_is_a_folder_per_domain_around_a_small_root() -> None:
+    """``wiki_assets/defs/``: each domain (an asset and what goes with it) a package of its own,
+    with its assets module; at the root only what the domains share, in at most
+    :data:`DEFS_ROOT_MODULES` modules. The CLI's helpers live in ``wiki_assets/cli/``."""
+    root = sorted(path.name for path in DEFS.glob("*.py"))
+    assert len(root) <= DEFS_ROOT_MODULES, f"{len(root)} modules at defs/'s root: {root}"
+    missing = [
+        domain
+        for domain in DEFS_DOMAINS
+        if not (DEFS / domain / "__init__.py").is_file()
+        or not (DEFS / domain / "assets.py").is_file()
+    ]
+    assert missing == [], "a domain of defs/ without its package or its assets module"

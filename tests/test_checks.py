@@ -13,10 +13,10 @@ from dagster._core.storage.asset_check_execution_record import (
     AssetCheckExecutionRecordStatus,
 )
 
-from wiki_assets.defs.assets import IngestConfig
-from wiki_assets.defs.checks import MODELS_IN_SERVICE, flagged_by_collection
+from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.defs.resources import ModelConfig, SummarizerResource
-from wiki_assets.defs.runner import sync_then_ingest
+from wiki_assets.defs.wiki_pages import IngestConfig
+from wiki_assets.defs.wiki_pages.checks import MODELS_IN_SERVICE, flagged_by_collection
 from wiki_assets.engine.model.child_server import free_port
 from wiki_assets.engine.wiki.audit import (
     EVERY_DOCUMENT_PAGED,
@@ -109,7 +109,7 @@ def test_a_run_over_several_partitions_records_a_result_for_each_and_none_skippe
         AssetCheckExecutionResolvedStatus as Resolved,
     )
 
-    from wiki_assets.defs.partitions import collections_partitions
+    from wiki_assets.defs.names import collections_partitions
 
     outcome = sync_then_ingest(instance, workspace.corpus, summarizer_for(sim), FAST)
     assert outcome.success and outcome.run_id, outcome.error

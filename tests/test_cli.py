@@ -16,7 +16,7 @@ import pytest
 import yaml
 from conftest import NO_E5, Workspace
 
-from wiki_assets.defs.metadata import MAX_LISTED_FAILURES, plain
+from wiki_assets.defs.metadata.run_figures import MAX_LISTED_FAILURES, plain
 from wiki_assets.simulated_server import SimServer
 
 LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  (INFO |WARNING|ERROR) {1,3} \S")

@@ -11,9 +11,10 @@ import pytest
 from pydantic import ValidationError
 
 import wiki_assets
-from wiki_assets.definitions import INGEST_JOB, build_defs
-from wiki_assets.defs.assets import IngestConfig
+from wiki_assets.definitions import build_defs
+from wiki_assets.defs.names import INGEST_JOB
 from wiki_assets.defs.resources import ModelConfig, SummarizerResource
+from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine import Dials, Endpoint
 
 

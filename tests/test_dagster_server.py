@@ -33,10 +33,10 @@ import dagster as dg
 import pytest
 from conftest import PROJECT, SAMPLE, SAMPLE_COLLECTIONS, write_project
 
-from wiki_assets.definitions import AUTOMATION_SENSOR
-from wiki_assets.defs import metadata as md
+from wiki_assets.cli.runner import sync_then_ingest
+from wiki_assets.defs.metadata import run_figures as md
+from wiki_assets.defs.names import AUTOMATION_SENSOR
 from wiki_assets.defs.resources import ModelConfig, SummarizerResource
-from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.defs.settings import load_settings
 from wiki_assets.defs.sync import INGEST_SENSOR
 from wiki_assets.simulated_server import SimModel, SimServer
@@ -477,7 +477,7 @@ def test_a_run_terminated_through_graphql_ends_canceled_with_its_locks_freed(
         project = write_project(
             tmp_path / "wiki_assets.yaml", sim, synced, wiki, workers_per_model=1, claim_size=1
         )
-        from wiki_assets.defs.partitions import collections_partitions
+        from wiki_assets.defs.names import collections_partitions
 
         with dg.DagsterInstance.from_config(str(home)) as instance:
             instance.add_dynamic_partitions(collections_partitions.name or "", ["people"])

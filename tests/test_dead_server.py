@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from wiki_assets.defs.metadata import run_metadata
+from wiki_assets.defs.metadata.run_figures import run_metadata
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.config import EmbeddingsEndpoint
 from wiki_assets.engine.documents.corpus import ROOT_COLLECTION

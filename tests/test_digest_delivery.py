@@ -18,10 +18,10 @@ import dagster as dg
 import pytest
 from conftest import Workspace, summarizer_for
 
+from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.definitions import build_defs
-from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.digest import DIGEST_SENSOR, DigestResource
-from wiki_assets.defs.runner import sync_then_ingest
+from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine import ROOT_COLLECTION, Dials, Endpoint, ingest
 from wiki_assets.engine.digest.webhook import DeliveryFailed, post
 from wiki_assets.engine.wiki.index import index_wiki

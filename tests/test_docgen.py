@@ -12,10 +12,10 @@ import pytest
 from pydantic import Field
 
 from wiki_assets import docgen
-from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.digest import DigestResource
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.defs.settings import load_settings, read_file
+from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine.model.local_server import PORTABLE_CMAKE_ARGS, REBUILD_HINT
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import dagster as dg
 from conftest import SAMPLE, Workspace, summarizer_for
 
-from wiki_assets.defs.assets import IngestConfig
-from wiki_assets.defs.runner import sync_then_ingest
+from wiki_assets.cli.runner import sync_then_ingest
+from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.documents.corpus import SourceDocument, title_of

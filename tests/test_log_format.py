@@ -21,8 +21,9 @@ ALIGNED = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  (INFO |WARNING|ERROR|DEB
 SCRIPT = """
 import sys
 import dagster as dg
-from wiki_assets.definitions import INGEST_JOB, build_defs
-from wiki_assets.defs.assets import IngestConfig, run_config
+from wiki_assets.definitions import build_defs
+from wiki_assets.defs.names import INGEST_JOB
+from wiki_assets.defs.wiki_pages import IngestConfig, run_config
 from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
 from wiki_assets.defs.sync import sync
 

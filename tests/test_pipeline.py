@@ -12,10 +12,10 @@ import pytest
 from conftest import SAMPLE_COLLECTIONS, Workspace, daily_tick, summarizer_for
 from dagster._core.definitions.data_version import StaleStatus
 
+from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.definitions import build_defs
-from wiki_assets.defs.assets import IngestConfig
-from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.defs.sync import PARTITION_RANGE_END, PARTITION_RANGE_START
+from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine.wiki.files import page_for
 from wiki_assets.simulated_server import SimServer
 

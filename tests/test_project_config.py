@@ -19,7 +19,7 @@ import pytest
 import yaml
 from conftest import PROJECT, SAMPLE_COLLECTIONS, Workspace, daily_tick, write_project
 
-from wiki_assets.defs.metadata import models_of, plain
+from wiki_assets.defs.metadata.run_figures import models_of, plain
 from wiki_assets.defs.settings import ConfigError, load_settings
 from wiki_assets.defs.sync import PARTITION_RANGE_END, PARTITION_RANGE_START
 from wiki_assets.simulated_server import SimServer

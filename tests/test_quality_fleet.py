@@ -12,9 +12,9 @@ import sys
 import dagster as dg
 from conftest import Workspace, summarizer_for
 
-from wiki_assets.defs.assets import IngestConfig
-from wiki_assets.defs.history import runs_table
-from wiki_assets.defs.runner import sync_then_ingest
+from wiki_assets.cli.history import runs_table
+from wiki_assets.cli.runner import sync_then_ingest
+from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine.wiki.audit import FLAGGED_SHARE, front_matter, pages_of
 from wiki_assets.simulated_server import SimModel, SimServer
 

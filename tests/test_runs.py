@@ -21,19 +21,20 @@ import polars as pl
 import pytest
 from conftest import SAMPLE_COLLECTIONS, Workspace, summarizer_for
 
-from wiki_assets.defs import metadata as md
-from wiki_assets.defs.assets import IngestConfig, run_config, run_tags
-from wiki_assets.defs.history import COLUMNS, MODEL_SPEED, READS, SCHEMA, runs_table
-from wiki_assets.defs.history_text import brief_text
-from wiki_assets.defs.names import INGEST_JOB
-from wiki_assets.defs.plan import MODEL_READS
-from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
-from wiki_assets.defs.runner import (
+from wiki_assets.cli.history import COLUMNS, MODEL_SPEED, READS, SCHEMA, runs_table
+from wiki_assets.cli.runner import (
     IngestOutcome,
     config_of,
     execute_in_location,
     sync_then_ingest,
 )
+from wiki_assets.cli.text import brief_text
+from wiki_assets.defs.metadata import run_figures as md
+from wiki_assets.defs.names import INGEST_JOB
+from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
+from wiki_assets.defs.sync.plan import MODEL_READS
+from wiki_assets.defs.tags import run_tags
+from wiki_assets.defs.wiki_pages import IngestConfig, run_config
 from wiki_assets.engine.model.child_server import free_port
 from wiki_assets.simulated_server import SimServer
 

@@ -14,10 +14,11 @@ import dagster as dg
 import pytest
 from conftest import NO_E5, PROJECT, SAMPLE_COLLECTIONS, StoreFor, Workspace, summarizer_for
 
-from wiki_assets.defs.assets import IngestConfig, backfill_policy
+from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.defs.resources import CorpusResource
-from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.defs.sync import PARTITION_RANGE_END, PARTITION_RANGE_START, SyncPlan
+from wiki_assets.defs.wiki_pages import IngestConfig
+from wiki_assets.defs.wiki_pages.backfill import backfill_policy
 from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
 from wiki_assets.engine.state.journal import FAILED, WRITTEN, Journal
 from wiki_assets.engine.state.leases import SlotLeases

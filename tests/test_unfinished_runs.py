@@ -26,10 +26,10 @@ from conftest import (
     write_project,
 )
 
+from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.definitions import build_defs
-from wiki_assets.defs.assets import IngestConfig
-from wiki_assets.defs.runner import sync_then_ingest
 from wiki_assets.defs.sync import PARTITION_RANGE_START
+from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine.errors import NO_SPACE
 from wiki_assets.engine.state.journal import SUMMARIZED, Journal
 from wiki_assets.engine.wiki.audit import (

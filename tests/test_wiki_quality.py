@@ -12,8 +12,8 @@ from pathlib import Path
 import dagster as dg
 from conftest import Workspace, summarizer_for
 
-from wiki_assets.defs.assets import IngestConfig
-from wiki_assets.defs.runner import sync_then_ingest
+from wiki_assets.cli.runner import sync_then_ingest
+from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.wiki.files import page_for
 from wiki_assets.engine.wiki.links import dangling_links

@@ -12,22 +12,14 @@ from __future__ import annotations
 
 import dagster as dg
 
-from wiki_assets.defs.assets import (
-    IngestConfig,
-    build_wiki_pages,
-    dials_with_defaults,
-    synced_documents,
-    wiki_index,
-)
-from wiki_assets.defs.checks import build_page_checks
 from wiki_assets.defs.digest import (
     DigestResource,
+    build_digest_job,
     build_digest_sensor,
     build_wiki_digest,
 )
+from wiki_assets.defs.index import build_automation_sensor, wiki_index
 from wiki_assets.defs.loggers import aligned_console_logger
-from wiki_assets.defs.names import AUTOMATION_SENSOR, DIGEST_JOB, INGEST_JOB
-from wiki_assets.defs.partitions import collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.settings import Settings, load_settings
 from wiki_assets.defs.sync import (
@@ -35,6 +27,14 @@ from wiki_assets.defs.sync import (
     build_register_sensor,
     build_schedule,
     build_sync_job,
+    synced_documents,
+)
+from wiki_assets.defs.wiki_pages import (
+    IngestConfig,
+    build_ingest_job,
+    build_page_checks,
+    build_wiki_pages,
+    dials_with_defaults,
 )
 
 
@@ -44,39 +44,24 @@ def build_defs(
     dials: IngestConfig | None = None,
     digest: DigestResource | None = None,
 ) -> dg.Definitions:
+    """The definitions of one deployment, a domain at a time (each a folder of
+    :mod:`wiki_assets.defs`): the synced documents and their daily sync, the wiki pages, the link
+    index and the digest."""
     dials = dials or IngestConfig()
     digest = digest or DigestResource()
+    wiki_pages = build_wiki_pages(dials_with_defaults(dials))
+    ingest_job = build_ingest_job(wiki_pages, wiki_index)
+    sync_job = build_sync_job(dials)
     partitions = digest.partitions()
     wiki_digest = build_wiki_digest(partitions)
-    digest_job = dg.define_asset_job(
-        DIGEST_JOB,
-        selection=[wiki_digest],
-        partitions_def=partitions,
-        description="Write the day's digest of the wiki (and post it, if a webhook is set).",
-    )
-    wiki_pages = build_wiki_pages(dials_with_defaults(dials))
-    ingest_job = dg.define_asset_job(
-        INGEST_JOB,
-        selection=[wiki_pages, wiki_index],
-        partitions_def=collections_partitions,
-        description="Summarize the selected collections into wiki pages, then rebuild the index.",
-    )
-    sync_job = build_sync_job(dials)
-    # On by default (Dagster ships it off): a UI materialization or backfill of wiki_pages alone
-    # then leaves wiki_index rebuilt by the daemon, with no further action.
-    automation = dg.AutomationConditionSensorDefinition(
-        AUTOMATION_SENSOR,
-        target=dg.AssetSelection.assets(wiki_index),
-        default_status=dg.DefaultSensorStatus.RUNNING,
-        minimum_interval_seconds=30,
-    )
+    digest_job = build_digest_job(wiki_digest, partitions)
     return dg.Definitions(
         assets=[synced_documents, wiki_pages, wiki_index, wiki_digest],
         asset_checks=build_page_checks(wiki_pages),
         jobs=[ingest_job, sync_job, digest_job],
         schedules=[build_schedule(sync_job)],
         sensors=[
-            automation,
+            build_automation_sensor(wiki_index),
             build_ingest_sensor(sync_job, ingest_job, dials),
             build_register_sensor(),
             build_digest_sensor(ingest_job, digest_job, digest.timezone),

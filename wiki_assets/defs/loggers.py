@@ -1,9 +1,11 @@
-"""The aligned ``timestamp  LEVEL  message`` format, for Dagster's console and the CLI alike."""
+"""The aligned ``timestamp  LEVEL  message`` format, for Dagster's console and the CLI alike: the
+console logger of the definitions, and the run config that names it (:data:`LOGGERS`)."""
 
 from __future__ import annotations
 
 import logging
 import sys
+from typing import Any
 
 import dagster as dg
 
@@ -62,3 +64,8 @@ def aligned_console_logger(init_context: dg.InitLoggerContext) -> logging.Logger
     handler.addFilter(FollowOnFailures())
     logger.addHandler(handler)
     return logger
+
+
+# The aligned console logger, in a run's config (Dagster only uses a job's loggers when the run
+# config names them): what the schedule's runs and the CLI's carry.
+LOGGERS: dict[str, Any] = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}

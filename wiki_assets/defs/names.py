@@ -1,6 +1,7 @@
-"""The names other tools rely on, each defined once: the asset keys, the jobs, the op of the sync
-job, the sensors and the schedule. Runs, tags, run config (``ops.wiki_pages.config``), the UI's
-pages and the CLI all find the definitions by these names; renaming one orphans their history."""
+"""The names other tools rely on, each defined once: the asset keys, the collections' partitions,
+the jobs, the op of the sync job, the sensors and the schedule. Runs, tags, run config
+(``ops.wiki_pages.config``), the UI's pages and the CLI all find the definitions by these names;
+renaming one orphans their history."""
 
 import dagster as dg
 
@@ -9,6 +10,11 @@ SYNCED_DOCUMENTS = dg.AssetKey("synced_documents")
 WIKI_PAGES = dg.AssetKey("wiki_pages")
 WIKI_INDEX = dg.AssetKey("wiki_index")
 WIKI_DIGEST = dg.AssetKey("wiki_digest")
+
+# The partitions of synced_documents and wiki_pages, which the instance keeps under this name: one
+# per collection (a folder level of the synced root), never one per document, as Dagster spends
+# ~25 ms of bookkeeping per partition per run, as much as a fast fleet spends summarizing.
+collections_partitions = dg.DynamicPartitionsDefinition(name="collections")
 
 # Jobs, and the sync job's one op.
 INGEST_JOB = "ingest_job"

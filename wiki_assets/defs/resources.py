@@ -1,19 +1,30 @@
-"""Resources: where the documents and the wiki live, and the fleet of models that summarizes."""
+"""Resources: where the documents and the wiki live (:class:`CorpusResource`), and the fleet of
+models that summarizes (:class:`SummarizerResource`).
+
+Their config classes, and the dials' (:class:`~wiki_assets.defs.wiki_pages.config.IngestConfig`),
+take their fields from the engine's (:func:`fields_from`): one definition of each dial and each
+endpoint setting (``wiki_assets.engine.config``), shown by the launchpad with its description and
+default and validated by the engine's own rules.
+"""
 
 import contextlib
-from collections.abc import Callable, Iterator
+import copy
+import types
+import typing
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import dagster as dg
-from pydantic import Field, model_validator
+from pydantic import Field, create_model, model_validator
+from pydantic.fields import FieldInfo
 
-from wiki_assets.defs.derived import fields_from
 from wiki_assets.engine import Endpoint, environment
 from wiki_assets.engine.config import EmbeddingsEndpoint, VariableName
 from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILE_BYTES
-from wiki_assets.engine.errors import EmbeddedModelUnavailable
+from wiki_assets.engine.errors import DiskFull, EmbeddedModelUnavailable, no_space_message
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.model.embedded_embeddings import (
     embedded_embeddings_available,
@@ -88,6 +99,75 @@ class CorpusResource(dg.ConfigurableResource):
     @property
     def wiki_path(self) -> Path:
         return Path(self.wiki_root)
+
+    @contextmanager
+    def naming_a_full_disk(self) -> Iterator[None]:
+        """A full disk, however deep its error is (a task group's, under a failed rollback),
+        fails the step as ``no space left on device: <the wiki's folder>``
+        (:func:`~wiki_assets.engine.errors.no_space_message`); other errors go as they are."""
+        try:
+            yield
+        except Exception as error:
+            message = no_space_message(error, self.wiki_path)
+            if message is None:
+                raise
+            raise DiskFull(message) from error
+
+
+# Config classes whose fields are the engine's
+
+ConfigClass = TypeVar("ConfigClass", bound=dg.Config)
+
+
+def _dagster_type(annotation: Any) -> Any:
+    """The annotation as Dagster's config can express it. A tuple becomes a list, and a union of
+    several types (``int | Literal['auto']``) becomes Any: the field's validators, which are the
+    engine's and kept, still decide what is valid."""
+    origin = typing.get_origin(annotation)
+    if origin is tuple:
+        return list[typing.get_args(annotation)[0]]  # type: ignore[misc]
+    if origin in (typing.Union, types.UnionType):
+        members = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        if len(members) > 1:
+            return Any
+    return annotation
+
+
+def _dagster_field(info: FieldInfo) -> tuple[Any, FieldInfo]:
+    annotation = _dagster_type(info.annotation)
+    field = copy.copy(info)
+    field.annotation = annotation
+    if isinstance(field.default, tuple):
+        field.default = list(field.default)
+    return annotation, field
+
+
+def fields_from(
+    engine_class: type, exclude: Collection[str] = ()
+) -> Callable[[type[ConfigClass]], type[ConfigClass]]:
+    """A class decorator: the ``dg.Config`` class it decorates (its docstring and methods) gets
+    every field of the engine's pydantic dataclass ``engine_class`` but those in ``exclude``, in
+    their order, with their defaults, descriptions and validators."""
+    engine_fields: dict[str, FieldInfo] = engine_class.__pydantic_fields__  # type: ignore[attr-defined]
+    unknown = set(exclude) - set(engine_fields)
+    if unknown:
+        raise TypeError(f"{engine_class.__name__} has no field(s) {', '.join(sorted(unknown))}")
+
+    def derive(cls: type[ConfigClass]) -> type[ConfigClass]:
+        fields = {
+            name: _dagster_field(info)
+            for name, info in engine_fields.items()
+            if name not in exclude
+        }
+        return create_model(  # type: ignore[call-overload]
+            cls.__name__,
+            __base__=cls,
+            __module__=cls.__module__,
+            __doc__=cls.__doc__,
+            **fields,
+        )
+
+    return derive
 
 
 # max_retries is the engine's (the embedded model and tests set it), not an endpoint config key.

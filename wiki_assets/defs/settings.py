@@ -23,7 +23,6 @@ import yaml
 from dagster import DagsterInvalidConfigError
 from pydantic import BaseModel, ValidationError
 
-from wiki_assets.defs.assets import IngestConfig
 from wiki_assets.defs.digest import DigestResource
 from wiki_assets.defs.names import WIKI_PAGES, node
 from wiki_assets.defs.resources import (
@@ -32,6 +31,7 @@ from wiki_assets.defs.resources import (
     ModelConfig,
     SummarizerResource,
 )
+from wiki_assets.defs.wiki_pages.config import IngestConfig
 from wiki_assets.engine import environment
 from wiki_assets.engine.errors import ConfigurationError
 

@@ -6,12 +6,13 @@ webhook is configured, posts the day's top changes to it, once a day: a later ru
 rewrites the files and leaves the message posted. The files are written before the post: a
 webhook that stays down fails the step and loses nothing.
 
-By kind: the resource (:mod:`.resources`), the asset and its run config (:mod:`.assets`), the
-sensor that starts it after a run that wrote pages (:mod:`.sensors`). Below, what the rest of the
-project uses.
+By kind: the resource (:mod:`.resources`), the asset and its run config (:mod:`.assets`), its job
+(:mod:`.jobs`), the sensor that starts it after a run that wrote pages (:mod:`.sensors`). Below,
+what the rest of the project uses.
 """
 
 from wiki_assets.defs.digest.assets import DigestConfig, build_wiki_digest
+from wiki_assets.defs.digest.jobs import build_digest_job
 from wiki_assets.defs.digest.resources import DigestResource
 from wiki_assets.defs.digest.sensors import build_digest_sensor
 from wiki_assets.defs.names import DIGEST_JOB, DIGEST_SENSOR
@@ -21,6 +22,7 @@ __all__ = [
     "DIGEST_SENSOR",
     "DigestConfig",
     "DigestResource",
+    "build_digest_job",
     "build_digest_sensor",
     "build_wiki_digest",
 ]

@@ -5,7 +5,8 @@ from datetime import date
 import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
 from pydantic import Field
 
-from wiki_assets.defs.asset_metadata import (
+from wiki_assets.defs.digest.resources import DigestResource
+from wiki_assets.defs.metadata.materializations import (
     DELIVERED,
     DELIVERY,
     DIGEST,
@@ -13,12 +14,11 @@ from wiki_assets.defs.asset_metadata import (
     Delivered,
     DigestRun,
 )
-from wiki_assets.defs.assets import tag_source
-from wiki_assets.defs.digest.resources import DigestResource
-from wiki_assets.defs.metadata import plain
-from wiki_assets.defs.metadata_keys import build
+from wiki_assets.defs.metadata.recording import build
+from wiki_assets.defs.metadata.run_figures import plain
 from wiki_assets.defs.names import WIKI_DIGEST, WIKI_INDEX
 from wiki_assets.defs.resources import CorpusResource
+from wiki_assets.defs.tags import tag_source
 from wiki_assets.engine import environment
 from wiki_assets.engine.digest import write_digest
 from wiki_assets.engine.digest.webhook import DeliveryFailed, post, slack_message

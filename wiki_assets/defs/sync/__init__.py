@@ -14,12 +14,13 @@ Meanwhile the sensor ``register_collections`` names the synced root's collection
 
 The CLI runs the same sync in its own process (:func:`sync`), then its run.
 
-By kind: the sync itself, which the CLI runs too (:mod:`.observe`), the job (:mod:`.jobs`), the
-schedule (:mod:`.schedules`) and the sensor (:mod:`.sensors`). Below, what the rest of the project
-uses.
+By kind: the source asset ``synced_documents`` (:mod:`.assets`), the sync itself, which the CLI
+runs too (:mod:`.observe`), the job (:mod:`.jobs`), the schedule (:mod:`.schedules`) and the
+sensors (:mod:`.sensors`). Below, what the rest of the project uses.
 """
 
 from wiki_assets.defs.names import INGEST_SENSOR, SYNC_JOB, SYNC_OP
+from wiki_assets.defs.sync.assets import synced_documents
 from wiki_assets.defs.sync.jobs import build_sync_job
 from wiki_assets.defs.sync.observe import (
     PARTITION_RANGE_END,
@@ -50,5 +51,6 @@ __all__ = [
     "build_sync_job",
     "sync",
     "sync_plan_of",
+    "synced_documents",
     "unfinished_index",
 ]

@@ -2,13 +2,14 @@
 
 import dagster as dg
 
-from wiki_assets.defs.asset_metadata import SYNC
-from wiki_assets.defs.assets import IngestConfig, tag_source
-from wiki_assets.defs.metadata_keys import build
+from wiki_assets.defs.metadata.materializations import SYNC
+from wiki_assets.defs.metadata.recording import build
 from wiki_assets.defs.names import SYNC_JOB, SYNC_OP
-from wiki_assets.defs.plan import plan_lines, recorded_rates
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.sync.observe import sync
+from wiki_assets.defs.sync.plan import plan_lines, recorded_rates
+from wiki_assets.defs.tags import tag_source
+from wiki_assets.defs.wiki_pages.config import IngestConfig
 
 
 def build_sync_job(dials: IngestConfig) -> dg.JobDefinition:

@@ -11,12 +11,18 @@ from typing import Any
 
 import dagster as dg
 
-from wiki_assets.defs.asset_metadata import SYNCED, SyncRun
-from wiki_assets.defs.assets import IngestConfig, run_config, run_tags
-from wiki_assets.defs.metadata_keys import build
-from wiki_assets.defs.names import INGEST_JOB, SYNCED_DOCUMENTS, WIKI_INDEX, WIKI_PAGES
-from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.metadata.materializations import SYNCED, SyncRun
+from wiki_assets.defs.metadata.recording import build
+from wiki_assets.defs.names import (
+    INGEST_JOB,
+    SYNCED_DOCUMENTS,
+    WIKI_INDEX,
+    WIKI_PAGES,
+    collections_partitions,
+)
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
+from wiki_assets.defs.tags import run_tags
+from wiki_assets.defs.wiki_pages.config import IngestConfig, run_config
 from wiki_assets.engine import CollectionState, survey
 from wiki_assets.engine.errors import WikiAssetsError
 from wiki_assets.engine.wiki.index import unfinished

@@ -2,8 +2,9 @@
 
 import dagster as dg
 
-from wiki_assets.defs.assets import LOGGERS, SOURCE_TAG
+from wiki_assets.defs.loggers import LOGGERS
 from wiki_assets.defs.names import SCHEDULE
+from wiki_assets.defs.tags import SOURCE_TAG
 from wiki_assets.engine import environment
 
 

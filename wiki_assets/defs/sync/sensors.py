@@ -6,13 +6,13 @@ from typing import Any
 
 import dagster as dg
 
-from wiki_assets.defs.asset_metadata import COLLECTIONS, PENDING, REPAIR
-from wiki_assets.defs.assets import IngestConfig, launched_by
-from wiki_assets.defs.metadata import plain
-from wiki_assets.defs.names import INGEST_SENSOR, REGISTER_SENSOR, SYNC_OP
-from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.metadata.materializations import COLLECTIONS, PENDING, REPAIR
+from wiki_assets.defs.metadata.run_figures import plain
+from wiki_assets.defs.names import INGEST_SENSOR, REGISTER_SENSOR, SYNC_OP, collections_partitions
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.defs.sync.observe import SyncPlan
+from wiki_assets.defs.tags import launched_by
+from wiki_assets.defs.wiki_pages.config import IngestConfig
 from wiki_assets.engine import environment
 from wiki_assets.engine.documents.corpus import collection_names
 

@@ -1,10 +1,10 @@
-"""Dagster asset checks: the wiki's checks (:mod:`wiki_assets.engine.wiki.audit`) shown in the UI.
-
-``wiki_index`` carries the checks of the whole wiki as readers see it, evaluated by its build
-right after the index is written. ``wiki_pages`` carries the checks of its partitions: the state
-store knows which documents failed and why. Each partition a run covers gets its own result, also
+"""``wiki_pages``' asset checks, one result per partition: the checks of a collection's pages
+(:mod:`wiki_assets.engine.wiki.audit`; the state store knows which documents failed and why) and
+of the run's fleet (``models_in_service``). Each partition a run covers gets its own result, also
 in a run over several (a single-run backfill): Dagster would otherwise record one result for the
 run, with no partition, and show every partition of the run as skipped.
+
+The checks of the whole wiki are ``wiki_index``'s (:mod:`wiki_assets.defs.index.checks`).
 """
 
 import warnings
@@ -12,17 +12,16 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import dagster as dg
-import polars as pl
 from dagster._core.definitions.asset_checks.asset_check_evaluation import (
     AssetCheckEvaluationTargetMaterializationData,
 )
 from pydantic import Field
 
-from wiki_assets.defs import metadata as md
-from wiki_assets.defs.asset_metadata import CHECK
-from wiki_assets.defs.metadata_keys import build
-from wiki_assets.defs.names import WIKI_PAGES
-from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.index.checks import SEVERITY
+from wiki_assets.defs.metadata import run_figures as md
+from wiki_assets.defs.metadata.materializations import CHECK
+from wiki_assets.defs.metadata.recording import build
+from wiki_assets.defs.names import WIKI_PAGES, collections_partitions
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.engine.state.journal import WRITTEN, Journal
 from wiki_assets.engine.state.store import StateStore
@@ -30,8 +29,6 @@ from wiki_assets.engine.wiki.audit import (
     FLAGGED_SHARE,
     MAX_FLAGGED_SHARE,
     NO_FAILED_DOCUMENTS,
-    WIKI_CHECKS,
-    Audit,
     Outcome,
     Severity,
     WikiCheck,
@@ -42,8 +39,6 @@ from wiki_assets.engine.wiki.audit import (
 # its own result, and the check's logic does not depend on them.
 warnings.filterwarnings("ignore", message="Specifying a partitions_def", category=dg.PreviewWarning)
 
-_SEVERITY = {Severity.ERROR: dg.AssetCheckSeverity.ERROR, Severity.WARN: dg.AssetCheckSeverity.WARN}
-
 # A check of the run rather than of the wiki's files: what its figures say of its fleet.
 MODELS_IN_SERVICE = WikiCheck(
     "models_in_service",
@@ -51,27 +46,6 @@ MODELS_IN_SERVICE = WikiCheck(
     "Every model of the run's fleet served to the run's end: none whose server died, none that "
     "its breaker took out after failures in a row (the run's models_out says which and why).",
 )
-
-
-def _result(outcome: Outcome) -> dg.AssetCheckResult:
-    return dg.AssetCheckResult(
-        check_name=outcome.check.name,
-        passed=outcome.passed,
-        severity=_SEVERITY[outcome.check.severity],
-        metadata=build(CHECK, outcome),
-    )
-
-
-def wiki_check_specs(asset: dg.AssetKey) -> list[dg.AssetCheckSpec]:
-    """The checks of the whole wiki, declared on ``asset`` (``wiki_index``: its build runs them)."""
-    return [
-        dg.AssetCheckSpec(check.name, asset=asset, description=check.description)
-        for check in WIKI_CHECKS
-    ]
-
-
-def wiki_check_results(audit: Audit) -> list[dg.AssetCheckResult]:
-    return [_result(outcome) for outcome in audit.outcomes if outcome.check in WIKI_CHECKS]
 
 
 class FlaggedShareConfig(dg.Config):
@@ -121,7 +95,7 @@ def _per_partition(
             asset_key=WIKI_PAGES,
             check_name=outcome.check.name,
             passed=outcome.passed,
-            severity=_SEVERITY[outcome.check.severity],
+            severity=SEVERITY[outcome.check.severity],
             metadata=build(CHECK, outcome),
             target_materialization_data=targets.get(key),
             partition=key,
@@ -213,22 +187,3 @@ def build_page_checks(wiki_pages: dg.AssetsDefinition) -> list[dg.AssetChecksDef
         yield from _per_partition(context, dict.fromkeys(context.partition_keys, outcome))
 
     return [no_failed_documents, flagged_share, models_in_service]
-
-
-def audit_table(audit: Audit) -> pl.DataFrame:
-    """One row per check, for ``wiki-assets check``."""
-    return pl.DataFrame(
-        {
-            "check": [outcome.check.name for outcome in audit.outcomes],
-            "severity": [str(outcome.check.severity) for outcome in audit.outcomes],
-            "checked": [outcome.checked for outcome in audit.outcomes],
-            "problems": [len(outcome.findings) for outcome in audit.outcomes],
-            "result": [_verdict(outcome) for outcome in audit.outcomes],
-        }
-    )
-
-
-def _verdict(outcome: Outcome) -> str:
-    if outcome.passed:
-        return "passed"
-    return "FAILED" if outcome.check.severity is Severity.ERROR else "warning"

@@ -7,7 +7,7 @@ observation with its partitions joined, the run's status and the wiki it wrote (
 status and partitions only. Read through the instance's public API from the newest event
 backwards, so only the runs shown are read.
 
-How a terminal shows the rows: :mod:`~wiki_assets.defs.history_text`.
+How a terminal shows the rows: :mod:`.text`.
 """
 
 from __future__ import annotations
@@ -19,11 +19,10 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from wiki_assets.defs import metadata as md
-from wiki_assets.defs.assets import WIKI_TAG
-from wiki_assets.defs.names import INGEST_JOB, WIKI_PAGES
-from wiki_assets.defs.partitions import collections_partitions
+from wiki_assets.defs.metadata import run_figures as md
+from wiki_assets.defs.names import INGEST_JOB, WIKI_PAGES, collections_partitions
 from wiki_assets.defs.sync.observe import PARTITION_RANGE_END, PARTITION_RANGE_START
+from wiki_assets.defs.tags import WIKI_TAG
 
 PAGE_SIZE = 500
 

@@ -1,4 +1,4 @@
-"""What each ``wiki-assets`` command does (:mod:`wiki_assets.cli` reads the command line):
+"""What each ``wiki-assets`` command does (:mod:`.arguments` reads the command line):
 ``plan``, ``digest``, ``check``, ``ingest`` and ``runs``, each from the project file with
 --config over it. Dagster and the engine are imported when a command runs, not when the command
 line is read, so that ``--help`` stays fast."""
@@ -70,16 +70,14 @@ def run_plan(
     home = _dagster_home()
     import dagster as dg
 
-    from wiki_assets.defs.plan import (
-        Estimate,
+    from wiki_assets.cli.plan import (
         dry_run,
         embedding_plan,
         fleet_probe,
         ignored_line,
         plan_json,
-        plan_lines,
-        recorded_rates,
     )
+    from wiki_assets.defs.sync.plan import Estimate, plan_lines, recorded_rates
     from wiki_assets.engine.documents.ignore import Ignored
     from wiki_assets.engine.state.store import StateUnavailable
     from wiki_assets.engine.wiki.index import unfinished
@@ -172,8 +170,7 @@ def run_check(
     if not corpus.wiki_path.is_dir():
         log.error(f"wiki root {corpus.wiki_path} is not a folder")
         return EXIT_RUN_FAILED
-    from wiki_assets.defs.checks import audit_table
-    from wiki_assets.defs.history_text import table_text
+    from wiki_assets.cli.text import audit_table, table_text
     from wiki_assets.engine.state.store import StateUnavailable
     from wiki_assets.engine.wiki.audit import MAX_FLAGGED_SHARE, audit_wiki
 
@@ -220,7 +217,7 @@ def run_ingest(
     if settings is None:
         return EXIT_RUN_FAILED
     corpus, summarizer, dials = settings.corpus, settings.summarizer, settings.dials
-    from wiki_assets.defs.runner import sync_then_ingest
+    from wiki_assets.cli.runner import sync_then_ingest
 
     home = _dagster_home()
     if not home.is_dir():
@@ -280,8 +277,8 @@ def run_runs(
         return EXIT_RUN_FAILED
     import dagster as dg
 
-    from wiki_assets.defs.history import COLUMNS, runs_table
-    from wiki_assets.defs.history_text import SORT_NAMES, to_json, to_text
+    from wiki_assets.cli.history import COLUMNS, runs_table
+    from wiki_assets.cli.text import SORT_NAMES, to_json, to_text
 
     if sort not in COLUMNS and sort not in SORT_NAMES:
         log.error(f"--sort {sort}: not a column; one of {', '.join(COLUMNS)}")

@@ -21,14 +21,14 @@ from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 from dagster._core.utils import make_new_run_id
 from dagster._utils.hosted_user_process import recon_job_from_origin
 
-from wiki_assets.defs import handoff
-from wiki_assets.defs.assets import IngestConfig, run_config, run_tags
-from wiki_assets.defs.metadata import plain
-from wiki_assets.defs.names import INGEST_JOB, WIKI_INDEX, WIKI_PAGES, node
-from wiki_assets.defs.partitions import collections_partitions
-from wiki_assets.defs.plan import RECOVERED
+from wiki_assets.defs.metadata.run_figures import plain
+from wiki_assets.defs.names import INGEST_JOB, WIKI_INDEX, WIKI_PAGES, collections_partitions, node
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.sync import SyncPlan, sync
+from wiki_assets.defs.sync.plan import RECOVERED
+from wiki_assets.defs.tags import run_tags
+from wiki_assets.defs.wiki_pages import handoff
+from wiki_assets.defs.wiki_pages.config import IngestConfig, run_config
 from wiki_assets.engine.errors import DiskFull
 from wiki_assets.engine.ingestion.report import IngestReport
 

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
-from wiki_assets import commands
+from wiki_assets.cli import commands
 
 if TYPE_CHECKING:
     Subcommands: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -179,7 +178,7 @@ def _add_digest(subcommands: Subcommands) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    """The command ``args`` name, with its arguments (:mod:`wiki_assets.commands`)."""
+    """The command ``args`` name, with its arguments (:mod:`.commands`)."""
     if args.command == "digest":
         return commands.run_digest(args.day, args.wiki, args.timezone, as_json=args.json)
     if args.command == "runs":
@@ -201,7 +200,3 @@ def _configure_logging() -> None:
         logger.addHandler(aligned_handler())
         logger.setLevel(logging.INFO)
         logger.propagate = False
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
-"""The metadata of the other assets and of the asset checks, one definition per key (as
-:mod:`~wiki_assets.defs.metadata` has a ``wiki_pages`` run's): :data:`PARTITION`, each
-``wiki_pages`` partition's own counts; :data:`INDEX`, ``wiki_index``'s figures; :data:`SYNCED`,
+"""The metadata of the other materializations and of the asset checks, one definition per key (as
+:mod:`.run_figures` has a ``wiki_pages`` run's): :data:`PARTITION`, each ``wiki_pages``
+partition's own counts; :data:`INDEX`, ``wiki_index``'s figures; :data:`SYNCED`,
 ``synced_documents``' per collection; :data:`SYNC`, a ``sync_job`` run's plan; :data:`CHECK`, an
 asset check's result; :data:`DIGEST` and :data:`DELIVERY`, ``wiki_digest``'s."""
 
@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import dagster as dg
 
-from wiki_assets.defs.metadata_keys import Key, Markdown, build
+from wiki_assets.defs.metadata.recording import Key, Markdown, build
 from wiki_assets.engine import CollectionState
 from wiki_assets.engine.digest import DigestFiles
 from wiki_assets.engine.documents.corpus import collection_of

@@ -1,5 +1,7 @@
-"""``wiki-assets runs``' rows as text: the brief view a terminal gets by default, the columns
-users compare in 100 characters (:data:`BRIEF`), or every column (``--wide``); and as JSON."""
+"""What the commands print as tables: ``wiki-assets runs``' rows (:mod:`.history`) as text, the
+brief view a terminal gets by default, the columns users compare in 100 characters
+(:data:`BRIEF`), or every column (``--wide``), and as JSON; ``wiki-assets check``'s table, one row
+per check (:func:`audit_table`)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from pathlib import PurePath
 from typing import Any
 
 import polars as pl
+
+from wiki_assets.engine.wiki.audit import Audit, Outcome, Severity
 
 SHORT_RUN_ID = 8  # as the Dagster UI shows run ids
 
@@ -118,3 +122,22 @@ def table_text(table: pl.DataFrame) -> str:
         tbl_hide_dataframe_shape=True,
     ):
         return str(table)
+
+
+def audit_table(audit: Audit) -> pl.DataFrame:
+    """One row per check, for ``wiki-assets check``."""
+    return pl.DataFrame(
+        {
+            "check": [outcome.check.name for outcome in audit.outcomes],
+            "severity": [str(outcome.check.severity) for outcome in audit.outcomes],
+            "checked": [outcome.checked for outcome in audit.outcomes],
+            "problems": [len(outcome.findings) for outcome in audit.outcomes],
+            "result": [_verdict(outcome) for outcome in audit.outcomes],
+        }
+    )
+
+
+def _verdict(outcome: Outcome) -> str:
+    if outcome.passed:
+        return "passed"
+    return "FAILED" if outcome.check.severity is Severity.ERROR else "warning"

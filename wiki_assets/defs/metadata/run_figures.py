@@ -1,7 +1,7 @@
-"""The metadata the assets record, one definition per key (:class:`~.metadata_keys.Key`): its name,
-its type and how it is built from what the engine reports; every reader (``runs``, the plan's
-estimate) reads with them. The other assets' and the checks' keys are in
-:mod:`~wiki_assets.defs.asset_metadata`.
+"""A ``wiki_pages`` run's figures, one definition per key (:class:`~.recording.Key`): its name, its
+type and how it is built from the engine's report; every reader (``runs``, the plan's estimate, the
+check ``models_in_service``) reads with them. The other assets' and the checks' keys are in
+:mod:`.materializations`.
 
 - :data:`RUN`: a ``wiki_pages`` run's figures, one observation per run (also when it stops early):
   its outcome in words (:data:`HEADLINE`), the figures tuning runs are compared by as numbers the
@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import dagster as dg
 
-from wiki_assets.defs.metadata_keys import Key, Table, build
+from wiki_assets.defs.metadata.recording import Key, Table, build
 from wiki_assets.engine.config import AUTO
 from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
 from wiki_assets.engine.quality import Reason

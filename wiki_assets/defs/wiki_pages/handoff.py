@@ -1,6 +1,6 @@
 """The engine's report of a run, handed whole to the caller that executes the run in its own process
-(the CLI's runner): the run's metadata is what the UI shows, and keeps only part of it (at most
-:data:`~wiki_assets.defs.metadata.MAX_LISTED_FAILURES` failures).
+(the CLI's :mod:`wiki_assets.cli.runner`): the run's metadata is what the UI shows, and keeps only
+part of it (at most :data:`~wiki_assets.defs.metadata.run_figures.MAX_LISTED_FAILURES` failures).
 
 A run asks for its report by id before it starts; a run nobody asked for (the schedule, the UI, a
 run launched by the daemon in its own process) publishes into nothing.

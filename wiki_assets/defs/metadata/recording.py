@@ -1,8 +1,8 @@
-"""How one metadata key is defined (:class:`Key`: its name, its type and how it is built from what
-the engine reports), recorded (:func:`build`; :class:`Table`: a key holding a table of keys) and
-read back (:meth:`Key.read`, :meth:`Table.cells`). The keys themselves are in
-:mod:`~wiki_assets.defs.metadata` (a ``wiki_pages`` run's) and
-:mod:`~wiki_assets.defs.asset_metadata` (the other assets' and the checks')."""
+"""The machinery that turns what the engine reports into Dagster metadata and back: how one key is
+declared (:class:`Key`: its name, its type and how it is built from what the engine reports),
+recorded (:func:`build`; :class:`Table`: a key holding a table of keys) and read back
+(:meth:`Key.read`, :meth:`Table.cells`). It declares no key: they are in :mod:`.run_figures` (a
+``wiki_pages`` run's) and :mod:`.materializations` (the other assets' and the checks')."""
 
 from __future__ import annotations
 
@@ -69,8 +69,7 @@ class Key(Generic[S]):
 
     def read(self, values: Mapping[str, Any]) -> Any:
         """This key's value in recorded metadata (as plain values,
-        :func:`~wiki_assets.defs.metadata.plain`), or ``None`` when it is absent or not of its
-        type."""
+        :func:`.run_figures.plain`), or ``None`` when it is absent or not of its type."""
         value = values.get(self.name)
         if isinstance(value, bool) and self.type is not bool:
             return None
@@ -91,11 +90,10 @@ def build(keys: Iterable[Key[S]], source: S, prefix: str = "") -> dict[str, dg.M
 class Table(Generic[S]):
     """One metadata key holding a table: a row per source, a column per key of ``columns``.
 
-    Read back (:func:`~wiki_assets.defs.metadata.plain`), a one-row table's cells are keys of
-    their own (``claim_size``), and a table whose rows are named by their ``row_name`` column
-    gives each other cell as
-    ``<prefix><row name>/<column>`` (``model/sim/docs``). A column that is empty in every row is
-    left out, so a figure the engine does not report (yet) costs nothing."""
+    Read back (:func:`.run_figures.plain`), a one-row table's cells are keys of their own
+    (``claim_size``), and a table whose rows are named by their ``row_name`` column gives each
+    other cell as ``<prefix><row name>/<column>`` (``model/sim/docs``). A column that is empty in
+    every row is left out, so a figure the engine does not report (yet) costs nothing."""
 
     name: str
     columns: tuple[Key[S], ...]

@@ -1,0 +1,19 @@
+"""``synced_documents``: the mirrored documents, a source asset that the sync observes."""
+
+import dagster as dg
+
+from wiki_assets.defs.names import SYNCED_DOCUMENTS, collections_partitions
+
+synced_documents = dg.AssetSpec(
+    SYNCED_DOCUMENTS,
+    partitions_def=collections_partitions,
+    group_name="wiki",
+    description=(
+        "Documents mirrored from Confluence, Notion and drives into the synced root, one partition "
+        "per collection. The sync step observes every collection with a data version derived "
+        "from every document's path and content hash, so a changed collection shows its wiki "
+        "pages as stale, and records a materialization of a collection when it is new or its "
+        "version changed, so every synced collection counts as present."
+    ),
+)
+

@@ -1,0 +1,117 @@
+"""``wiki_pages``: librarian-style markdown pages summarized from the synced documents, one
+partition per collection."""
+
+from typing import cast
+
+import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
+
+from wiki_assets.defs.metadata.materializations import partition_metadata
+from wiki_assets.defs.metadata.run_figures import run_metadata
+from wiki_assets.defs.names import SYNCED_DOCUMENTS, WIKI_PAGES, collections_partitions
+from wiki_assets.defs.resources import CorpusResource, SummarizerResource
+from wiki_assets.defs.tags import tag_run
+from wiki_assets.defs.wiki_pages import handoff
+from wiki_assets.defs.wiki_pages.backfill import backfill_policy
+from wiki_assets.defs.wiki_pages.config import IngestConfig
+from wiki_assets.engine import Dials, ingest, survey
+from wiki_assets.engine.answers.prompts import PROMPT_VERSION
+
+
+def no_collection(keys: list[str], corpus: CorpusResource) -> str:
+    """Why a run of partitions that name no collection fails: which, where, and what is there."""
+    states = survey(
+        corpus.synced_path, corpus.wiki_path, [], Dials(), corpus.collection_depth,
+        corpus.state_store(),
+    )  # fmt: skip
+    there = [state.name for state in states]
+    return (
+        f"partition {', '.join(map(repr, keys))} names no collection in {corpus.synced_path} "
+        f"(a folder there, or pages of one in the wiki); its collections: "
+        f"{', '.join(there) or 'none'}. Partitions come from the sync (sync_job, the daily "
+        "schedule or `wiki-assets ingest`), which also drops one that names no collection."
+    )
+
+
+def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefinition:
+    """The ``wiki_pages`` asset, its dials' defaults taken from ``dials`` (the project file's)."""
+
+    @dg.asset(
+        key=WIKI_PAGES,
+        partitions_def=collections_partitions,
+        deps=[SYNCED_DOCUMENTS],
+        group_name="wiki",
+        code_version=PROMPT_VERSION,
+        backfill_policy=backfill_policy(),
+        kinds={"openai", "markdown"},
+    )
+    def wiki_pages(
+        context: dg.AssetExecutionContext,
+        config: dials,  # type: ignore[valid-type]
+        corpus: CorpusResource,
+        summarizer: SummarizerResource,
+    ) -> dg.MaterializeResult:
+        """Librarian-style markdown pages, one per synced document, mirroring the collection's
+        folders.
+
+        A partition per collection of the synced root: the sensor register_collections adds them
+        while the daemon runs, and every sync (sync_job, the daily schedule, `wiki-assets
+        ingest`) does too. No partitions yet? Run sync_job.
+
+        Materializing a partition summarizes its new and changed documents on every configured
+        model at once and removes the pages of deleted documents. Each partition records its own
+        counts; the run's figures (duration, docs/s, per model, dials) are one observation of this
+        asset per run, so tuning runs can be compared one point each.
+        """
+        collections = list(context.partition_keys)
+        tag_run(context, cast(IngestConfig, config), corpus)
+        run_dials = cast(IngestConfig, config).to_dials()  # a subclass with the file's defaults
+        store = corpus.state_store()
+        # What each collection holds before the run (the same rule the run applies), so that
+        # every partition can record its own counts; the fleet as planned is the one that runs.
+        before = survey(
+            corpus.synced_path,
+            corpus.wiki_path,
+            summarizer.planned_endpoints(),
+            run_dials,
+            corpus.collection_depth,
+            store,
+            collections,
+        )
+        unknown = sorted(set(collections) - {state.name for state in before})
+        if unknown:
+            # A partition added by hand (a typo) would otherwise materialize green, empty.
+            raise dg.Failure(description=no_collection(unknown, corpus))
+        with summarizer.live(context.log) as fleet, corpus.naming_a_full_disk():
+            report = ingest(
+                synced_root=corpus.synced_path,
+                wiki_root=corpus.wiki_path,
+                collections=collections,
+                endpoints=fleet.endpoints,
+                dials=run_dials,
+                depth=corpus.collection_depth,
+                max_bytes=corpus.max_bytes,
+                max_file_bytes=corpus.max_file_bytes,
+                log=context.log,
+                store=store,
+                embeddings=fleet.embeddings,
+                servers=fleet.servers,
+            )
+        # The whole report, for the CLI that executes this run in its own process.
+        handoff.publish(context.run_id, report)
+        figures = run_metadata(report)
+        # Once per run, stopped early or not: `wiki-assets runs` lists both.
+        context.log_event(dg.AssetObservation(asset_key=context.asset_key, metadata=figures))
+        if report.stopped:
+            # Finished pages are on disk and journaled; the rest is left for the next run, so the
+            # partitions must not look materialized. A signal that stopped it is in the figures
+            # (stopped_by, above); a run terminated from the UI is marked canceled by Dagster.
+            raise dg.Failure(
+                description=f"{report.stopped}; {report.unfinished} documents left for the next "
+                "run",
+            )
+        for key, counts in partition_metadata(report, before, corpus.collection_depth).items():
+            context.add_asset_metadata(counts, partition_key=key)
+        return dg.MaterializeResult()
+
+    return wiki_pages
+
