@@ -114,9 +114,10 @@ class IngestReport:
         """The CLI's JSON: every :data:`RUN_FIGURES`, and under ``models`` each model's
         :data:`MODEL_FIGURES` by its name."""
         figures = {figure.name: figure.read(self) for figure in RUN_FIGURES}
+        models = [ModelRun(self, m) for m in self.models]
         figures["models"] = {
-            m.name: {figure.name: figure.read(ModelRun(self, m)) for figure in MODEL_FIGURES}
-            for m in self.models
+            model.stats.name: {figure.name: figure.read(model) for figure in MODEL_FIGURES}
+            for model in models
         }
         return figures
 
