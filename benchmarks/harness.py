@@ -175,9 +175,9 @@ class Bench:
         if report.requests_per_doc is not None:
             row.notes.append(f"{report.requests_per_doc:.2f} requests/doc")
         if report.dials.flagged_pages == "retry":
-            skipped = sum(report.second_opinions_skipped.values())
+            skipped = sum(report.tally.second_opinions_skipped.values())
             row.notes.append(
-                f"second opinions {report.second_opinions} asked, "
+                f"second opinions {report.tally.second_opinions} asked, "
                 f"{report.second_opinions_kept} kept, {skipped} skipped"
             )
         if report.dials.judge_share and len(report.models) > 1:

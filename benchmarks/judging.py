@@ -77,8 +77,8 @@ def run_row(
                 judged_true += 1
                 false_alarms += wrong
     pages = report.judgements
-    controls = sum(m.controls for m in report.models)
-    right = sum(m.controls_right for m in report.models)
+    controls = sum(m.tally.controls for m in report.models)
+    right = sum(m.tally.controls_right for m in report.models)
     rate = report.count / seconds if seconds else 0.0
     label = next(name for name, kind in ROWS if kind == judge)
     progress(f"{label}: {report.count} docs in {seconds:.1f} s")

@@ -124,7 +124,7 @@ def test_auto_finds_each_models_saturation_point(tmp_path: Path) -> None:
     assert settled["wide"] > settled["narrow"], settled
     # The in-flight count the servers saw never exceeded what the controller allowed.
     assert peaks["wide"] <= max(m.peak_workers for m in report.models if m.name == "wide")
-    docs = {m.name: m.docs for m in report.models}
+    docs = {m.name: m.tally.docs for m in report.models}
     assert docs["wide"] > 2 * docs["narrow"], docs
 
 

@@ -140,12 +140,16 @@ def test_a_run_whose_only_server_is_killed_ends_at_once_naming_it(
                 endpoints=[endpoint], dials=PATIENT, servers={"local": server.exit_notice},
             )  # fmt: skip
         ended_s = time.monotonic() - started
-    assert report.stopped is not None and report.stopped.startswith("every model is down")
-    assert "simulated server" in report.stopped and "SIGSEGV (signal 11)" in report.stopped
-    assert HINT in report.stopped
+    assert report.tally.stopped is not None and report.tally.stopped.startswith(
+        "every model is down"
+    )
+    assert (
+        "simulated server" in report.tally.stopped and "SIGSEGV (signal 11)" in report.tally.stopped
+    )
+    assert HINT in report.tally.stopped
     assert 0 < report.count < 40 and report.unfinished == 40 - report.count - len(report.failed)
     assert report.failed == []  # a dead server is no document's fault
-    assert report.models[0].gone is not None and "SIGSEGV" in report.models[0].gone
+    assert report.models[0].tally.gone is not None and "SIGSEGV" in report.models[0].tally.gone
     named = [r for r in caplog.records if "is out for the rest of the run" in r.getMessage()]
     assert len(named) == 1 and named[0].levelno == logging.ERROR
     assert "model local" in named[0].getMessage()
@@ -170,11 +174,11 @@ def test_the_other_model_finishes_what_the_dead_servers_model_held(tmp_path: Pat
             synced_root=synced, wiki_root=tmp_path / "wiki", collections=[ROOT_COLLECTION],
             endpoints=[dying, staying], dials=PATIENT, servers={"local": server.exit_notice},
         )  # fmt: skip
-    assert report.stopped is None and report.failed == [] and report.count == 30
+    assert report.tally.stopped is None and report.failed == [] and report.count == 30
     dead, alive = report.models
-    assert dead.gone is not None and "SIGKILL (signal 9)" in dead.gone
-    assert HINT not in dead.gone  # killed from outside: not a crash of its own
-    assert alive.gone is None and alive.docs == 30 - dead.docs > 0
+    assert dead.tally.gone is not None and "SIGKILL (signal 9)" in dead.tally.gone
+    assert HINT not in dead.tally.gone  # killed from outside: not a crash of its own
+    assert alive.tally.gone is None and alive.tally.docs == 30 - dead.tally.docs > 0
     # The run's page says so beyond a log line: its metadata's headline and models table.
     figures = run_metadata(report)
     assert figures["models_out"].value.startswith("local: simulated server (pid ")
@@ -222,8 +226,10 @@ def test_the_embedded_llama_server_killed_mid_run_is_named_with_the_rebuild_line
             endpoints=[endpoint], dials=PATIENT, servers={endpoint.name: server.exit_notice},
         )  # fmt: skip
         ended_s = time.monotonic() - started
-    assert report.stopped is not None
-    assert "llama.cpp server" in report.stopped and "SIGSEGV" in report.stopped
-    assert REBUILD_HINT in report.stopped and "--force-reinstall --no-cache-dir" in REBUILD_HINT
+    assert report.tally.stopped is not None
+    assert "llama.cpp server" in report.tally.stopped and "SIGSEGV" in report.tally.stopped
+    assert (
+        REBUILD_HINT in report.tally.stopped and "--force-reinstall --no-cache-dir" in REBUILD_HINT
+    )
     assert report.unfinished == 6 - report.count
     assert ended_s < 30  # a request to it takes seconds; waiting for a give-up would take 600

@@ -46,7 +46,7 @@ class Wiki:
             endpoints=self.endpoints, dials=Dials(flush_seconds=0.2, **dials),  # type: ignore[arg-type]
             clock=clock, store=self.store,
         )  # fmt: skip
-        assert not report.failed and report.stopped is None
+        assert not report.failed and report.tally.stopped is None
         index_wiki(self.wiki, self.store)
 
     def description(self, page: str) -> str:

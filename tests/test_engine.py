@@ -153,7 +153,7 @@ def test_a_faster_model_takes_proportionally_more_documents(tmp_path: Path) -> N
                 flagged_pages="keep",
             ),
         )
-    by_name = {m.name: m.docs for m in report.models}
+    by_name = {m.name: m.tally.docs for m in report.models}
     assert by_name["fast"] + by_name["slow"] == 60
     assert by_name["fast"] >= 3 * by_name["slow"], by_name
 

@@ -54,11 +54,11 @@ def test_flaky_model_and_dead_model_still_account_for_every_document(tmp_path: P
     assert pages == {f"doc-{i:03}.md" for i in range(80)} - {Path(p).name for p in failed}
     assert all(entry["reason"].startswith("model flaky:") for entry in report.failed)
     by_name = {m.name: m for m in report.models}
-    assert by_name["dead"].docs == 0 and by_name["dead"].breaker_trips >= 1
-    assert by_name["dead"].errors >= 3 and by_name["dead"].failed == 0
-    assert by_name["flaky"].docs == report.count
-    assert by_name["flaky"].timeouts >= 1 and by_name["flaky"].garbage >= 1
-    assert report.requeued >= 1
+    assert by_name["dead"].tally.docs == 0 and by_name["dead"].breaker_trips >= 1
+    assert by_name["dead"].tally.errors >= 3 and by_name["dead"].tally.failed == 0
+    assert by_name["flaky"].tally.docs == report.count
+    assert by_name["flaky"].tally.timeouts >= 1 and by_name["flaky"].tally.garbage >= 1
+    assert report.tally.requeued >= 1
     assert flaky_stats.errors > 0 and flaky_stats.hung > 0 and flaky_stats.garbage > 0
 
 
@@ -75,7 +75,7 @@ def test_every_model_down_stops_cleanly_and_leaves_the_rest(tmp_path: Path) -> N
             endpoints=[endpoint(s, max_retries=0) for s in servers],
             dials=Dials(workers_per_model=1, claim_size=2, flush_seconds=1, give_up_after_s=0.5),
         )
-    assert report.stopped is not None and "every model is down" in report.stopped
+    assert report.tally.stopped is not None and "every model is down" in report.tally.stopped
     assert report.count == 2 and not report.failed
     assert report.unfinished == 28
     with Journal(StateStore(wiki / ".wiki_assets")) as journal:
@@ -94,7 +94,7 @@ def test_every_model_down_stops_cleanly_and_leaves_the_rest(tmp_path: Path) -> N
             dials=Dials(flush_seconds=1, flagged_pages="keep", judge_share=0.0),
         )
         requested = [line for s in healthy for line in s.request_log()]
-    assert (again.count, again.skipped, again.stopped) == (28, 2, None)
+    assert (again.count, again.skipped, again.tally.stopped) == (28, 2, None)
     assert len(requested) == 28, "the two finished documents are not asked for again"
 
 
@@ -150,8 +150,8 @@ def test_a_fleet_that_cannot_be_reached_is_given_up_at_once_naming_each_url(
         endpoints=endpoints,
         dials=Dials(workers_per_model=2, claim_size=2, flush_seconds=1),
     )
-    assert report.stopped is not None
-    lines = report.stopped.splitlines()
+    assert report.tally.stopped is not None
+    lines = report.tally.stopped.splitlines()
     assert lines[0] == "every model is down:"
     assert lines[1].strip().startswith("vllm at http://127.0.0.1:9/v1: connection failed")
     assert lines[2].strip().startswith("gateway at http://127.0.0.1:9/v2: connection failed")

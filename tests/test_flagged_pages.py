@@ -116,11 +116,15 @@ def test_retry_counts_second_opinions_per_model(tmp_path: Path) -> None:
         report, pages = run(tmp_path, [bad, good], "retry")
     by = stats(report)
     fabricated = by["fabricating"].flagged  # type: ignore[attr-defined]
-    assert fabricated > 0 and by["fabricating"].docs == 0  # type: ignore[attr-defined]
+    assert fabricated > 0 and by["fabricating"].tally.docs == 0  # type: ignore[attr-defined]
     assert report.count == len(pages) == 12
-    assert report.second_opinions == fabricated
-    assert by["faithful"].second_opinions == by["faithful"].second_opinions_kept == fabricated  # type: ignore[attr-defined]
-    assert by["fabricating"].second_opinions == 0  # type: ignore[attr-defined]
+    assert report.tally.second_opinions == fabricated
+    assert (
+        by["faithful"].tally.second_opinions
+        == by["faithful"].tally.second_opinions_kept
+        == fabricated
+    )  # type: ignore[attr-defined]
+    assert by["fabricating"].tally.second_opinions == 0  # type: ignore[attr-defined]
     assert report.flagged == 0 and report.failed == [] and report.unfinished == 0
     assert report.to_dict()["second_opinions"] == fabricated
     assert report.to_dict()["models"]["faithful"]["second_opinions_kept"] == fabricated
@@ -136,8 +140,8 @@ def test_second_opinion_share_bounds_the_requests_and_says_what_it_skipped(
         report, pages = run(tmp_path, [bad, good], "retry", share=0.25)
     by = stats(report)
     flagged_first = by["fabricating"].flagged  # type: ignore[attr-defined]
-    assert report.second_opinions == 3 < flagged_first
-    assert report.second_opinions_skipped == {"budget": flagged_first - 3}
+    assert report.tally.second_opinions == 3 < flagged_first
+    assert report.tally.second_opinions_skipped == {"budget": flagged_first - 3}
     assert report.flagged == flagged_first - report.second_opinions_kept
     left = [meta for meta in pages.values() if meta["verdict"] == "flagged"]
     assert len(left) == report.flagged and all(m["model"] == "fabricating" for m in left)
@@ -147,20 +151,20 @@ def test_second_opinion_share_bounds_the_requests_and_says_what_it_skipped(
 def test_keep_leaves_the_fabricating_models_pages_flagged(tmp_path: Path) -> None:
     with SimServer(fabricating()) as bad, SimServer(faithful()) as good:
         report, pages = run(tmp_path, [bad, good], "keep")
-    fabricated = stats(report)["fabricating"].docs  # type: ignore[attr-defined]
+    fabricated = stats(report)["fabricating"].tally.docs  # type: ignore[attr-defined]
     flagged = [name for name, meta in pages.items() if meta["verdict"] == "flagged"]
     assert fabricated > 0 and len(flagged) == fabricated == report.flagged
     assert all(pages[name]["model"] == "fabricating" for name in flagged)
-    assert report.second_opinions == 0 and report.count == 12
+    assert report.tally.second_opinions == 0 and report.count == 12
 
 
 def test_extract_replaces_flagged_pages_by_the_documents_own_words(tmp_path: Path) -> None:
     with SimServer(fabricating()) as bad, SimServer(faithful()) as good:
         report, pages = run(tmp_path, [bad, good], "extract")
-    fabricated = stats(report)["fabricating"].docs  # type: ignore[attr-defined]
+    fabricated = stats(report)["fabricating"].tally.docs  # type: ignore[attr-defined]
     extractive = {name: meta for name, meta in pages.items() if meta["summarized"] is False}
     assert fabricated > 0 and len(extractive) == fabricated == report.flagged
-    assert report.second_opinions == 0
+    assert report.tally.second_opinions == 0
     for name, meta in pages.items():
         if name not in extractive:
             assert meta["verdict"] == "ok" and meta["model"] == "faithful", name
@@ -187,7 +191,7 @@ def test_a_one_model_fleet_keeps_its_flagged_pages(tmp_path: Path) -> None:
         report, pages = run(tmp_path, [bad], "retry")
         answered = bad.snapshot().answered
     assert report.count == len(pages) == 12 == answered  # asked once per document, no more
-    assert report.second_opinions == 0 and report.flagged == 12
+    assert report.tally.second_opinions == 0 and report.flagged == 12
     assert all(meta["verdict"] == "flagged" for meta in pages.values())
 
 
@@ -201,8 +205,8 @@ def test_a_second_opinion_that_fails_leaves_the_first_answer(tmp_path: Path) -> 
         report, pages = run(tmp_path, [bad, broken], "retry", documents=4, max_retries=0)
     by = stats(report)
     assert report.count == len(pages) == 4 and report.failed == [] and report.unfinished == 0
-    kept = by["faithful"].docs  # type: ignore[attr-defined]
-    assert kept >= 1 and by["faithful"].errors >= 1  # type: ignore[attr-defined]
+    kept = by["faithful"].tally.docs  # type: ignore[attr-defined]
+    assert kept >= 1 and by["faithful"].tally.errors >= 1  # type: ignore[attr-defined]
     assert report.second_opinions_answered == 0
     assert report.flagged == 4 - kept
     models = sorted(str(meta["model"]) for meta in pages.values())

@@ -49,7 +49,7 @@ def _run(
             dials=Dials(flush_seconds=0.2, flagged_pages=flagged, claim_size=1, max_tokens=1024,
                         judge_share=1.0),  # type: ignore[arg-type]
         )  # fmt: skip
-    assert report.stopped is None and not report.failed
+    assert report.tally.stopped is None and not report.failed
     index_wiki(tmp_path / "wiki")
     return report.to_dict(), read_catalog(tmp_path / "wiki")
 
@@ -114,7 +114,7 @@ def test_no_judge_in_a_fleet_of_one(tmp_path: Path) -> None:
             endpoints=[Endpoint(name="solo", base_url=server.base_url, model="solo")],
             dials=Dials(flush_seconds=0.2),
         )  # fmt: skip
-    assert report.count == 3 and report.models[0].judgements == 0
+    assert report.count == 3 and report.models[0].tally.judgements == 0
     assert report.to_dict()["judgements_skipped"] == {}
 
 

@@ -95,7 +95,7 @@ def test_two_equally_fast_models_finish_the_long_changelogs(tmp_path: Path) -> N
             endpoints=[endpoint(s) for s in servers],
             dials=Dials(workers_per_model=4, claim_size=32, flush_seconds=5, max_tokens=64),
         )
-    assert report.stopped is None
+    assert report.tally.stopped is None
     assert report.count == 60 and not report.failed, report.failed
     accounted(report, synced, tmp_path / "wiki")
 
@@ -112,7 +112,7 @@ def test_fast_and_slow_batching_servers_end_with_every_changelog(tmp_path: Path)
             endpoints=[endpoint(s) for s in servers],
             dials=Dials(workers_per_model=4, claim_size=32, flush_seconds=5, max_tokens=64),
         )
-    assert report.stopped is None
+    assert report.tally.stopped is None
     assert report.count == 100 and not report.failed, report.failed
     accounted(report, synced, tmp_path / "wiki")
 
@@ -136,17 +136,17 @@ def test_flaky_healthy_and_dead_models_account_for_everything_without_waiting_on
             endpoints=[endpoint(s, timeout_s=120.0) for s in servers],
             dials=Dials(workers_per_model=4, claim_size=8, flush_seconds=5, max_tokens=64),
         )
-    assert report.stopped is None
+    assert report.tally.stopped is None
     assert report.count + len(report.failed) == 71
     failed = {f["path"] for f in report.failed}
     assert {f"c/broken-{i:02}.md" for i in range(31)} <= failed, report.failed
     accounted(report, synced, tmp_path / "wiki")
     by_name = {m.name: m for m in report.models}
-    assert by_name["dead"].docs == 0
+    assert by_name["dead"].tally.docs == 0
     # A hung request is raced at the tail (by the healthy model) and cancelled, never waited out
     # to its 120 s timeout: not even a hedge that hangs in turn.
-    assert all(m.timeouts == 0 for m in report.models), [
-        (m.name, m.timeouts) for m in report.models
+    assert all(m.tally.timeouts == 0 for m in report.models), [
+        (m.name, m.tally.timeouts) for m in report.models
     ]
 
 
@@ -170,9 +170,9 @@ def test_a_hedge_takes_over_from_a_model_whose_requests_hang(tmp_path: Path) -> 
     # The stuck model took documents at the start (nothing was known of it); the healthy model
     # raced each of them, its answers won, and the hung requests were cancelled (no timeout).
     assert stuck_stats.hung >= 1
-    assert by_name["healthy"].docs == 10 and by_name["stuck"].docs == 0
-    assert report.hedged == stuck_stats.hung == by_name["healthy"].hedges_won
-    assert by_name["stuck"].timeouts == 0
+    assert by_name["healthy"].tally.docs == 10 and by_name["stuck"].tally.docs == 0
+    assert report.tally.hedged == stuck_stats.hung == by_name["healthy"].tally.hedges_won
+    assert by_name["stuck"].tally.timeouts == 0
     with Journal(StateStore(tmp_path / "wiki" / ".wiki_assets")) as journal:
         models = {journal.get(f"c/doc-{i:03}.md").model for i in range(10)}  # type: ignore[union-attr]
     assert models == {"healthy"}, "exactly one result per document, the winner's"
@@ -199,13 +199,15 @@ def test_a_long_documents_parts_are_spread_over_every_model(tmp_path: Path) -> N
         )
     assert report.count == 5 and not report.failed and report.unfinished == 0, report
     by_name = {m.name: m for m in report.models}
-    parts = by_name["fast"].parts + by_name["slow"].parts
-    assert by_name["fast"].parts > 0 and by_name["slow"].parts > 0, "both models took parts"
+    parts = by_name["fast"].tally.parts + by_name["slow"].tally.parts
+    assert by_name["fast"].tally.parts > 0 and by_name["slow"].tally.parts > 0, (
+        "both models took parts"
+    )
     assert parts >= 10, "the changelog was taken in many parts"
     # Parts, second opinions and races are requests, not documents: per model, docs counts the
     # pages it wrote, and they add up to the run's.
-    assert sum(m.docs for m in report.models) == report.count
-    assert report.requests == sum(m.requests for m in report.models) >= parts + 5
+    assert sum(m.tally.docs for m in report.models) == report.count
+    assert report.requests == sum(m.tally.requests for m in report.models) >= parts + 5
     assert report.requests_per_doc == report.requests / 5
     page = (tmp_path / "wiki" / "c" / "a-changelog.md").read_text(encoding="utf-8")
     assert f"\nparts: {parts}\n" in page

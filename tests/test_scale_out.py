@@ -152,7 +152,7 @@ def test_parallel_runs_keep_each_model_under_its_fleet_wide_limit(
         assert stats[model].peak_in_flight == limit, (model, stats[model].peak_in_flight)
     # Once each, but for a request raced at the tail (a hedge: counted in the figures). A hedge
     # the first answer overtakes before it is sent is cancelled unseen by the server.
-    hedged = sum(report.hedged for report in reports)
+    hedged = sum(report.tally.hedged for report in reports)
     assert sorted(asked) == documents
     assert len(documents) <= sum(asked.values()) <= len(documents) + hedged
     assert set(asked.values()) <= {1, 2}

@@ -28,7 +28,7 @@ def test_thousands_of_seeded_scenarios_keep_every_property() -> None:
     for seed in SEEDS:
         outcome = run(generate(seed, DOCS))
         clean += outcome.scenario.clean
-        hedged += outcome.report.hedged
+        hedged += outcome.report.tally.hedged
         problems = check(outcome)
         if problems:
             failures.append(f"{problems[0]} · reproduce: {reproduce(seed)} --docs {DOCS}")

@@ -70,7 +70,7 @@ def test_retry_is_no_slower_than_keep_when_every_page_is_flagged(workers: object
     assert retry.report.second_opinions_kept == 0
     assert retry.makespan_s <= 1.05 * keep.makespan_s, (retry.makespan_s, keep.makespan_s)
     # The run learned they do not help and stopped asking.
-    skipped = retry.report.second_opinions_skipped
+    skipped = retry.report.tally.second_opinions_skipped
     assert skipped.get("model_not_kept", 0) + skipped.get("reason_not_fixed", 0) > 0, skipped
     # Each model alone, for scale: the fleet with retry beats the faster one alone.
     fast_alone = simulate(fleet(workers, (1.0, 1.0))[:1], "keep")
@@ -84,9 +84,9 @@ def test_a_model_whose_pages_the_other_keeps_replacing_stops_taking_documents() 
     models = fleet(4, (1.0, 0.0))
     outcome = simulate(models, "retry", docs=60)
     fast, slow = outcome.report.models
-    assert fast.superseded and not slow.superseded
-    assert outcome.report.second_opinions_kept == outcome.report.second_opinions > 0
-    assert fast.docs == 0 and slow.docs == 60 - len(outcome.failures)
+    assert fast.tally.superseded and not slow.tally.superseded
+    assert outcome.report.second_opinions_kept == outcome.report.tally.second_opinions > 0
+    assert fast.tally.docs == 0 and slow.tally.docs == 60 - len(outcome.failures)
     assert fast.checked < 30, "it stopped taking documents once its pages kept being replaced"
 
 
@@ -98,8 +98,8 @@ def test_a_fourteen_part_document_is_spread_over_a_fleet_of_two() -> None:
     outcome = run(Scenario(0, models, (tokens,), dials))
     assert check(outcome) == []
     fast, slow = outcome.report.models
-    assert fast.parts > 0 and slow.parts > 0, "both models took notes on parts"
-    assert fast.parts + slow.parts >= 14
+    assert fast.tally.parts > 0 and slow.tally.parts > 0, "both models took notes on parts"
+    assert fast.tally.parts + slow.tally.parts >= 14
     # About the time of its parts side by side (plus its page), not of 14 requests in a row.
     one_after_another = time_alone(models[0], tokens, dials.max_tokens, budget).total_s
     assert outcome.makespan_s <= 1.1 * outcome.ideal_s

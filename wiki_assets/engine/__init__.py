@@ -36,8 +36,8 @@ if TYPE_CHECKING:  # the same names, for type checkers: "as" marks each a re-exp
     from wiki_assets.engine.errors import StateUnavailable as StateUnavailable
     from wiki_assets.engine.errors import UnsafePath as UnsafePath
     from wiki_assets.engine.errors import WikiAssetsError as WikiAssetsError
+    from wiki_assets.engine.ingestion.model_stats import ModelStats as ModelStats
     from wiki_assets.engine.ingestion.report import IngestReport as IngestReport
-    from wiki_assets.engine.ingestion.report import ModelStats as ModelStats
     from wiki_assets.engine.ingestion.run import ingest as ingest
     from wiki_assets.engine.ingestion.survey import CollectionState as CollectionState
     from wiki_assets.engine.ingestion.survey import survey as survey
@@ -61,7 +61,7 @@ _HOME = {
     "UnsafePath": "wiki_assets.engine.errors",
     "WikiAssetsError": "wiki_assets.engine.errors",
     "IngestReport": "wiki_assets.engine.ingestion.report",
-    "ModelStats": "wiki_assets.engine.ingestion.report",
+    "ModelStats": "wiki_assets.engine.ingestion.model_stats",
     "ingest": "wiki_assets.engine.ingestion.run",
     "CollectionState": "wiki_assets.engine.ingestion.survey",
     "survey": "wiki_assets.engine.ingestion.survey",

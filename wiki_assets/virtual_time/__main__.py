@@ -26,16 +26,18 @@ def _one(seed: int, docs: int) -> int:
     scenario = generate(seed, docs)
     outcome = run(scenario)
     report = outcome.report
+    tally = report.tally
     print(scenario.describe())
     print(
         f"makespan {outcome.makespan_s:.2f} s (ideal {outcome.ideal_s:.2f} s) · "
         f"{report.count} done · {len(report.failed)} failed · {outcome.unfinished} left · "
-        f"hedged {report.hedged} · requeued {report.requeued} · stopped: {report.stopped}"
+        f"hedged {tally.hedged} · requeued {tally.requeued} · stopped: {tally.stopped}"
     )
     for stats in report.models:
         print(
-            f"  {stats.name}: {stats.docs} docs · {stats.errors} errors · {stats.hedges} hedges "
-            f"({stats.hedges_won} won) · breaker trips {stats.breaker_trips}"
+            f"  {stats.name}: {stats.tally.docs} docs · {stats.tally.errors} errors · "
+            f"{stats.tally.hedges} hedges ({stats.tally.hedges_won} won) · "
+            f"breaker trips {stats.breaker_trips}"
         )
     problems = check(outcome)
     for problem in problems:
@@ -52,7 +54,7 @@ def _sweep(seeds: range, docs: int) -> int:
         scenario = generate(seed, docs)
         outcome = run(scenario)
         documents += len(scenario.tokens)
-        hedged += outcome.report.hedged
+        hedged += outcome.report.tally.hedged
         faulty += scenario.faulty
         if scenario.clean and outcome.ideal_s > 0:
             ratios.append(outcome.makespan_s / outcome.ideal_s)

@@ -17,12 +17,12 @@ from wiki_assets.virtual_time.scenarios import MAKESPAN_BOUND
 
 def check(outcome: Outcome) -> list[str]:
     """Every property the scenario broke (empty: it passed)."""
-    scenario, report = outcome.scenario, outcome.report
+    scenario, tally = outcome.scenario, outcome.report.tally
     problems: list[str] = []
     if outcome.stuck:
         problems.append(f"the run did not end: {outcome.stuck}")
     paths = [f"d{index:04}.md" for index in range(len(scenario.tokens))]
-    every_model_down = (report.stopped or "").startswith("every model is down")
+    every_model_down = (tally.stopped or "").startswith("every model is down")
     accounted = 0
     for path in paths:
         answers = outcome.answers.get(path, [])
@@ -38,20 +38,20 @@ def check(outcome: Outcome) -> list[str]:
         problems.append(f"{left} documents neither done nor failed, yet not every model is down")
     if left != outcome.unfinished and not outcome.stuck:
         problems.append(f"{left} documents unaccounted, but {outcome.unfinished} reported left")
-    if report.stopped and not every_model_down:
-        problems.append(f"stopped: {report.stopped}")
+    if tally.stopped and not every_model_down:
+        problems.append(f"stopped: {tally.stopped}")
     for path, models in outcome.second_opinions.items():
         first = outcome.answers.get(path, [])
         if len(models) > 1:
             problems.append(f"{path} got {len(models)} second opinions ({', '.join(models)})")
         if set(models) & set(first):
             problems.append(f"{path}: a second opinion from the model of its first answer")
-    asked = report.second_opinions
+    asked = tally.second_opinions
     if asked > scenario.dials.second_opinion_share * len(paths) + 1e-9:
         problems.append(f"{asked} second opinions asked, over the budget")
     judging = scenario.dials.judge_share > 0 and len(scenario.models) > 1
     optional = scenario.second_opinions or judging
-    if optional and not outcome.fixed and not outcome.stuck and not report.stopped:
+    if optional and not outcome.fixed and not outcome.stuck and not tally.stopped:
         # Nothing was ever kept, so no second opinion was worth waiting for, and no judge ever
         # is: the run ended when its last first answer came in.
         late = outcome.makespan_s - outcome.first_answers_at
@@ -66,8 +66,8 @@ def check(outcome: Outcome) -> list[str]:
     for path, raced in outcome.overlapping.items():
         if raced > 1:
             problems.append(f"{path} raced {raced} times by one model (each races it at most once)")
-    if report.hedged > outcome.jobs * len(scenario.models):
-        problems.append(f"{report.hedged} hedges for {outcome.jobs} jobs (documents and parts)")
+    if tally.hedged > outcome.jobs * len(scenario.models):
+        problems.append(f"{tally.hedged} hedges for {outcome.jobs} jobs (documents and parts)")
     if outcome.hang_free_s is not None and not outcome.stuck:
         if outcome.makespan_s >= outcome.hang_free_s:
             problems.append(

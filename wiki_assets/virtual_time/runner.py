@@ -33,7 +33,8 @@ from wiki_assets.engine.dispatch import (
     concurrency_for,
 )
 from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument
-from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
+from wiki_assets.engine.ingestion.model_stats import ModelStats
+from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.tasks import cancel_and_wait
 from wiki_assets.virtual_time.clock import Stuck, run_virtual
 from wiki_assets.virtual_time.models import VirtualModel, simulated_text
@@ -174,10 +175,13 @@ def run(scenario: Scenario) -> Outcome:
             shared=shared,
         )
         client.on_overload = concurrency.on_overload
+        lane = Lane(order, endpoint, client, concurrency)
+        lanes.append(lane)
         report.models.append(
-            ModelStats(endpoint.name, endpoint.model, concurrency.limit, concurrency.auto)
+            ModelStats(
+                endpoint.name, endpoint.model, concurrency.limit, concurrency.auto, lane.tally
+            )
         )
-        lanes.append(Lane(order, endpoint, client, concurrency))
         clients.append(client)
     jobs = (Job(SourceDocument(path, "sim", t, "h"), path) for path, t in tokens.items())
     dispatcher = Dispatcher(
@@ -189,6 +193,7 @@ def run(scenario: Scenario) -> Outcome:
         expected=lambda: len(tokens),
         second_opinion_share=dials.second_opinion_share,
         judge_share=dials.judge_share,
+        tally=report.tally,
     )
     slowest_timeout = max(p.timeout_s * (p.max_retries + 1) for p in scenario.models)
     deadline = DEADLINE_FACTOR * outcome.ideal_s + 20 * slowest_timeout + 600.0
@@ -212,9 +217,8 @@ def run(scenario: Scenario) -> Outcome:
         run_virtual(main())
     except Stuck as error:
         outcome.stuck = str(error)
-    report.tallied(dispatcher.tally, [lane.tally for lane in lanes])
     outcome.unfinished = dispatcher.remaining()
-    superseded = {stats.name for stats in report.models if stats.superseded}
+    superseded = {stats.name for stats in report.models if stats.tally.superseded}
     standing = [plan for plan in scenario.models if plan.sim.model not in superseded]
     if superseded and standing:
         # A model whose pages the others' second opinions kept replacing writes none: the fleet

@@ -18,13 +18,13 @@ the CLI's JSON is the engine's report itself, never read back from here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import dagster as dg
 
 from wiki_assets.defs.metadata.recording import Key, Table, build
 from wiki_assets.engine.config import AUTO
-from wiki_assets.engine.ingestion.report import IngestReport, ModelStats
+from wiki_assets.engine.ingestion.report import MODEL_FIGURES, IngestReport, ModelRun
 from wiki_assets.engine.quality import Reason
 
 MAX_LISTED_FAILURES = 200
@@ -53,9 +53,9 @@ FAILED = Key[IngestReport]("failed", int, lambda r: len(r.failed))
 NO_TEXT = Key[IngestReport]("no_text", int, lambda r: len(r.no_text))
 REMOVED = Key[IngestReport]("removed", int, lambda r: r.removed)
 RECOVERED = Key[IngestReport]("recovered", int, lambda r: r.recovered)
-REQUEUED = Key[IngestReport]("requeued", int, lambda r: r.requeued)
+REQUEUED = Key[IngestReport]("requeued", int, lambda r: r.tally.requeued)
 UNFINISHED = Key[IngestReport]("unfinished", int, lambda r: r.unfinished)
-HEDGED = Key[IngestReport]("hedged", int, lambda r: r.hedged)
+HEDGED = Key[IngestReport]("hedged", int, lambda r: r.tally.hedged)
 DURATION_S = Key[IngestReport]("duration_s", float, lambda r: round(r.duration_s, 3))
 # No rate for a run that summarized nothing: a 0 beside real runs would be a false point on the
 # plot that tuning runs are compared on (its ``outcome`` says "up to date").
@@ -75,16 +75,16 @@ COMPLETION_TOKENS = Key[IngestReport]("completion_tokens", int, lambda r: r.comp
 HIT_MAX_TOKENS = Key[IngestReport]("hit_max_tokens", int, lambda r: r.hit_max_tokens)
 PARTITIONS = Key[IngestReport]("partitions", int, lambda r: len(r.collections))
 FLAGGED = Key[IngestReport]("flagged", int, lambda r: r.flagged)
-SECOND_OPINIONS = Key[IngestReport]("second_opinions", int, lambda r: r.second_opinions)
+SECOND_OPINIONS = Key[IngestReport]("second_opinions", int, lambda r: r.tally.second_opinions)
 SECOND_OPINIONS_KEPT = Key[IngestReport](
     "second_opinions_kept", int, lambda r: r.second_opinions_kept
 )
 # Flagged pages that got no second opinion, and why (opinions.py's reasons: budget, ...).
 SECOND_OPINIONS_SKIPPED = Key[IngestReport](
-    "second_opinions_skipped", int, lambda r: sum(r.second_opinions_skipped.values())
+    "second_opinions_skipped", int, lambda r: sum(r.tally.second_opinions_skipped.values())
 )
 SECOND_OPINIONS_SKIPPED_WHY = Key[IngestReport](
-    "second_opinions_skipped_why", str, lambda r: _why(r.second_opinions_skipped)
+    "second_opinions_skipped_why", str, lambda r: _why(r.tally.second_opinions_skipped)
 )
 VERIFIED_SHARE = Key[IngestReport]("verified_share", float, lambda r: _share(r.verified_share))
 # Of the checked sentences of the run's descriptions and summaries, those their documents back.
@@ -92,7 +92,7 @@ SUPPORTED_SHARE = Key[IngestReport]("supported_share", float, lambda r: _share(r
 JUDGEMENTS = Key[IngestReport]("judgements", int, lambda r: r.judgements)  # pages judged
 # Pages offered to a judge that got no verdict, and why (judges.py's reasons: budget, ...).
 JUDGEMENTS_SKIPPED_WHY = Key[IngestReport](
-    "judgements_skipped_why", str, lambda r: _why(r.judgements_skipped)
+    "judgements_skipped_why", str, lambda r: _why(r.tally.judgements_skipped)
 )
 # The dials. 'auto' is a flag; where it settled is each model's workers. A fixed count is a number.
 WORKERS_AUTO = Key[IngestReport]("workers_auto", bool, lambda r: r.dials.workers_per_model == AUTO)
@@ -129,7 +129,7 @@ STOPPED_BY = Key[IngestReport]("stopped_by", str, lambda r: r.stopped_by)  # SIG
 def _outcome(r: IngestReport) -> str:
     """The run in words: what it summarized, or that everything was up to date; what failed,
     and what it left for the next run."""
-    if r.count == 0 and not r.failed and not r.stopped:
+    if r.count == 0 and not r.failed and not r.tally.stopped:
         done = "up to date: nothing to summarize"
     else:
         done = f"{r.count} summarized"
@@ -138,7 +138,7 @@ def _outcome(r: IngestReport) -> str:
         parts.append(f"{len(r.failed)} failed")
     if r.no_text:
         parts.append(f"{len(r.no_text)} hold no text")
-    if r.stopped:
+    if r.tally.stopped:
         parts.append(f"stopped, {r.unfinished} left for the next run")
     return " · ".join(parts)
 
@@ -208,13 +208,8 @@ DIALS_TABLE = Table[IngestReport]("dials", DIALS)
 # Each model's figures in the same event: one table, a row per model
 
 
-class ModelRun(NamedTuple):
-    report: IngestReport
-    stats: ModelStats
-
-
-# A model's figures as its ModelStats has them: one column each. An empty column (a figure the
-# run did not have) is left out of the table.
+# A model's figures as the report's JSON reads them (MODEL_FIGURES): one column each. An empty
+# column (a figure the run did not have) is left out of the table.
 # fmt: off
 MODEL_FIELDS: tuple[tuple[str, type], ...] = (
     ("model", str),  # the model id the endpoint serves
@@ -236,8 +231,10 @@ MODEL_FIELDS: tuple[tuple[str, type], ...] = (
 
 
 def _stat(field: str, kind: type) -> Key[ModelRun]:
+    figure = next(figure for figure in MODEL_FIGURES if figure.name == field)
+
     def of(m: ModelRun) -> Any:
-        value = getattr(m.stats, field)
+        value = figure.read(m)
         return _share(value) if kind is float else value
 
     return Key[ModelRun](field, kind, of)

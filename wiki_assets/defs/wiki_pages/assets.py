@@ -101,13 +101,13 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         figures = run_metadata(report)
         # Once per run, stopped early or not: `wiki-assets runs` lists both.
         context.log_event(dg.AssetObservation(asset_key=context.asset_key, metadata=figures))
-        if report.stopped:
+        if report.tally.stopped:
             # Finished pages are on disk and journaled; the rest is left for the next run, so the
             # partitions must not look materialized. A signal that stopped it is in the figures
             # (stopped_by, above); a run terminated from the UI is marked canceled by Dagster.
             raise dg.Failure(
-                description=f"{report.stopped}; {report.unfinished} documents left for the next "
-                "run",
+                description=f"{report.tally.stopped}; {report.unfinished} documents left for "
+                "the next run",
             )
         for key, counts in partition_metadata(report, before, corpus.collection_depth).items():
             context.add_asset_metadata(counts, partition_key=key)

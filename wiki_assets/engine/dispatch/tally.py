@@ -1,9 +1,11 @@
 """What the dispatcher counts as it goes: the run's figures (:class:`DispatchTally`) and each
 model's (:class:`LaneTally`, on its :class:`~.lane.Lane`).
 
-The dispatcher only counts; the run around it reports. Once the dispatcher is done, the run's
-report takes these figures (:meth:`~wiki_assets.engine.ingestion.report.IngestReport.tallied`);
-a progress line during the run reads a lane's tally as it stands.
+The dispatcher only counts; the run around it reports. These are the run's figures: its report
+holds these very objects (``IngestReport.tally``, each ``ModelStats.tally``, in
+:mod:`wiki_assets.engine.ingestion`) and its JSON names each figure once (``report.py``'s
+``RUN_FIGURES``, ``MODEL_FIGURES``: a figure added here is a line there). A progress line during
+the run reads a lane's tally as it stands.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from dataclasses import dataclass, field
 
 @dataclass
 class LaneTally:
-    """One model's figures, as its requests settle. The report's ``ModelStats`` has a field of
-    the same name for each, taken from here when the dispatcher is done."""
+    """One model's figures, as its requests settle: its lane's (:attr:`.lane.Lane.tally`), which
+    the report's ``ModelStats`` holds as its own ``tally``."""
 
     failed: int = 0  # documents that failed on this model
     errors: int = 0  # failed requests of any kind (after the client's own retries)
@@ -47,7 +49,8 @@ class LaneTally:
 
 @dataclass
 class DispatchTally:
-    """The run's figures that the dispatcher counts."""
+    """The run's figures that the dispatcher counts: the report's ``tally``, which the run gives
+    the dispatcher to count into."""
 
     requeued: int = 0  # documents sent back to the queue after a timeout, garbage or outage
     hedged: int = 0  # documents a second model raced at the end of the run

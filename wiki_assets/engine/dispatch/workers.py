@@ -51,6 +51,7 @@ class Dispatcher:
         judge_share: float = 0.0,
         judge: str | None = None,
         leases: SlotLeases | None = None,
+        tally: DispatchTally | None = None,
         log: Any = None,
         beside: Callable[[], Coroutine[Any, Any, None]] | None = None,
     ) -> None:
@@ -58,7 +59,7 @@ class Dispatcher:
         self.beside = beside  # the run's work beside the workers (documents still arriving)
         self.queue = WorkQueue(jobs)
         self.work = work
-        self.tally = DispatchTally()  # what it did: the run's report takes it once it is done
+        self.tally = DispatchTally() if tally is None else tally  # the run report's, if given
         self.claim_size = claim_size
         self.expected = expected  # documents the run expects to send (known once planned)
         self.slots = FleetSlots(leases)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Lane, concurrency_for
-from wiki_assets.engine.ingestion.report import ModelStats
+from wiki_assets.engine.ingestion.model_stats import ModelStats
 from wiki_assets.engine.model.client import ModelClient
 
 
@@ -27,13 +27,15 @@ def fleet_lanes(
 
 
 def model_stats(lanes: Sequence[Lane]) -> list[ModelStats]:
-    """Each model's figures as the run starts: its name, model id and concurrency."""
+    """Each model's figures as the run starts: its name, model id, concurrency and its lane's
+    tally, which the dispatcher counts into."""
     return [
         ModelStats(
             lane.endpoint.name,
             lane.endpoint.model,
             lane.concurrency.limit,
             lane.concurrency.auto,
+            lane.tally,
         )
         for lane in lanes
     ]

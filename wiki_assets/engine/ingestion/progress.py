@@ -114,7 +114,7 @@ def log_done(log: Log, report: IngestReport, lanes: Sequence[Lane]) -> None:
         f"failed {len(report.failed)} · removed {report.removed}"
         + (f" ({report.relinked} pages re-linked)" if report.relinked else "")
         + (f" · no text {len(report.no_text)}" if report.no_text else "")
-        + (f" · hedged {report.hedged}" if report.hedged else "")
+        + (f" · hedged {report.tally.hedged}" if report.tally.hedged else "")
         + (
             f" · {report.requests_per_doc:.2f} requests/doc"
             if report.requests_per_doc is not None
@@ -128,25 +128,22 @@ def log_done(log: Log, report: IngestReport, lanes: Sequence[Lane]) -> None:
                 f"model {lane.endpoint.name}: automatic concurrency settled at "
                 f"{lane.concurrency.limit} (peak {lane.concurrency.peak})"
             )
+    stopped = report.tally.stopped
     if report.stopped_by:
-        log.warning(
-            f"{report.stopped}: {report.count} done, {report.unfinished} left for the next run"
-        )
-    elif report.stopped:
+        log.warning(f"{stopped}: {report.count} done, {report.unfinished} left for the next run")
+    elif stopped:
         log.error(
-            f"ingest stopped: {report.stopped} · {report.unfinished} documents left for "
-            "the next run"
+            f"ingest stopped: {stopped} · {report.unfinished} documents left for the next run"
         )
 
 
 def _second_opinions(report: IngestReport) -> str:
     """`` · second opinions 12 asked, 9 kept, 40 skipped (budget 30, model_not_kept 10)``, or
     nothing when the run asked none and skipped none."""
-    skipped = report.second_opinions_skipped
-    if not report.second_opinions and not skipped:
+    asked, skipped = report.tally.second_opinions, report.tally.second_opinions_skipped
+    if not asked and not skipped:
         return ""
     why = ", ".join(f"{reason} {count}" for reason, count in sorted(skipped.items()))
-    return (
-        f" · second opinions {report.second_opinions} asked, {report.second_opinions_kept} kept"
-        + (f", {sum(skipped.values())} skipped ({why})" if skipped else "")
+    return f" · second opinions {asked} asked, {report.second_opinions_kept} kept" + (
+        f", {sum(skipped.values())} skipped ({why})" if skipped else ""
     )

@@ -1,142 +1,23 @@
 """What a run did and how fast: the figures the log lines, the CLI's JSON and the metadata use.
 
-The dispatcher counts its own figures (:mod:`~wiki_assets.engine.dispatch.tally`); the report
-takes them when it is done (:meth:`IngestReport.tallied`). The rest the run counts here itself.
+The dispatcher counts its own figures into tallies the report holds (:attr:`IngestReport.tally`,
+:attr:`ModelStats.tally <.model_stats.ModelStats.tally>`: see
+:mod:`~wiki_assets.engine.dispatch.tally`); the rest the run counts here itself. The report's JSON
+(:meth:`IngestReport.to_dict`) is declared once, a :class:`Figure` per key: :data:`RUN_FIGURES` and,
+for each model, :data:`MODEL_FIGURES`. A new figure is one line there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from wiki_assets.engine.config import Dials
-from wiki_assets.engine.dispatch.tally import DispatchTally, LaneTally
-from wiki_assets.engine.quality.sentences import ProseCheck, Support
+from wiki_assets.engine.dispatch.tally import DispatchTally
+from wiki_assets.engine.ingestion.model_stats import ModelStats
 
-if TYPE_CHECKING:
-    from wiki_assets.engine.ingestion.judgement import Judged
-
-# ModelStats' figures that are its model's LaneTally's, taken when the dispatcher is done.
-_TALLIED = tuple(f.name for f in fields(LaneTally))
-
-
-@dataclass
-class ModelStats:
-    """One model's figures in the report. Those of :class:`LaneTally` (documents, requests,
-    tokens, errors, hedges, second opinions: see there) are its tally's, taken by
-    :meth:`tallied`; the run counts the quality figures itself (:meth:`judged`)."""
-
-    name: str
-    model: str
-    workers: int  # requests in flight: the fixed number, or where automatic concurrency settled
-    auto: bool = False
-    peak_workers: int = 0
-    failed: int = 0
-    errors: int = 0
-    timeouts: int = 0
-    garbage: int = 0
-    breaker_trips: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    hit_max_tokens: int = 0
-    docs: int = 0
-    requests: int = 0
-    answered: int = 0
-    parts: int = 0
-    busy_s: float = 0.0
-    hedges: int = 0
-    hedges_won: int = 0
-    # The quality of this model's pages (wiki_assets.engine.quality): key points given and
-    # verified against their documents, pages flagged, and how often each reason flagged one.
-    checked: int = 0  # its answers checked (its pages, and those it gave second opinions on)
-    points: int = 0
-    points_verified: int = 0
-    flagged: int = 0
-    flags: dict[str, int] = field(default_factory=dict)
-    second_opinions: int = 0
-    second_opinions_kept: int = 0
-    judgements: int = 0
-    controls: int = 0
-    controls_right: int = 0
-    # Sentences of its pages' descriptions and summaries: checked (by rule or by a judge) and,
-    # of those, supported by their documents (quality/claims.py).
-    sentences_checked: int = 0
-    sentences_supported: int = 0
-    superseded: bool = False
-    gone: str | None = None
-    last_error: str | None = None
-
-    @property
-    def service(self) -> str:
-        """Whether it served the whole run: ``ok``, ``server died``, ``taken out`` (by its
-        breaker, after failures in a row) or ``no answer`` (it was sent requests and answered
-        none: they failed, or other models' answers came first)."""
-        if self.gone is not None:
-            return "server died"
-        if self.breaker_trips:
-            return "taken out"
-        if self.requests and not self.answered:
-            return "no answer"
-        return "ok"
-
-    def out(self) -> str | None:
-        """Why it did not serve the whole run, in one line; None when it did."""
-        service = self.service
-        if service == "ok":
-            return None
-        if self.gone is not None:
-            return f"{self.name}: {self.gone.splitlines()[0]}"
-        times = f" {self.breaker_trips}×" if self.breaker_trips else ""
-        why = f"{self.requests} requests, {self.answered} answered"
-        if self.last_error:
-            why += f"; the last error: {self.last_error}"
-        return f"{self.name}: {service}{times} ({why})"
-
-    @property
-    def verified_share(self) -> float | None:
-        """The share of this model's key points verified in their documents (None: no point)."""
-        return self.points_verified / self.points if self.points else None
-
-    @property
-    def flagged_share(self) -> float | None:
-        """The share of its answers the checks flagged."""
-        return self.flagged / self.checked if self.checked else None
-
-    @property
-    def supported_share(self) -> float | None:
-        """The share of its checked sentences that their documents support (None: none)."""
-        return self.sentences_supported / self.sentences_checked if self.sentences_checked else None
-
-    def sentences(self, prose: ProseCheck, sign: int = 1) -> None:
-        """Count (``sign`` 1) or take back (-1) a page's sentences checked and supported."""
-        self.sentences_checked += sign * prose.checked
-        self.sentences_supported += sign * prose.count(Support.SUPPORTED)
-
-    def rejudged(self, judged: Judged) -> None:
-        """A judge's verdicts on one of its pages: its sentences count as they are now, and the
-        reasons that flag the page anew."""
-        self.sentences(judged.before, -1)
-        self.sentences(judged.after)
-        new = [reason for reason in judged.flags_after if reason not in judged.flags_before]
-        self.flagged += bool(new) and not judged.flags_before
-        for reason in new:
-            self.flags[reason] = self.flags.get(reason, 0) + 1
-
-    def judged(self, points: int, verified: int, reasons: Iterable[str]) -> None:
-        """Count one answer's assessment."""
-        self.checked += 1
-        self.points += points
-        self.points_verified += verified
-        reasons = list(reasons)
-        self.flagged += bool(reasons)
-        for reason in reasons:
-            self.flags[reason] = self.flags.get(reason, 0) + 1
-
-    def tallied(self, tally: LaneTally) -> None:
-        """Take its model's figures from the dispatcher's tally."""
-        for name in _TALLIED:
-            setattr(self, name, getattr(tally, name))
+R = TypeVar("R")
 
 
 @dataclass
@@ -152,31 +33,14 @@ class IngestReport:
     failed: list[dict[str, str]] = field(default_factory=list)
     # Files of the run's collections that hold no text (path and why): not failures.
     no_text: list[dict[str, str]] = field(default_factory=list)
-    # requeued, hedged, second_opinions, second_opinions_skipped and stopped: the dispatcher's
-    # (DispatchTally, see there), taken by tallied().
-    requeued: int = 0
+    # The dispatcher's figures (requeued, hedged, second opinions, skips, why it stopped): it
+    # counts into this very tally.
+    tally: DispatchTally = field(default_factory=DispatchTally)
     unfinished: int = 0  # left for the next run: every model was down, or the run was stopped
-    hedged: int = 0
-    second_opinions: int = 0
-    second_opinions_skipped: dict[str, int] = field(default_factory=dict)
-    judgements_skipped: dict[str, int] = field(default_factory=dict)
-    stopped: str | None = None
     embedded: int = 0  # documents embedded for link candidates by meaning
     embedding_s: float = 0.0  # the seconds that took, before the first request
     stopped_by: str | None = None  # the signal that stopped it (SIGTERM, SIGINT), if one did
     duration_s: float = 0.0
-
-    def tallied(self, tally: DispatchTally, lanes: Sequence[LaneTally]) -> None:
-        """Take the dispatcher's figures once it is done: the run's, and each model's (``lanes``
-        in the fleet's order, that of :attr:`models`)."""
-        self.requeued = tally.requeued
-        self.hedged = tally.hedged
-        self.second_opinions = tally.second_opinions
-        self.second_opinions_skipped = dict(tally.second_opinions_skipped)
-        self.judgements_skipped = dict(tally.judgements_skipped)
-        self.stopped = tally.stopped
-        for stats, lane in zip(self.models, lanes, strict=True):
-            stats.tallied(lane)
 
     @property
     def docs_per_sec(self) -> float:
@@ -188,15 +52,15 @@ class IngestReport:
 
     @property
     def prompt_tokens(self) -> int:
-        return sum(m.prompt_tokens for m in self.models)
+        return sum(m.tally.prompt_tokens for m in self.models)
 
     @property
     def completion_tokens(self) -> int:
-        return sum(m.completion_tokens for m in self.models)
+        return sum(m.tally.completion_tokens for m in self.models)
 
     @property
     def hit_max_tokens(self) -> int:
-        return sum(m.hit_max_tokens for m in self.models)
+        return sum(m.tally.hit_max_tokens for m in self.models)
 
     @property
     def flagged(self) -> int:
@@ -206,11 +70,11 @@ class IngestReport:
 
     @property
     def second_opinions_answered(self) -> int:
-        return sum(m.second_opinions for m in self.models)
+        return sum(m.tally.second_opinions for m in self.models)
 
     @property
     def second_opinions_kept(self) -> int:
-        return sum(m.second_opinions_kept for m in self.models)
+        return sum(m.tally.second_opinions_kept for m in self.models)
 
     @property
     def verified_share(self) -> float | None:
@@ -226,11 +90,11 @@ class IngestReport:
 
     @property
     def judgements(self) -> int:
-        return sum(m.judgements for m in self.models)
+        return sum(m.tally.judgements for m in self.models)
 
     @property
     def requests(self) -> int:
-        return sum(m.requests for m in self.models)
+        return sum(m.tally.requests for m in self.models)
 
     @property
     def requests_per_doc(self) -> float | None:
@@ -239,60 +103,158 @@ class IngestReport:
         return self.requests / self.count if self.count else None
 
     def model_docs_per_sec(self, stats: ModelStats) -> float:
-        return stats.docs / self.duration_s if self.duration_s > 0 else 0.0
+        return stats.tally.docs / self.duration_s if self.duration_s > 0 else 0.0
 
     def busy_share(self, stats: ModelStats) -> float | None:
         """The model's share of the fleet's busy time (its requests' seconds in flight)."""
-        busy = sum(m.busy_s for m in self.models)
-        return stats.busy_s / busy if busy > 0 else None
+        busy = sum(m.tally.busy_s for m in self.models)
+        return stats.tally.busy_s / busy if busy > 0 else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "collections": self.collections,
-            "count": self.count,
-            "skipped": self.skipped,
-            "recovered": self.recovered,
-            "removed": self.removed,
-            "relinked": self.relinked,
-            "failed": self.failed,
-            "no_text": self.no_text,
-            "requeued": self.requeued,
-            "unfinished": self.unfinished,
-            "hedged": self.hedged,
-            "second_opinions": self.second_opinions,
-            "second_opinions_kept": self.second_opinions_kept,
-            "second_opinions_skipped": dict(self.second_opinions_skipped),
-            "judgements_skipped": dict(self.judgements_skipped),
-            "requests": self.requests,
-            "requests_per_doc": _rounded(self.requests_per_doc),
-            "embedded": self.embedded,
-            "embedding_s": round(self.embedding_s, 3),
-            "stopped": self.stopped,
-            "stopped_by": self.stopped_by,
-            "duration_s": round(self.duration_s, 3),
-            "docs_per_sec": round(self.docs_per_sec, 3),
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "hit_max_tokens": self.hit_max_tokens,
-            "flagged": self.flagged,
-            "verified_share": _rounded(self.verified_share),
-            "supported_share": _rounded(self.supported_share),
-            "judgements": self.judgements,
-            "dials": asdict(self.dials),
-            "models": {
-                m.name: {
-                    **asdict(m),
-                    "busy_s": round(m.busy_s, 3),
-                    "busy_share": _rounded(self.busy_share(m)),
-                    "docs_per_sec": round(self.model_docs_per_sec(m), 3),
-                    "verified_share": _rounded(m.verified_share),
-                    "flagged_share": _rounded(m.flagged_share),
-                    "supported_share": _rounded(m.supported_share),
-                }
-                for m in self.models
-            },
+        """The CLI's JSON: every :data:`RUN_FIGURES`, and under ``models`` each model's
+        :data:`MODEL_FIGURES` by its name."""
+        figures = {figure.name: figure.read(self) for figure in RUN_FIGURES}
+        models = [ModelRun(self, m) for m in self.models]
+        figures["models"] = {
+            model.stats.name: {figure.name: figure.read(model) for figure in MODEL_FIGURES}
+            for model in models
         }
+        return figures
+
+
+class ModelRun(NamedTuple):
+    """One model's figures in its run: some of them are shares of the run's."""
+
+    report: IngestReport
+    stats: ModelStats
+
+
+@dataclass(frozen=True)
+class Figure(Generic[R]):
+    """One key of the report's JSON: its name there, what it is, and how it is read from ``R``
+    (the report, or a :class:`ModelRun`)."""
+
+    name: str
+    about: str
+    read: Callable[[R], Any]
 
 
 def _rounded(share: float | None) -> float | None:
     return None if share is None else round(share, 3)
+
+
+# The run's figures, in the JSON's order (``models`` follows them: a MODEL_FIGURES object each).
+# fmt: off
+RUN_FIGURES: tuple[Figure[IngestReport], ...] = (
+    Figure("collections", "the collections the run covered", lambda r: r.collections),
+    Figure("count", "documents summarized by a model in this run", lambda r: r.count),
+    Figure("skipped", "documents unchanged since their page was written", lambda r: r.skipped),
+    Figure("recovered", "documents an earlier run summarized but died before writing",
+           lambda r: r.recovered),
+    Figure("removed", "pages whose document no longer exists", lambda r: r.removed),
+    Figure("relinked", "pages rewritten without their links to removed pages",
+           lambda r: r.relinked),
+    Figure("failed", "the documents that failed: path and reason", lambda r: r.failed),
+    Figure("no_text", "files that hold no text: path and why (not failures)",
+           lambda r: r.no_text),
+    Figure("requeued", "documents sent back to the queue after a timeout, garbage or outage",
+           lambda r: r.tally.requeued),
+    Figure("unfinished", "documents left for the next run", lambda r: r.unfinished),
+    Figure("hedged", "documents a second model raced at the end of the run",
+           lambda r: r.tally.hedged),
+    Figure("second_opinions", "flagged answers sent to another model",
+           lambda r: r.tally.second_opinions),
+    Figure("second_opinions_kept", "second opinions kept in the first answer's place",
+           lambda r: r.second_opinions_kept),
+    Figure("second_opinions_skipped", "flagged answers that got no second opinion, by why",
+           lambda r: dict(r.tally.second_opinions_skipped)),
+    Figure("judgements_skipped", "pages offered for judging that got no verdict, by why",
+           lambda r: dict(r.tally.judgements_skipped)),
+    Figure("requests", "requests the fleet sent", lambda r: r.requests),
+    Figure("requests_per_doc", "requests per document summarized",
+           lambda r: _rounded(r.requests_per_doc)),
+    Figure("embedded", "documents embedded for link candidates by meaning",
+           lambda r: r.embedded),
+    Figure("embedding_s", "the seconds embedding took, before the first request",
+           lambda r: round(r.embedding_s, 3)),
+    Figure("stopped", "why the run stopped early", lambda r: r.tally.stopped),
+    Figure("stopped_by", "the signal that stopped it (SIGTERM, SIGINT)", lambda r: r.stopped_by),
+    Figure("duration_s", "the run's seconds", lambda r: round(r.duration_s, 3)),
+    Figure("docs_per_sec", "documents summarized per second", lambda r: round(r.docs_per_sec, 3)),
+    Figure("prompt_tokens", "the fleet's prompt tokens", lambda r: r.prompt_tokens),
+    Figure("completion_tokens", "the fleet's completion tokens", lambda r: r.completion_tokens),
+    Figure("hit_max_tokens", "answers cut off at max_tokens", lambda r: r.hit_max_tokens),
+    Figure("flagged", "pages the checks flagged", lambda r: r.flagged),
+    Figure("verified_share", "the share of key points verified in their documents",
+           lambda r: _rounded(r.verified_share)),
+    Figure("supported_share", "the share of checked sentences their documents support",
+           lambda r: _rounded(r.supported_share)),
+    Figure("judgements", "pages whose unchecked sentences a judge judged",
+           lambda r: r.judgements),
+    Figure("dials", "the run's dials", lambda r: asdict(r.dials)),
+)
+
+# Each model's figures, in the JSON's order.
+MODEL_FIGURES: tuple[Figure[ModelRun], ...] = (
+    Figure("name", "the endpoint's name", lambda m: m.stats.name),
+    Figure("model", "the model id the endpoint serves", lambda m: m.stats.model),
+    Figure("workers", "requests in flight: the fixed count, or where automatic concurrency settled",
+           lambda m: m.stats.workers),
+    Figure("auto", "whether its concurrency was automatic", lambda m: m.stats.auto),
+    Figure("peak_workers", "the most requests it had in flight", lambda m: m.stats.peak_workers),
+    Figure("failed", "documents that failed on it", lambda m: m.stats.tally.failed),
+    Figure("errors", "failed requests of any kind", lambda m: m.stats.tally.errors),
+    Figure("timeouts", "requests that timed out", lambda m: m.stats.tally.timeouts),
+    Figure("garbage", "answers that could not be read", lambda m: m.stats.tally.garbage),
+    Figure("breaker_trips", "times its breaker took it out", lambda m: m.stats.breaker_trips),
+    Figure("prompt_tokens", "its prompt tokens", lambda m: m.stats.tally.prompt_tokens),
+    Figure("completion_tokens", "its completion tokens",
+           lambda m: m.stats.tally.completion_tokens),
+    Figure("hit_max_tokens", "its answers cut off at max_tokens",
+           lambda m: m.stats.tally.hit_max_tokens),
+    Figure("docs", "documents whose page is its answer", lambda m: m.stats.tally.docs),
+    Figure("requests", "requests sent to it: pages, parts, second opinions, hedges, judgements",
+           lambda m: m.stats.tally.requests),
+    Figure("answered", "of those, the ones it answered", lambda m: m.stats.tally.answered),
+    Figure("parts", "notes on parts of long documents it answered", lambda m: m.stats.tally.parts),
+    Figure("busy_s", "its requests' seconds in flight, added up",
+           lambda m: round(m.stats.tally.busy_s, 3)),
+    Figure("hedges", "requests it sent to race another model's slow one",
+           lambda m: m.stats.tally.hedges),
+    Figure("hedges_won", "of those, the ones whose answer came first",
+           lambda m: m.stats.tally.hedges_won),
+    Figure("checked", "its answers checked", lambda m: m.stats.checked),
+    Figure("points", "key points its answers gave", lambda m: m.stats.points),
+    Figure("points_verified", "of those, the ones verified in their documents",
+           lambda m: m.stats.points_verified),
+    Figure("flagged", "its answers the checks flagged", lambda m: m.stats.flagged),
+    Figure("flags", "how often each reason flagged one", lambda m: dict(m.stats.flags)),
+    Figure("second_opinions", "second opinions it gave on other models' flagged pages",
+           lambda m: m.stats.tally.second_opinions),
+    Figure("second_opinions_kept", "of those, the ones kept in the page's place",
+           lambda m: m.stats.tally.second_opinions_kept),
+    Figure("judgements", "pages of other models it judged", lambda m: m.stats.tally.judgements),
+    Figure("controls", "controls of its judgements it answered", lambda m: m.stats.tally.controls),
+    Figure("controls_right", "of those, the ones it got right",
+           lambda m: m.stats.tally.controls_right),
+    Figure("sentences_checked", "sentences of its pages checked",
+           lambda m: m.stats.sentences_checked),
+    Figure("sentences_supported", "of those, the ones their documents support",
+           lambda m: m.stats.sentences_supported),
+    Figure("superseded", "its pages kept being replaced: it stopped taking new documents",
+           lambda m: m.stats.tally.superseded),
+    Figure("gone", "why it left the run for good (its server died)", lambda m: m.stats.tally.gone),
+    Figure("last_error", "the reason its last failed request gave",
+           lambda m: m.stats.tally.last_error),
+    Figure("busy_share", "its share of the fleet's busy time",
+           lambda m: _rounded(m.report.busy_share(m.stats))),
+    Figure("docs_per_sec", "its documents per second of the run",
+           lambda m: round(m.report.model_docs_per_sec(m.stats), 3)),
+    Figure("verified_share", "the share of its key points verified",
+           lambda m: _rounded(m.stats.verified_share)),
+    Figure("flagged_share", "the share of its answers flagged",
+           lambda m: _rounded(m.stats.flagged_share)),
+    Figure("supported_share", "the share of its checked sentences supported",
+           lambda m: _rounded(m.stats.supported_share)),
+)
+# fmt: on

@@ -177,7 +177,7 @@ class _Run:
                 self.log.info(progress_line(self.report, lanes, plan.total, elapsed))
 
             await self._summarize(dispatcher, pages, lanes, leases, flushed)
-            if self.report.stopped is None:
+            if self.report.tally.stopped is None:
                 pages.remove_vanished(plan.seen)
         self.report.duration_s = time.monotonic() - started
         log_done(self.log, self.report, lanes)
@@ -247,6 +247,7 @@ class _Run:
             judge_share=self.dials.judge_share,
             judge=self.dials.judge or None,
             leases=leases,
+            tally=self.report.tally,
             log=self.log,
             beside=(lambda: arrivals.run(dispatcher)) if plan.deferred else None,
         )
@@ -288,13 +289,12 @@ class _Run:
         if leases is not None:
             leases.close()  # gives back every slot this run still holds
         pages.writer.close()
-        self.report.tallied(dispatcher.tally, [lane.tally for lane in lanes])
         for lane, stats in zip(lanes, self.report.models, strict=True):
             await lane.client.close()
             stats.workers = lane.concurrency.limit
             stats.peak_workers = lane.concurrency.peak
             stats.breaker_trips = lane.breaker.trips
-        if self.report.stopped is not None:
+        if self.report.tally.stopped is not None:
             self.report.unfinished = dispatcher.remaining()
         pages.final_flush()
 

@@ -1,0 +1,111 @@
+"""One model's figures in the run's report: what its lane counted (its :class:`LaneTally`, the
+very object the dispatcher counts into), what the run takes of its lane at the end (workers,
+breaker trips), and the quality of its pages, which the run counts itself.
+
+The report's JSON names and reads each of them once (:data:`~.report.MODEL_FIGURES`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from wiki_assets.engine.dispatch.tally import LaneTally
+from wiki_assets.engine.quality.sentences import ProseCheck, Support
+
+if TYPE_CHECKING:
+    from wiki_assets.engine.ingestion.judgement import Judged
+
+
+@dataclass
+class ModelStats:
+    """One model's figures in the report. Its documents, requests, tokens, errors, hedges, second
+    opinions and judgements are its lane's :attr:`tally` (see :class:`LaneTally`), counted as its
+    requests settle; the run counts the quality figures itself (:meth:`judged`)."""
+
+    name: str
+    model: str
+    workers: int  # requests in flight: the fixed number, or where automatic concurrency settled
+    auto: bool = False
+    tally: LaneTally = field(default_factory=LaneTally)  # its lane's: the dispatcher counts here
+    peak_workers: int = 0  # taken from its lane when the dispatcher is done
+    breaker_trips: int = 0  # likewise
+    # The quality of this model's pages (wiki_assets.engine.quality): key points given and
+    # verified against their documents, pages flagged, and how often each reason flagged one.
+    checked: int = 0  # its answers checked (its pages, and those it gave second opinions on)
+    points: int = 0
+    points_verified: int = 0
+    flagged: int = 0
+    flags: dict[str, int] = field(default_factory=dict)
+    # Sentences of its pages' descriptions and summaries: checked (by rule or by a judge) and,
+    # of those, supported by their documents (quality/claims.py).
+    sentences_checked: int = 0
+    sentences_supported: int = 0
+
+    @property
+    def service(self) -> str:
+        """Whether it served the whole run: ``ok``, ``server died``, ``taken out`` (by its
+        breaker, after failures in a row) or ``no answer`` (it was sent requests and answered
+        none: they failed, or other models' answers came first)."""
+        if self.tally.gone is not None:
+            return "server died"
+        if self.breaker_trips:
+            return "taken out"
+        if self.tally.requests and not self.tally.answered:
+            return "no answer"
+        return "ok"
+
+    def out(self) -> str | None:
+        """Why it did not serve the whole run, in one line; None when it did."""
+        service = self.service
+        if service == "ok":
+            return None
+        tally = self.tally
+        if tally.gone is not None:
+            return f"{self.name}: {tally.gone.splitlines()[0]}"
+        times = f" {self.breaker_trips}×" if self.breaker_trips else ""
+        why = f"{tally.requests} requests, {tally.answered} answered"
+        if tally.last_error:
+            why += f"; the last error: {tally.last_error}"
+        return f"{self.name}: {service}{times} ({why})"
+
+    @property
+    def verified_share(self) -> float | None:
+        """The share of this model's key points verified in their documents (None: no point)."""
+        return self.points_verified / self.points if self.points else None
+
+    @property
+    def flagged_share(self) -> float | None:
+        """The share of its answers the checks flagged."""
+        return self.flagged / self.checked if self.checked else None
+
+    @property
+    def supported_share(self) -> float | None:
+        """The share of its checked sentences that their documents support (None: none)."""
+        return self.sentences_supported / self.sentences_checked if self.sentences_checked else None
+
+    def sentences(self, prose: ProseCheck, sign: int = 1) -> None:
+        """Count (``sign`` 1) or take back (-1) a page's sentences checked and supported."""
+        self.sentences_checked += sign * prose.checked
+        self.sentences_supported += sign * prose.count(Support.SUPPORTED)
+
+    def rejudged(self, judged: Judged) -> None:
+        """A judge's verdicts on one of its pages: its sentences count as they are now, and the
+        reasons that flag the page anew."""
+        self.sentences(judged.before, -1)
+        self.sentences(judged.after)
+        new = [reason for reason in judged.flags_after if reason not in judged.flags_before]
+        self.flagged += bool(new) and not judged.flags_before
+        for reason in new:
+            self.flags[reason] = self.flags.get(reason, 0) + 1
+
+    def judged(self, points: int, verified: int, reasons: Iterable[str]) -> None:
+        """Count one answer's assessment."""
+        self.checked += 1
+        self.points += points
+        self.points_verified += verified
+        reasons = list(reasons)
+        self.flagged += bool(reasons)
+        for reason in reasons:
+            self.flags[reason] = self.flags.get(reason, 0) + 1
