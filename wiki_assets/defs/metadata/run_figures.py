@@ -24,7 +24,7 @@ import dagster as dg
 
 from wiki_assets.defs.metadata.recording import Key, Table, build
 from wiki_assets.engine.config import AUTO
-from wiki_assets.engine.ingestion.report import MODEL_FIGURES, IngestReport, ModelRun
+from wiki_assets.engine.ingestion.report import MODEL_FIGURES, RUN_FIGURES, IngestReport, ModelRun
 from wiki_assets.engine.quality import Reason
 
 MAX_LISTED_FAILURES = 200
@@ -46,39 +46,43 @@ def plain(metadata: Mapping[str, dg.MetadataValue]) -> dict[str, Any]:
 
 # A run's figures and dials (one observation of wiki_pages per run)
 
-COUNT = Key[IngestReport]("count", int, lambda r: r.count)
-SKIPPED = Key[IngestReport]("skipped", int, lambda r: r.skipped)
+_FIGURES = {figure.name: figure for figure in RUN_FIGURES}
+
+
+def _figure(name: str, kind: type) -> Key[IngestReport]:
+    """The key of the report's figure ``name``, named and valued as the JSON's (RUN_FIGURES)."""
+    return Key[IngestReport](name, kind, _FIGURES[name].read)
+
+
+COUNT = _figure("count", int)
+SKIPPED = _figure("skipped", int)
 FAILED = Key[IngestReport]("failed", int, lambda r: len(r.failed))
 # Files that hold no text (images, archives, scans, locked or broken files): not failures.
 NO_TEXT = Key[IngestReport]("no_text", int, lambda r: len(r.no_text))
-REMOVED = Key[IngestReport]("removed", int, lambda r: r.removed)
-RECOVERED = Key[IngestReport]("recovered", int, lambda r: r.recovered)
-REQUEUED = Key[IngestReport]("requeued", int, lambda r: r.tally.requeued)
-UNFINISHED = Key[IngestReport]("unfinished", int, lambda r: r.unfinished)
-HEDGED = Key[IngestReport]("hedged", int, lambda r: r.tally.hedged)
-DURATION_S = Key[IngestReport]("duration_s", float, lambda r: round(r.duration_s, 3))
+REMOVED = _figure("removed", int)
+RECOVERED = _figure("recovered", int)
+REQUEUED = _figure("requeued", int)
+UNFINISHED = _figure("unfinished", int)
+HEDGED = _figure("hedged", int)
+DURATION_S = _figure("duration_s", float)
 # No rate for a run that summarized nothing: a 0 beside real runs would be a false point on the
 # plot that tuning runs are compared on (its ``outcome`` says "up to date").
 DOCS_PER_SEC = Key[IngestReport](
     "docs_per_sec", float, lambda r: round(r.docs_per_sec, 3) if r.count else None
 )
 # Requests per summarized document (parts of long documents, retries, hedges, second opinions).
-REQUESTS_PER_DOC = Key[IngestReport](
-    "requests_per_doc", float, lambda r: _share(r.requests_per_doc)
-)
-REQUESTS = Key[IngestReport]("requests", int, lambda r: r.requests)
+REQUESTS_PER_DOC = _figure("requests_per_doc", float)
+REQUESTS = _figure("requests", int)
 # Documents embedded for link candidates by meaning, and the seconds before the first request.
-EMBEDDED = Key[IngestReport]("embedded", int, lambda r: r.embedded)
-EMBEDDING_S = Key[IngestReport]("embedding_s", float, lambda r: round(r.embedding_s, 3))
-PROMPT_TOKENS = Key[IngestReport]("prompt_tokens", int, lambda r: r.prompt_tokens)
-COMPLETION_TOKENS = Key[IngestReport]("completion_tokens", int, lambda r: r.completion_tokens)
-HIT_MAX_TOKENS = Key[IngestReport]("hit_max_tokens", int, lambda r: r.hit_max_tokens)
+EMBEDDED = _figure("embedded", int)
+EMBEDDING_S = _figure("embedding_s", float)
+PROMPT_TOKENS = _figure("prompt_tokens", int)
+COMPLETION_TOKENS = _figure("completion_tokens", int)
+HIT_MAX_TOKENS = _figure("hit_max_tokens", int)
 PARTITIONS = Key[IngestReport]("partitions", int, lambda r: len(r.collections))
-FLAGGED = Key[IngestReport]("flagged", int, lambda r: r.flagged)
-SECOND_OPINIONS = Key[IngestReport]("second_opinions", int, lambda r: r.tally.second_opinions)
-SECOND_OPINIONS_KEPT = Key[IngestReport](
-    "second_opinions_kept", int, lambda r: r.second_opinions_kept
-)
+FLAGGED = _figure("flagged", int)
+SECOND_OPINIONS = _figure("second_opinions", int)
+SECOND_OPINIONS_KEPT = _figure("second_opinions_kept", int)
 # Flagged pages that got no second opinion, and why (opinions.py's reasons: budget, ...).
 SECOND_OPINIONS_SKIPPED = Key[IngestReport](
     "second_opinions_skipped", int, lambda r: sum(r.tally.second_opinions_skipped.values())
@@ -86,10 +90,10 @@ SECOND_OPINIONS_SKIPPED = Key[IngestReport](
 SECOND_OPINIONS_SKIPPED_WHY = Key[IngestReport](
     "second_opinions_skipped_why", str, lambda r: _why(r.tally.second_opinions_skipped)
 )
-VERIFIED_SHARE = Key[IngestReport]("verified_share", float, lambda r: _share(r.verified_share))
+VERIFIED_SHARE = _figure("verified_share", float)
 # Of the checked sentences of the run's descriptions and summaries, those their documents back.
-SUPPORTED_SHARE = Key[IngestReport]("supported_share", float, lambda r: _share(r.supported_share))
-JUDGEMENTS = Key[IngestReport]("judgements", int, lambda r: r.judgements)  # pages judged
+SUPPORTED_SHARE = _figure("supported_share", float)
+JUDGEMENTS = _figure("judgements", int)
 # Pages offered to a judge that got no verdict, and why (judges.py's reasons: budget, ...).
 JUDGEMENTS_SKIPPED_WHY = Key[IngestReport](
     "judgements_skipped_why", str, lambda r: _why(r.tally.judgements_skipped)
