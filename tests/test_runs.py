@@ -235,7 +235,7 @@ def test_every_key_the_readers_read_is_one_the_writer_writes(history: History) -
     """On the two runs' recorded figures: the UI plots only the figures tuning runs are compared
     by (a number each); the rest of the run's figures, its dials and each model's figures are one
     table each, every model a row. Each key `runs` and the plan's estimate read is there with its
-    declared type, and every recorded key and column is one metadata.py defines."""
+    declared type, and every recorded key and column is one run_figures.py defines."""
     types = {
         int: dg.IntMetadataValue,
         float: dg.FloatMetadataValue,
