@@ -1,8 +1,6 @@
 """``wiki_pages``: librarian-style markdown pages summarized from the synced documents, one
 partition per collection."""
 
-from typing import cast
-
 import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
 
 from wiki_assets.defs.metadata.materializations import partition_metadata
@@ -35,18 +33,9 @@ def no_collection(keys: list[str], corpus: CorpusResource) -> str:
 def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefinition:
     """The ``wiki_pages`` asset, its dials' defaults taken from ``dials`` (the project file's)."""
 
-    @dg.asset(
-        key=WIKI_PAGES,
-        partitions_def=collections_partitions,
-        deps=[SYNCED_DOCUMENTS],
-        group_name="wiki",
-        code_version=PROMPT_VERSION,
-        backfill_policy=backfill_policy(),
-        kinds={"openai", "markdown"},
-    )
     def wiki_pages(
         context: dg.AssetExecutionContext,
-        config: dials,  # type: ignore[valid-type]
+        config: IngestConfig,
         corpus: CorpusResource,
         summarizer: SummarizerResource,
     ) -> dg.MaterializeResult:
@@ -63,8 +52,8 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         asset per run, so tuning runs can be compared one point each.
         """
         collections = list(context.partition_keys)
-        tag_run(context, cast(IngestConfig, config), corpus)
-        run_dials = cast(IngestConfig, config).to_dials()  # a subclass with the file's defaults
+        tag_run(context, config, corpus)
+        run_dials = config.to_dials()
         store = corpus.state_store()
         # What each collection holds before the run (the same rule the run applies), so that
         # every partition can record its own counts; the fleet as planned is the one that runs.
@@ -113,5 +102,16 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
             context.add_asset_metadata(counts, partition_key=key)
         return dg.MaterializeResult()
 
-    return wiki_pages
+    # Dagster takes the config's schema, its defaults included, from the annotation: there, the
+    # project's subclass (the launchpad shows the file's values), typed as its base here.
+    wiki_pages.__annotations__["config"] = dials
+    return dg.asset(
+        key=WIKI_PAGES,
+        partitions_def=collections_partitions,
+        deps=[SYNCED_DOCUMENTS],
+        group_name="wiki",
+        code_version=PROMPT_VERSION,
+        backfill_policy=backfill_policy(),
+        kinds={"openai", "markdown"},
+    )(wiki_pages)
 
