@@ -20,7 +20,7 @@ from wiki_assets.engine.quality.evidence import PointCheck
 from wiki_assets.engine.quality.prose import DocumentUnits, grounded, says_nothing
 from wiki_assets.engine.quality.sentences import NOTHING_CHECKED, ProseCheck, Support
 from wiki_assets.engine.quality.topics import junk_topic, placeholder_topic
-from wiki_assets.engine.quality.units import content_units, normalize
+from wiki_assets.engine.quality.units import normalize, units_and_numbers
 from wiki_assets.engine.quality.verdict import Reason, Verdict
 
 __all__ = ["CHECKS", "Written", "check_page"]
@@ -208,7 +208,9 @@ def title_is_description(page: Written) -> bool:
     title, description = normalize(page.title), normalize(page.description)
     if not title or not description:
         return False
-    return description == title or content_units(description) <= content_units(title)
+    if description == title:
+        return True
+    return units_and_numbers(description)[0] <= units_and_numbers(title)[0]
 
 
 def vacuous_description(page: Written) -> bool:

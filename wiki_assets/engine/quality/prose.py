@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from wiki_assets.engine.documents.lines import document_lines
 from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.evidence import AGREEMENT, MAX_CITED_LINES
-from wiki_assets.engine.quality.units import content_units, normalize, numbers
+from wiki_assets.engine.quality.units import content_units, normalize, numbers, units_and_numbers
 
 __all__ = ["DocumentUnits", "Passage", "grounded", "says_nothing", "sentences", "sentence_units"]
 
@@ -168,8 +168,8 @@ class DocumentUnits:
             self._starts.append(offset)
             offset += len(line) + 1
         self._joined = " " + " ".join(self._lines) + " "
-        self._units: dict[int, set[str]] = {}
-        self._numbers: dict[int, set[str]] = {}
+        self._units: dict[int, frozenset[str]] = {}
+        self._numbers: dict[int, frozenset[str]] = {}
         self._found: dict[str, set[int]] = {}  # unit -> the lines with it (_lines_with)
 
     def _lines_with(self, unit: str) -> set[int]:
@@ -184,10 +184,9 @@ class DocumentUnits:
                 at = self._joined.find(unit, at + 1)
         return found
 
-    def _units_of(self, index: int) -> set[str]:
+    def _units_of(self, index: int) -> frozenset[str]:
         if index not in self._units:
-            self._units[index] = content_units(self._lines[index])
-            self._numbers[index] = numbers(self._lines[index])
+            self._units[index], self._numbers[index] = units_and_numbers(self._lines[index])
         return self._units[index]
 
     def holds(self, sentence: str, besides: frozenset[str] = frozenset()) -> bool:

@@ -15,7 +15,7 @@ import re
 
 from wiki_assets.engine.related import normalize as _normalize
 
-__all__ = ["content_units", "normalize", "numbers"]
+__all__ = ["content_units", "normalize", "numbers", "units_and_numbers"]
 
 _STEM = 5  # letters of a Latin word that count: "accrue", "accrues" and "accrued" agree
 _HANGUL = re.compile(r"[\uac00-\ud7a3]+")
@@ -72,3 +72,17 @@ def content_units(normalized: str) -> set[str]:
         if len(word) >= 3 and word not in _STOPWORDS:
             units.add(word[:_STEM])
     return units
+
+
+def units_and_numbers(normalized: str) -> tuple[frozenset[str], frozenset[str]]:
+    """:func:`content_units` and :func:`numbers` of a normalised text, remembered for short
+    texts: a document's lines come back page after page (boilerplate, a template's headings),
+    and each is compared with several sentences and key points."""
+    if len(normalized) <= _SHORT:
+        return _units_and_numbers(normalized)
+    return frozenset(content_units(normalized)), frozenset(numbers(normalized))
+
+
+@functools.lru_cache(maxsize=8192)
+def _units_and_numbers(normalized: str) -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset(content_units(normalized)), frozenset(numbers(normalized))
