@@ -158,7 +158,8 @@ class DocumentUnits:
     after a few lines), so a long document costs what its candidate lines do."""
 
     def __init__(self, text: str) -> None:
-        numbered = [(n, normalize(line)) for n, line in enumerate(document_lines(text), start=1)]
+        self.raw_lines = document_lines(text)  # as written (the prose's rules quote them)
+        numbered = [(n, normalize(line)) for n, line in enumerate(self.raw_lines, start=1)]
         numbered = [(n, line) for n, line in numbered if line]  # blank lines part no passage
         self._lines = [line for _, line in numbered]
         self.line_numbers = [n for n, _ in numbered]  # each kept line's number in the document
