@@ -93,6 +93,7 @@ def hit_max_tokens(page: Written) -> bool:
 _CODES = {**{code: code for code in LANGUAGES}, **{n.lower(): c for c, n in LANGUAGES.items()}}
 _MIN_LETTERS = 12  # fewer letters than this say nothing about a language
 _LATIN_SHARE = 0.7  # of the letters of an English text at least
+_PAST_LATIN = re.compile("[^\x00-\u024f]+")
 
 
 def wrong_language(page: Written) -> bool:
@@ -111,8 +112,9 @@ def wrong_language(page: Written) -> bool:
         if detect_language(text) != expected:
             return True
         if expected == "en":
-            latin = sum(1 for char in text if char <= "\u024f" and char.isalpha())
-            if latin < _LATIN_SHARE * letters:
+            # The letters past Latin Extended-B, counted in C like the others.
+            other = sum(map(str.isalpha, "".join(_PAST_LATIN.findall(text))))
+            if letters - other < _LATIN_SHARE * letters:
                 return True
     return False
 

@@ -199,8 +199,10 @@ def _read(text: str) -> list[Quantity]:
         if not any(taken[match.start() : match.end()]):
             found.append(Quantity(match.group("version"), "version", match.group(0)))
             taken[match.start() : match.end()] = [True] * (match.end() - match.start())
+    # Most texts have no date, time or version: then no number is one's part.
+    anything_taken = bool(found)
     for match in _NUMBER.finditer(text):
-        if any(taken[match.start("number") : match.end("number")]):
+        if anything_taken and any(taken[match.start("number") : match.end("number")]):
             continue
         quantity = _number(match)
         if quantity is not None:
