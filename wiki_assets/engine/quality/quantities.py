@@ -146,6 +146,8 @@ _NUMBER = re.compile(
     re.IGNORECASE,
 )
 _KOREAN_UNITS = sorted((unit for unit in _UNITS if not unit.isascii()), key=len, reverse=True)
+# The first of them a word starts with (an alternation tries them in order, longest first).
+_KOREAN_COUNTER = re.compile("|".join(map(re.escape, _KOREAN_UNITS)))
 _ANY_DIGIT = re.compile(r"\d")
 _VERSION = re.compile(r"\b(?:v|version\s|버전\s?)(?P<version>\d+(?:\.\d+)+|\d+)", re.IGNORECASE)
 
@@ -254,7 +256,7 @@ def _number(match: re.Match[str]) -> Quantity | None:
     if unit:
         kind = kind or _unit_kind(unit)
         if not unit.isascii():  # shown without the particle it carries: 30일, not 30일까지
-            counter = next((known for known in _KOREAN_UNITS if unit.startswith(known)), "")
+            counter = _counter(unit)
             text = (
                 text[: len(text) - len(written.rstrip())]
                 + written[: len(written) - len(unit) + len(counter)]
@@ -293,9 +295,13 @@ def _scaled(value: Decimal, scale: str) -> Decimal:
 def _unit_kind(unit: str) -> str:
     if unit in _UNITS:
         return _UNITS[unit]
-    if not unit.isascii():
-        for known in _KOREAN_UNITS:  # a counter may carry a particle: 30일까지, 6만원을
-            if unit.startswith(known):
-                return _UNITS[known]
-        return ""
+    if not unit.isascii():  # a counter may carry a particle: 30일까지, 6만원을
+        counter = _counter(unit)
+        return _UNITS[counter] if counter else ""
     return ""
+
+
+def _counter(unit: str) -> str:
+    """The Korean counter ``unit`` starts with (the longest), or ""."""
+    found = _KOREAN_COUNTER.match(unit)
+    return found.group(0) if found else ""
