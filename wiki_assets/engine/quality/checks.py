@@ -208,7 +208,12 @@ def missing_summary(page: Written) -> bool:
 
 def title_is_description(page: Written) -> bool:
     """The description says nothing the title does not (``Leave policy.`` under Leave Policy)."""
-    title, description = normalize(page.title), normalize(page.description)
+    return _says_no_more(page.title, page.description)
+
+
+@lru_cache(maxsize=64)  # asked twice of each page: here and by vacuous_description
+def _says_no_more(title: str, description: str) -> bool:
+    title, description = normalize(title), normalize(description)
     if not title or not description:
         return False
     if description == title:
