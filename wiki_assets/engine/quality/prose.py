@@ -194,14 +194,13 @@ class DocumentUnits:
         """Whether a passage of at most :data:`MAX_CITED_LINES` lines holds at least
         :data:`AGREEMENT` of ``sentence``'s content units (but those of ``besides``) and every
         number it states."""
-        said = normalize(sentence)
-        units, stated = sentence_units(said) - besides, numbers(said)
+        units, words, stated = _sought(normalize(sentence), besides)
         if not units:
             return False
         needed = AGREEMENT * len(units)
         # Candidate passages start at a line that has one of the sentence's words (a number
         # is in too many lines to say where to look, unless the sentence has only numbers).
-        words = {unit for unit in units if not unit.isdigit()} or units
+        words = words or units
         lines_of = {unit: self._lines_with(unit) for unit in words}
         if sum(1 for found in lines_of.values() if found) + len(units - words) < needed:
             return False  # not even the whole document has enough of them
@@ -218,8 +217,7 @@ class DocumentUnits:
         """The passage of at most :data:`MAX_CITED_LINES` lines that holds the most of
         ``sentence``'s words (numbers aside: a rule compares those), or None when no line has
         any. Its lines are trimmed to those that hold some of the words."""
-        said = sentence_units(normalize(sentence)) - besides
-        units = {unit for unit in said if not unit.isdigit()}
+        _, units, _ = _sought(normalize(sentence), besides)
         if not units:
             return None
         starts = sorted(set().union(*(self._lines_with(unit) for unit in units)))
@@ -238,6 +236,17 @@ class DocumentUnits:
                     self.line_numbers[core],
                 )  # fmt: skip
         return best
+
+
+@functools.lru_cache(maxsize=2048)
+def _sought(
+    said: str, besides: frozenset[str]
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """What a passage is looked for by, of a normalised sentence: its content units but those
+    of ``besides``, the words among them (no number), and the numbers it states. Cached: the
+    prose's rules (passage) and the grounded check (holds) ask it of the same sentences."""
+    units = sentence_units(said) - besides
+    return units, frozenset(unit for unit in units if not unit.isdigit()), frozenset(numbers(said))
 
 
 @dataclass(frozen=True, slots=True)
