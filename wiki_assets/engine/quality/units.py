@@ -33,13 +33,16 @@ _STOP_BIGRAMS = frozenset(
 
 
 def normalize(text: str) -> str:
-    """:func:`wiki_assets.engine.related.normalize`, remembered for short texts: the checks
-    normalise a page's title, its sentences and the words around a name again and again."""
-    return _normalize_short(text) if len(text) <= _SHORT else _normalize(text)
+    """:func:`wiki_assets.engine.related.normalize`, remembered: the checks normalise a page's
+    title, its sentences and the words around a name again and again, and its whole document
+    three times (the prose's rules, prompt_echo, copies_opening)."""
+    return _normalize_short(text) if len(text) <= _SHORT else _normalize_long(text)
 
 
-_SHORT = 300  # characters: a title, a sentence, a line (not a document: it is too big to keep)
+_SHORT = 300  # characters: a title, a sentence, a line
 _normalize_short = functools.lru_cache(maxsize=8192)(_normalize)
+# A document: too big to keep many, and one page's checks are done before the next page's.
+_normalize_long = functools.lru_cache(maxsize=2)(_normalize)
 
 
 def numbers(normalized: str) -> set[str]:
