@@ -134,7 +134,7 @@ class Pages:
         shaping = Shaping(lane.client.max_tokens, self.language, lane.endpoint.page_form)
         fields[SHAPED_BY] = shaping.fields()
         from_source(
-            fields, prepared.source, self.wiki.original(self.synced_root / doc.path, job.page)
+            fields, prepared.source, self.wiki.original(self.synced_root, doc.path, job.page)
         )
         entry = Entry(
             path=doc.path,

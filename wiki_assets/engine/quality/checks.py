@@ -20,7 +20,7 @@ from wiki_assets.engine.quality.evidence import PointCheck
 from wiki_assets.engine.quality.prose import DocumentUnits, grounded, says_nothing
 from wiki_assets.engine.quality.sentences import NOTHING_CHECKED, ProseCheck, Support
 from wiki_assets.engine.quality.topics import junk_topic, placeholder_topic
-from wiki_assets.engine.quality.units import content_units, normalize
+from wiki_assets.engine.quality.units import normalize, units_and_numbers
 from wiki_assets.engine.quality.verdict import Reason, Verdict
 
 __all__ = ["CHECKS", "Written", "check_page"]
@@ -93,6 +93,7 @@ def hit_max_tokens(page: Written) -> bool:
 _CODES = {**{code: code for code in LANGUAGES}, **{n.lower(): c for c, n in LANGUAGES.items()}}
 _MIN_LETTERS = 12  # fewer letters than this say nothing about a language
 _LATIN_SHARE = 0.7  # of the letters of an English text at least
+_PAST_LATIN = re.compile("[^\x00-\u024f]+")
 
 
 def wrong_language(page: Written) -> bool:
@@ -105,14 +106,16 @@ def wrong_language(page: Written) -> bool:
     for text in page.sentences():
         if expected == "en" and text.isascii():
             continue  # Latin letters only and no Hangul: English, as far as this check can tell
-        letters = [char for char in text if char.isalpha()]
-        if len(letters) < _MIN_LETTERS:
+        letters = sum(map(str.isalpha, text))  # counted in C: True is 1
+        if letters < _MIN_LETTERS:
             continue
         if detect_language(text) != expected:
             return True
-        latin = sum(1 for char in letters if char <= "\u024f")
-        if expected == "en" and latin < _LATIN_SHARE * len(letters):
-            return True
+        if expected == "en":
+            # The letters past Latin Extended-B, counted in C like the others.
+            other = sum(map(str.isalpha, "".join(_PAST_LATIN.findall(text))))
+            if letters - other < _LATIN_SHARE * letters:
+                return True
     return False
 
 
@@ -200,15 +203,22 @@ def missing_description(page: Written) -> bool:
 
 def missing_summary(page: Written) -> bool:
     """Fewer letters than a sentence has ("35", a date): no summary to speak of."""
-    return sum(1 for char in page.summary if char.isalpha()) < _MIN_LETTERS
+    return sum(map(str.isalpha, page.summary)) < _MIN_LETTERS  # counted in C: True is 1
 
 
 def title_is_description(page: Written) -> bool:
     """The description says nothing the title does not (``Leave policy.`` under Leave Policy)."""
-    title, description = normalize(page.title), normalize(page.description)
+    return _says_no_more(page.title, page.description)
+
+
+@lru_cache(maxsize=64)  # asked twice of each page: here and by vacuous_description
+def _says_no_more(title: str, description: str) -> bool:
+    title, description = normalize(title), normalize(description)
     if not title or not description:
         return False
-    return description == title or content_units(description) <= content_units(title)
+    if description == title:
+        return True
+    return units_and_numbers(description)[0] <= units_and_numbers(title)[0]
 
 
 def vacuous_description(page: Written) -> bool:

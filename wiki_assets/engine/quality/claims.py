@@ -28,7 +28,6 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from wiki_assets.engine.documents.lines import document_lines
 from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.evidence import AGREEMENT
 from wiki_assets.engine.quality.prose import DocumentUnits, sentence_units
@@ -46,7 +45,7 @@ class _Document:
 
     def __init__(self, text: str, title: str, units: DocumentUnits | None = None) -> None:
         self.units = units if units is not None else DocumentUnits(text)
-        self.raw = document_lines(text)
+        self.raw = self.units.raw_lines
         self.besides = frozenset(sentence_units(normalize(title)))
         self.normalized = f" {normalize(text)} "
         self._quantities: list[Quantity] | None = None  # worked out once a sentence states one

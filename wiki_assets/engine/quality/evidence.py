@@ -26,7 +26,7 @@ from typing import Any
 
 from wiki_assets.engine.answers.page import KeyPoint, key_point
 from wiki_assets.engine.documents.lines import document_lines
-from wiki_assets.engine.quality.units import content_units, normalize, numbers
+from wiki_assets.engine.quality.units import normalize, units_and_numbers
 
 __all__ = ["AGREEMENT", "MAX_CITED_LINES", "PointCheck", "Source", "Status", "verify_points"]
 
@@ -167,10 +167,11 @@ class Source:
 
 def agrees(point: str, evidence: str) -> bool:
     """Whether normalised ``evidence`` says what normalised ``point`` says (module docstring)."""
-    units = content_units(point)
-    if not units or not numbers(point) <= numbers(evidence):
+    units, stated = units_and_numbers(point)
+    if not units:
         return False
-    return len(units & content_units(evidence)) >= AGREEMENT * len(units)
+    found, given = units_and_numbers(evidence)
+    return stated <= given and len(units & found) >= AGREEMENT * len(units)
 
 
 def verify(point: KeyPoint, source: Source) -> PointCheck:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from wiki_assets.engine.documents.lines import document_lines
 from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.evidence import AGREEMENT, MAX_CITED_LINES
-from wiki_assets.engine.quality.units import content_units, normalize, numbers
+from wiki_assets.engine.quality.units import content_units, normalize, numbers, units_and_numbers
 
 __all__ = ["DocumentUnits", "Passage", "grounded", "says_nothing", "sentences", "sentence_units"]
 
@@ -158,7 +158,8 @@ class DocumentUnits:
     after a few lines), so a long document costs what its candidate lines do."""
 
     def __init__(self, text: str) -> None:
-        numbered = [(n, normalize(line)) for n, line in enumerate(document_lines(text), start=1)]
+        self.raw_lines = document_lines(text)  # as written (the prose's rules quote them)
+        numbered = [(n, normalize(line)) for n, line in enumerate(self.raw_lines, start=1)]
         numbered = [(n, line) for n, line in numbered if line]  # blank lines part no passage
         self._lines = [line for _, line in numbered]
         self.line_numbers = [n for n, _ in numbered]  # each kept line's number in the document
@@ -168,8 +169,8 @@ class DocumentUnits:
             self._starts.append(offset)
             offset += len(line) + 1
         self._joined = " " + " ".join(self._lines) + " "
-        self._units: dict[int, set[str]] = {}
-        self._numbers: dict[int, set[str]] = {}
+        self._units: dict[int, frozenset[str]] = {}
+        self._numbers: dict[int, frozenset[str]] = {}
         self._found: dict[str, set[int]] = {}  # unit -> the lines with it (_lines_with)
 
     def _lines_with(self, unit: str) -> set[int]:
@@ -184,24 +185,22 @@ class DocumentUnits:
                 at = self._joined.find(unit, at + 1)
         return found
 
-    def _units_of(self, index: int) -> set[str]:
+    def _units_of(self, index: int) -> frozenset[str]:
         if index not in self._units:
-            self._units[index] = content_units(self._lines[index])
-            self._numbers[index] = numbers(self._lines[index])
+            self._units[index], self._numbers[index] = units_and_numbers(self._lines[index])
         return self._units[index]
 
     def holds(self, sentence: str, besides: frozenset[str] = frozenset()) -> bool:
         """Whether a passage of at most :data:`MAX_CITED_LINES` lines holds at least
         :data:`AGREEMENT` of ``sentence``'s content units (but those of ``besides``) and every
         number it states."""
-        said = normalize(sentence)
-        units, stated = sentence_units(said) - besides, numbers(said)
+        units, words, stated = _sought(normalize(sentence), besides)
         if not units:
             return False
         needed = AGREEMENT * len(units)
         # Candidate passages start at a line that has one of the sentence's words (a number
         # is in too many lines to say where to look, unless the sentence has only numbers).
-        words = {unit for unit in units if not unit.isdigit()} or units
+        words = words or units
         lines_of = {unit: self._lines_with(unit) for unit in words}
         if sum(1 for found in lines_of.values() if found) + len(units - words) < needed:
             return False  # not even the whole document has enough of them
@@ -218,8 +217,7 @@ class DocumentUnits:
         """The passage of at most :data:`MAX_CITED_LINES` lines that holds the most of
         ``sentence``'s words (numbers aside: a rule compares those), or None when no line has
         any. Its lines are trimmed to those that hold some of the words."""
-        said = sentence_units(normalize(sentence)) - besides
-        units = {unit for unit in said if not unit.isdigit()}
+        _, units, _ = _sought(normalize(sentence), besides)
         if not units:
             return None
         starts = sorted(set().union(*(self._lines_with(unit) for unit in units)))
@@ -238,6 +236,17 @@ class DocumentUnits:
                     self.line_numbers[core],
                 )  # fmt: skip
         return best
+
+
+@functools.lru_cache(maxsize=2048)
+def _sought(
+    said: str, besides: frozenset[str]
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """What a passage is looked for by, of a normalised sentence: its content units but those
+    of ``besides``, the words among them (no number), and the numbers it states. Cached: the
+    prose's rules (passage) and the grounded check (holds) ask it of the same sentences."""
+    units = sentence_units(said) - besides
+    return units, frozenset(unit for unit in units if not unit.isdigit()), frozenset(numbers(said))
 
 
 @dataclass(frozen=True, slots=True)

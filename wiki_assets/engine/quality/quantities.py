@@ -78,27 +78,27 @@ _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"(?P<year>\d{4})"
 # Each pattern with what a text must have for it to match at all (None: nothing cheaper to
-# look for than the pattern): most sentences name no month and tell no time, and running every
-# pattern over every sentence was most of what quantities() cost.
-_MONTH_STEMS = tuple(sorted({name[:3] for name in _MONTHS}))  # every month name starts so
+# look for than the pattern), asked of the text and of it in lower case: most sentences name no
+# month and tell no time, and running every pattern over every sentence was most of what
+# quantities() cost.
+_MONTH_STEM = re.compile("|".join(sorted({name[:3] for name in _MONTHS})))  # every month's start
 
 
-def _names_month(text: str) -> bool:
+def _names_month(text: str, lowered: str) -> bool:
     # str.lower() and IGNORECASE agree on these letters in NFKC text (the one other letter
     # IGNORECASE takes for one of them, the long s, NFKC has made an "s").
-    lowered = text.lower()
-    return any(stem in lowered for stem in _MONTH_STEMS)
+    return _MONTH_STEM.search(lowered) is not None
 
 
-def _has(mark: str) -> Callable[[str], bool]:
-    return lambda text: mark in text
+def _has(mark: str) -> Callable[[str, str], bool]:
+    return lambda text, lowered: mark in text
 
 
-_Hinted = list[tuple[re.Pattern[str], Callable[[str], bool] | None]]
+_Hinted = list[tuple[re.Pattern[str], Callable[[str, str], bool] | None]]
 _DATES: _Hinted = [
     # Digit boundaries, not word ones: a Korean particle may follow (2027-03-31까지).
     (re.compile(rf"(?<!\d){_YEAR}[-./]\s?(?P<month>\d{{1,2}})[-./]\s?(?P<day>\d{{1,2}})(?!\d)\.?"),
-     None),
+     lambda text, lowered: "-" in text or "." in text or "/" in text),
     (re.compile(rf"(?:{_YEAR}\s*년\s*)?(?P<month>\d{{1,2}})\s*월\s*(?:(?P<day>\d{{1,2}})\s*일)?"),
      _has("월")),
     (re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?:,?\s+{_YEAR}\b)?", re.IGNORECASE), _names_month),
@@ -114,7 +114,7 @@ _CLOCKS: _Hinted = [
     (re.compile(r"(?<![\d:])(?P<hour>\d{1,2}):(?P<minute>\d{2})(?![\d:])(?:\s?(?P<half>[ap])\.?m\b\.?)?",
                 re.IGNORECASE), _has(":")),
     (re.compile(r"(?<![\d:])(?P<hour>\d{1,2})\s?(?P<half>[ap])\.?m\b\.?", re.IGNORECASE),
-     lambda text: _DIGIT_THEN_HALF.search(text) is not None),
+     lambda text, lowered: _DIGIT_THEN_HALF.search(text) is not None),
     (re.compile(r"(?:(?P<half>오전|오후)\s?)?(?<![\d:])(?P<hour>\d{1,2})시(?!간)"
                 r"(?:\s?(?P<minute>\d{1,2})\s?분|\s?(?P<thirty>반))?"), _has("시")),
 ]  # fmt: skip
@@ -146,6 +146,8 @@ _NUMBER = re.compile(
     re.IGNORECASE,
 )
 _KOREAN_UNITS = sorted((unit for unit in _UNITS if not unit.isascii()), key=len, reverse=True)
+# The first of them a word starts with (an alternation tries them in order, longest first).
+_KOREAN_COUNTER = re.compile("|".join(map(re.escape, _KOREAN_UNITS)))
 _ANY_DIGIT = re.compile(r"\d")
 _VERSION = re.compile(r"\b(?:v|version\s|버전\s?)(?P<version>\d+(?:\.\d+)+|\d+)", re.IGNORECASE)
 
@@ -173,8 +175,9 @@ def _read(text: str) -> list[Quantity]:
         return []  # every pattern below needs a digit: most sentences state no quantity
     found: list[Quantity] = []
     taken = [False] * len(text)
+    lowered = text.lower()  # for the patterns' hints, worked out once
     for pattern, needs in _DATES:
-        if needs is not None and not needs(text):
+        if needs is not None and not needs(text, lowered):
             continue
         for match in pattern.finditer(text):
             if any(taken[match.start() : match.end()]):
@@ -185,19 +188,23 @@ def _read(text: str) -> list[Quantity]:
             found.append(Quantity(date, "date", match.group(0).strip()))
             taken[match.start() : match.end()] = [True] * (match.end() - match.start())
     for pattern, needs in _CLOCKS:
-        if needs is not None and not needs(text):
+        if needs is not None and not needs(text, lowered):
             continue
         for match in pattern.finditer(text):
             clock = _clock(match)
             if clock is not None and not any(taken[match.start() : match.end()]):
                 found.append(Quantity(clock, "clock", match.group(0).strip()))
                 taken[match.start() : match.end()] = [True] * (match.end() - match.start())
-    for match in _VERSION.finditer(text):
+    # A version needs its "v", "version" or "버전" (IGNORECASE takes no other letter for "v").
+    versions = _VERSION.finditer(text) if "v" in lowered or "버전" in text else ()
+    for match in versions:
         if not any(taken[match.start() : match.end()]):
             found.append(Quantity(match.group("version"), "version", match.group(0)))
             taken[match.start() : match.end()] = [True] * (match.end() - match.start())
+    # Most texts have no date, time or version: then no number is one's part.
+    anything_taken = bool(found)
     for match in _NUMBER.finditer(text):
-        if any(taken[match.start("number") : match.end("number")]):
+        if anything_taken and any(taken[match.start("number") : match.end("number")]):
             continue
         quantity = _number(match)
         if quantity is not None:
@@ -229,22 +236,27 @@ def _clock(match: re.Match[str]) -> str | None:
 
 
 def _number(match: re.Match[str]) -> Quantity | None:
-    try:
-        value = Decimal(match.group("number").replace(",", "") + (match.group("decimal") or ""))
-        scale = match.group("scale").replace(" ", "")
-        if scale:
-            value = _scaled(value, scale)
-    except InvalidOperation:
-        return None
-    currency = (match.group("currency") or "").strip()
-    kind = _CURRENCY.get(currency, "")
-    written = match.group("unit") or ""
+    currency, number, decimal, scale, unit_written = match.group(*_PARTS)  # one call, not five
+    digits = number.replace(",", "")
+    scale = scale.replace(" ", "")
+    value: int | Decimal
+    if not decimal and not scale and len(digits) <= _EXACT_DIGITS:
+        value = int(digits)  # most numbers: a whole number, written as Decimal would write it
+    else:
+        try:
+            value = Decimal(digits + (decimal or ""))
+            if scale:
+                value = _scaled(value, scale)
+        except InvalidOperation:
+            return None
+    kind = _CURRENCY.get(currency.strip(), "") if currency else ""
+    written = unit_written or ""
     unit = written.strip(" -").lower()
     text = match.group(0).strip()
     if unit:
         kind = kind or _unit_kind(unit)
         if not unit.isascii():  # shown without the particle it carries: 30일, not 30일까지
-            counter = next((known for known in _KOREAN_UNITS if unit.startswith(known)), "")
+            counter = _counter(unit)
             text = (
                 text[: len(text) - len(written.rstrip())]
                 + written[: len(written) - len(unit) + len(counter)]
@@ -255,10 +267,16 @@ def _number(match: re.Match[str]) -> Quantity | None:
         kind, factor = _FACTOR[kind]
         value *= factor
     text = text.strip()
-    if not kind and _YEAR_ONLY.match(match.group("number")):
+    if not kind and len(number) == 4 and _YEAR_ONLY.match(number):
         kind = "year_number"  # "in 2026": a year, not an amount
-    normal = format(value.normalize(), "f")
+    normal = str(value) if isinstance(value, int) else format(value.normalize(), "f")
     return Quantity(normal, kind, text)
+
+
+_PARTS = ("currency", "number", "decimal", "scale", "unit")
+# Digits of a whole number read as an int: Decimal's context (28 digits) rounds a longer one,
+# times the factor of a week, and the value is to be the same either way.
+_EXACT_DIGITS = 20
 
 
 def _scaled(value: Decimal, scale: str) -> Decimal:
@@ -277,9 +295,13 @@ def _scaled(value: Decimal, scale: str) -> Decimal:
 def _unit_kind(unit: str) -> str:
     if unit in _UNITS:
         return _UNITS[unit]
-    if not unit.isascii():
-        for known in _KOREAN_UNITS:  # a counter may carry a particle: 30일까지, 6만원을
-            if unit.startswith(known):
-                return _UNITS[known]
-        return ""
+    if not unit.isascii():  # a counter may carry a particle: 30일까지, 6만원을
+        counter = _counter(unit)
+        return _UNITS[counter] if counter else ""
     return ""
+
+
+def _counter(unit: str) -> str:
+    """The Korean counter ``unit`` starts with (the longest), or ""."""
+    found = _KOREAN_COUNTER.match(unit)
+    return found.group(0) if found else ""

@@ -15,7 +15,7 @@ import re
 
 from wiki_assets.engine.related import normalize as _normalize
 
-__all__ = ["content_units", "normalize", "numbers"]
+__all__ = ["content_units", "normalize", "numbers", "units_and_numbers"]
 
 _STEM = 5  # letters of a Latin word that count: "accrue", "accrues" and "accrued" agree
 _HANGUL = re.compile(r"[\uac00-\ud7a3]+")
@@ -33,13 +33,16 @@ _STOP_BIGRAMS = frozenset(
 
 
 def normalize(text: str) -> str:
-    """:func:`wiki_assets.engine.related.normalize`, remembered for short texts: the checks
-    normalise a page's title, its sentences and the words around a name again and again."""
-    return _normalize_short(text) if len(text) <= _SHORT else _normalize(text)
+    """:func:`wiki_assets.engine.related.normalize`, remembered: the checks normalise a page's
+    title, its sentences and the words around a name again and again, and its whole document
+    three times (the prose's rules, prompt_echo, copies_opening)."""
+    return _normalize_short(text) if len(text) <= _SHORT else _normalize_long(text)
 
 
-_SHORT = 300  # characters: a title, a sentence, a line (not a document: it is too big to keep)
+_SHORT = 300  # characters: a title, a sentence, a line
 _normalize_short = functools.lru_cache(maxsize=8192)(_normalize)
+# A document: too big to keep many, and one page's checks are done before the next page's.
+_normalize_long = functools.lru_cache(maxsize=2)(_normalize)
 
 
 def numbers(normalized: str) -> set[str]:
@@ -72,3 +75,17 @@ def content_units(normalized: str) -> set[str]:
         if len(word) >= 3 and word not in _STOPWORDS:
             units.add(word[:_STEM])
     return units
+
+
+def units_and_numbers(normalized: str) -> tuple[frozenset[str], frozenset[str]]:
+    """:func:`content_units` and :func:`numbers` of a normalised text, remembered for short
+    texts: a document's lines come back page after page (boilerplate, a template's headings),
+    and each is compared with several sentences and key points."""
+    if len(normalized) <= _SHORT:
+        return _units_and_numbers(normalized)
+    return frozenset(content_units(normalized)), frozenset(numbers(normalized))
+
+
+@functools.lru_cache(maxsize=8192)
+def _units_and_numbers(normalized: str) -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset(content_units(normalized)), frozenset(numbers(normalized))

@@ -68,6 +68,8 @@ class Wiki:
         self.root = root.resolve()
         self.root.mkdir(parents=True, exist_ok=True)
         self._folders: dict[Path, Path] = {}  # a synced folder -> where it leads (original)
+        # (synced root, a document's folder, a page's folder) -> the link between the folders
+        self._links: dict[tuple[Path, str, str], str] = {}
 
     @property
     def state_dir(self) -> Path:
@@ -99,21 +101,34 @@ class Wiki:
             raise UnsafePath(f"page path {page!r} resolves outside the wiki root")
         return target
 
-    def original(self, file: Path, page: str) -> str:
-        """The link from ``page`` to a file outside the wiki (its document's original in the
-        synced tree): relative, so that the wiki and the mirror can move together."""
-        folder = (self.root / self._relative(page)).parent
-        return Path(os.path.relpath(self._resolved(file), folder)).as_posix()
+    def original(self, synced_root: Path, path: str, page: str) -> str:
+        """The link from ``page`` to a file outside the wiki (the original of the document at
+        ``path``, POSIX and relative to ``synced_root``): relative, so that the wiki and the
+        mirror can move together. Worked out once per pair of folders: a folder's documents
+        and their pages share it, and paths and resolving cost more than the page's rendering."""
+        folder, _, name = path.rpartition("/")
+        page_folder = page.rpartition("/")[0]
+        if not _plain(path) or not _plain(page):  # ".", "..", "//": as the paths say, no cache
+            file = synced_root / path
+            return self._link(self._resolved_folder(file.parent) / file.name, page)
+        key = (synced_root, folder, page_folder)
+        link = self._links.get(key)
+        if link is None:  # (a file is no folder: joining its name to the folder's link is exact)
+            link = self._links[key] = self._link(self._resolved_folder(synced_root / folder), page)
+        return name if link == "." else f"{link}/{name}"
 
-    def _resolved(self, file: Path) -> Path:
-        """``file.resolve()`` for a document the scan found, its folder resolved once per run (a
-        folder is shared by its documents; resolving asks the disk about every part of the path,
-        a system call each, which waits for the GIL while other threads run). The file itself
-        is never a symlink: the scan skips symlinks (documents/corpus.py)."""
-        parent = self._folders.get(file.parent)
-        if parent is None:
-            parent = self._folders[file.parent] = file.parent.resolve()
-        return parent / file.name
+    def _link(self, target: Path, page: str) -> str:
+        folder = (self.root / self._relative(page)).parent
+        return Path(os.path.relpath(target, folder)).as_posix()
+
+    def _resolved_folder(self, folder: Path) -> Path:
+        """``folder.resolve()``, once per run for a folder (resolving asks the disk about every
+        part of the path, a system call each, which waits for the GIL while other threads run).
+        A document itself is never a symlink: the scan skips symlinks (documents/corpus.py)."""
+        resolved = self._folders.get(folder)
+        if resolved is None:
+            resolved = self._folders[folder] = folder.resolve()
+        return resolved
 
     @staticmethod
     def check(page: str) -> None:
@@ -247,6 +262,14 @@ def _create_temporary(scratch: Path) -> tuple[str, int]:
             return temporary, os.open(temporary, _TEMPORARY_FLAGS, 0o666)
         except FileExistsError:
             continue
+
+
+def _plain(path: str) -> bool:
+    """A relative POSIX path of plain names: no ".", "..", hidden or empty part, so that its
+    folder and name are what splitting at the last "/" gives (the state folder is hidden)."""
+    if not path or path.startswith("/") or path.endswith("/"):
+        return False
+    return "/." not in f"/{path}" and "//" not in path
 
 
 def _in_use(temporary: Path) -> bool:
