@@ -430,8 +430,10 @@ def test_output_held_open_after_the_stop_holds_up_the_stop_a_bounded_time(
     monkeypatch.setattr(child_servers, "OUTPUT_JOIN_S", 0.5)
     before = set(threading.enumerate())
     port = free_port()
+    # Only the background sleep ignores SIGTERM (a subshell's trap): a SIGTERM that comes early,
+    # before the server is exec'd, still ends the child at once.
     script = (
-        'trap "" TERM; sleep 60 & trap - TERM; '
+        '(trap "" TERM; exec sleep 60) & '
         f'exec "{sys.executable}" -m http.server {port} --bind 127.0.0.1'
     )
     url = f"http://127.0.0.1:{port}/"
