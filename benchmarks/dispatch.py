@@ -19,7 +19,7 @@ in one process run:
 * ``static split``: documents pre-assigned round-robin (the fast model finishes early, then idles).
 * ``LiteLLM Router``: a general-purpose router with the same total requests in flight (``2W``).
 
-The fleet is two simulated continuous-batching servers (``wiki_assets.simulated_server``) over
+The fleet is two simulated continuous-batching servers (``wiki_assets.simulator``) over
 real HTTP: "fast" (600 tokens/s per request, 4,800 aggregate, 16 active) and "slow"
 (300 / 1,200 / 8).
 Documents are varied copies of the sample corpus, 100-2,000 tokens (``benchmarks.documents``).

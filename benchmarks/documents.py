@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from wiki_assets.engine.documents.corpus import title_of
-from wiki_assets.simulated_server import estimate_tokens, truncate_to_tokens
+from wiki_assets.simulator import estimate_tokens, truncate_to_tokens
 
 SAMPLE_ROOT = Path(__file__).resolve().parents[1] / "synced"
 

@@ -46,7 +46,7 @@ from wiki_assets.engine.documents.extract import extract
 from wiki_assets.engine.ingestion import plan
 from wiki_assets.engine.model.embedded_embeddings import embedded_embeddings_server
 from wiki_assets.engine.wiki.audit import front_matter
-from wiki_assets.simulated_server import PRESETS, SimServer
+from wiki_assets.simulator import PRESETS, SimServer
 
 logging.getLogger("fontTools").setLevel(logging.ERROR)  # its subsetting notes, per PDF
 

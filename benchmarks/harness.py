@@ -26,7 +26,7 @@ from wiki_assets.engine.documents.corpus import read_text, scan
 from wiki_assets.engine.ingestion.plan import RELATED_FILE
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.wiki.files import STATE_DIR
-from wiki_assets.simulated_server import SimServer, SimStats
+from wiki_assets.simulator import SimServer, SimStats
 
 _t0 = time.perf_counter()
 # The engine logs progress at INFO; the benchmark shows only its warnings (failed documents).

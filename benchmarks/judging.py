@@ -36,8 +36,8 @@ from benchmarks.throughput import FAST, SLOW
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.wiki.catalog import read_catalog
 from wiki_assets.engine.wiki.index import index_wiki
-from wiki_assets.simulated_server import SimServer
-from wiki_assets.simulated_server.pages import UNSTATED
+from wiki_assets.simulator import SimServer
+from wiki_assets.simulator.pages import UNSTATED
 
 ROWS = (("no judge", None), ("right judge", "right"), ("coin judge", "coin"))
 

@@ -27,7 +27,7 @@ from benchmarks.harness import Bench, Row, cpu_seconds, engine_log, fmt, progres
 from benchmarks.recording import RecordingServer, in_document_order, read_recorded
 from wiki_assets.engine import ingest
 from wiki_assets.engine.config import Dials, Endpoint
-from wiki_assets.simulated_server import SimModel, SimStats
+from wiki_assets.simulator import SimModel, SimStats
 
 INSTANT = SimModel(model="instant", instant=True)
 OVERHEAD_IN_FLIGHT = 64

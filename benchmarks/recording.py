@@ -25,9 +25,9 @@ from typing import IO, Any
 
 from aiohttp import web
 
-from wiki_assets.simulated_server import SimModel, SimServer
-from wiki_assets.simulated_server.app import SimApp
-from wiki_assets.simulated_server.stats import Ledger
+from wiki_assets.simulator import SimModel, SimServer
+from wiki_assets.simulator.app import SimApp
+from wiki_assets.simulator.stats import Ledger
 
 Body = dict[str, Any]
 

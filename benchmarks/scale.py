@@ -64,7 +64,7 @@ def _free_port() -> int:
 def _serve(*args: str) -> tuple[subprocess.Popen[bytes], str]:
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "wiki_assets.simulated_server", "--port", str(port), *args],
+        [sys.executable, "-m", "wiki_assets.simulator", "--port", str(port), *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

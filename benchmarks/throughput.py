@@ -23,7 +23,7 @@ from benchmarks.documents import BenchDoc
 from benchmarks.harness import Bench, Row, fmt, progress
 from benchmarks.recording import RecordingServer, in_document_order
 from wiki_assets.engine.config import Dials, Endpoint
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 FAST = SimModel(model="fast", per_request_tps=600, aggregate_tps=4800, max_batch=16)
 SLOW = SimModel(model="slow", per_request_tps=300, aggregate_tps=1200, max_batch=8)

@@ -21,7 +21,7 @@ from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerRe
 from wiki_assets.engine.documents.corpus import scan
 from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.wiki.record import Page
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 PROJECT = Path(__file__).resolve().parents[1]
 SAMPLE = PROJECT / "synced"

@@ -17,7 +17,7 @@ from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.documents.texts import TEXTS_DIR
 from wiki_assets.engine.ingestion.plan import EXTRACT_FIRST
 from wiki_assets.engine.wiki.files import STATE_DIR, page_for
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 OFFICE = EXTRACT_FIRST * 2  # more than the plan extracts before the first request
 QUICK = {"per_request_tps": 6000.0, "aggregate_tps": 48000.0}  # a fast model: a short test

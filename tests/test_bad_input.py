@@ -10,7 +10,7 @@ from pathlib import Path
 
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.wiki.files import page_for
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 TEXT = "# Notes\n\nA perfectly ordinary paragraph about the deploy process.\n"
 NAMES = [

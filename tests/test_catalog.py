@@ -19,7 +19,7 @@ from wiki_assets.engine.wiki.catalog import (
 )
 from wiki_assets.engine.wiki.files import STATE_DIR
 from wiki_assets.engine.wiki.index import index_wiki
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 
 def test_the_catalog_lists_every_page_with_its_front_matter(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from wiki_assets.engine.wiki.audit import (
     audit_wiki,
     flagged_pages,
 )
-from wiki_assets.simulated_server import SimServer
+from wiki_assets.simulator import SimServer
 
 FAST = IngestConfig(flush_seconds=0.2, workers_per_model=4, claim_size=4)
 FIRST_FORCED = IngestConfig(flush_seconds=0.2, workers_per_model=4, claim_size=4, force=True)

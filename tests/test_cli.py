@@ -17,7 +17,7 @@ import yaml
 from conftest import NO_E5, Workspace
 
 from wiki_assets.defs.metadata.run_figures import MAX_LISTED_FAILURES, plain
-from wiki_assets.simulated_server import SimServer
+from wiki_assets.simulator import SimServer
 
 LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  (INFO |WARNING|ERROR) {1,3} \S")
 

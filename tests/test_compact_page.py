@@ -25,7 +25,7 @@ from wiki_assets.engine.model.compact import (
 from wiki_assets.engine.quality import Reason, assess
 from wiki_assets.engine.quality.checks import WITHOUT_PROSE
 from wiki_assets.engine.wiki.files import page_for
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 DOC = """# Leave Policy
 

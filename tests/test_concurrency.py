@@ -18,7 +18,7 @@ from wiki_assets.engine.dispatch import (
     should_start,
     work_units,
 )
-from wiki_assets.simulated_server import SimModel, fleet
+from wiki_assets.simulator import SimModel, fleet
 
 
 def served_latency(in_flight: int, saturation: int, units: float = 100.0) -> float:

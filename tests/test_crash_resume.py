@@ -16,7 +16,7 @@ from pathlib import Path
 
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import JOURNAL_FILE, StateStore
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 DRIVER = """
 import sys

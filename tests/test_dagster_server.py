@@ -39,7 +39,7 @@ from wiki_assets.defs.names import AUTOMATION_SENSOR
 from wiki_assets.defs.resources import ModelConfig, SummarizerResource
 from wiki_assets.defs.settings import load_settings
 from wiki_assets.defs.sync import INGEST_SENSOR
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 pytestmark = pytest.mark.server
 

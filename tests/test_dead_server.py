@@ -30,7 +30,7 @@ from wiki_assets.engine.documents.corpus import ROOT_COLLECTION
 from wiki_assets.engine.errors import EmbeddedModelUnavailable
 from wiki_assets.engine.model.child_server import ChildServer, child_server, free_port
 from wiki_assets.engine.model.local_server import REBUILD_HINT, embedded_server
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 HINT = "rebuild it: a test's hint"
 # Long enough that a run which waited for the give-up rule, rather than noticing the death,
@@ -42,7 +42,7 @@ PATIENT = Dials(workers_per_model=2, claim_size=2, flush_seconds=1, give_up_afte
 def simulator_process(*flags: str) -> Iterator[tuple[ChildServer, str]]:
     """The simulator as a child server of this process: (the server, its /v1 base URL)."""
     port = free_port()
-    command = [sys.executable, "-m", "wiki_assets.simulated_server", "--port", str(port), *flags]
+    command = [sys.executable, "-m", "wiki_assets.simulator", "--port", str(port), *flags]
     base_url = f"http://127.0.0.1:{port}/v1"
     with child_server(command, f"{base_url}/models", "simulated server", 60, HINT) as server:
         yield server, base_url

@@ -20,7 +20,7 @@ from wiki_assets.engine.wiki.audit import audit_wiki, front_matter
 from wiki_assets.engine.wiki.files import STATE_DIR
 from wiki_assets.engine.wiki.index import index_wiki
 from wiki_assets.engine.wiki.render import escape
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 DAY1, DAY2, DAY3 = date(2026, 11, 29), date(2026, 11, 30), date(2026, 12, 1)
 

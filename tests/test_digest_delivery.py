@@ -25,7 +25,7 @@ from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine import ROOT_COLLECTION, Dials, Endpoint, ingest
 from wiki_assets.engine.digest.webhook import DeliveryFailed, post
 from wiki_assets.engine.wiki.index import index_wiki
-from wiki_assets.simulated_server import SimServer
+from wiki_assets.simulator import SimServer
 
 DAY1, DAY2 = date(2026, 11, 29), date(2026, 11, 30)
 WEBHOOK_ENV = "TEST_DIGEST_WEBHOOK"

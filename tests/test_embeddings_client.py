@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from wiki_assets.engine.config import EmbeddingsEndpoint
 from wiki_assets.engine.errors import ConfigurationError, EmbeddingsError, WikiAssetsError
 from wiki_assets.engine.model.embeddings_client import EmbeddingsClient
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 TEXTS = [
     "The deploy process runs every Tuesday after the release review.",

@@ -35,7 +35,7 @@ from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.wiki.files import UnsafePath, Wiki, page_for
 from wiki_assets.engine.wiki.render import relative_path
 from wiki_assets.engine.wiki.writer import PageWriter
-from wiki_assets.simulated_server import SimModel, SimServer, fleet
+from wiki_assets.simulator import SimModel, SimServer, fleet
 
 flush_module = sys.modules["wiki_assets.engine.ingestion.flush"]
 

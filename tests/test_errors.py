@@ -21,7 +21,7 @@ from wiki_assets.engine.errors import (
     WikiAssetsError,
 )
 from wiki_assets.engine.model.client import ModelClient
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 
 def test_every_public_error_subclasses_the_base() -> None:

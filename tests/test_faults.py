@@ -12,7 +12,7 @@ import pytest
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import CollectionBusy, StateStore
-from wiki_assets.simulated_server import SimModel, SimServer, fleet
+from wiki_assets.simulator import SimModel, SimServer, fleet
 
 FAST = {"per_request_tps": 5000.0, "aggregate_tps": 50000.0}
 

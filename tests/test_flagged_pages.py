@@ -19,7 +19,7 @@ from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.quality.extract import extract
 from wiki_assets.engine.wiki.audit import front_matter, pages_of
 from wiki_assets.engine.wiki.index import index_wiki
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 COLLECTIONS = ["people", "product"]  # 12 documents of real text, about 300 tokens each
 # Their pages are real text of about 300 tokens: room for a whole page (1024: the faithful model

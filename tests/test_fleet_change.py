@@ -21,7 +21,7 @@ from conftest import Workspace, summarizer_for
 from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.defs.sync import sync
 from wiki_assets.defs.wiki_pages import IngestConfig
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 FAST = IngestConfig(flush_seconds=0.2, workers_per_model=2, claim_size=1)
 

@@ -11,7 +11,7 @@ from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.errors import ConfigurationError
 from wiki_assets.engine.wiki.catalog import read_catalog
 from wiki_assets.engine.wiki.index import index_wiki
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 DOCUMENT = """# Travel policy {n}
 

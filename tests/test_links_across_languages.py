@@ -17,7 +17,7 @@ from wiki_assets.engine import ingest
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
 from wiki_assets.engine.documents.corpus import ROOT_COLLECTION
 from wiki_assets.engine.errors import ConfigurationError
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 LABELLED = Path(__file__).parent / "data" / "bilingual"
 DIALS = Dials(flush_seconds=1, max_tokens=256)

@@ -12,7 +12,7 @@ import sys
 
 from conftest import PROJECT, Workspace
 
-from wiki_assets.simulated_server import SimServer
+from wiki_assets.simulator import SimServer
 
 ALIGNED = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  (INFO |WARNING|ERROR|DEBUG) +\S")
 

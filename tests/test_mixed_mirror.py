@@ -30,7 +30,7 @@ from wiki_assets.engine.model.embedded_embeddings import embedded_embeddings_ava
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.wiki.audit import front_matter
 from wiki_assets.engine.wiki.files import STATE_DIR, page_for
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 DATA = Path(__file__).parent / "data"
 FORMATS = DATA / "formats"

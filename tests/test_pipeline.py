@@ -17,7 +17,7 @@ from wiki_assets.definitions import build_defs
 from wiki_assets.defs.sync import PARTITION_RANGE_END, PARTITION_RANGE_START
 from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine.wiki.files import page_for
-from wiki_assets.simulated_server import SimServer
+from wiki_assets.simulator import SimServer
 
 FAST = IngestConfig(flush_seconds=0.2, workers_per_model=4, claim_size=4)
 

@@ -17,7 +17,7 @@ import yaml
 from conftest import Workspace, write_project
 
 from wiki_assets.engine.model.child_server import free_port
-from wiki_assets.simulated_server import SimServer
+from wiki_assets.simulator import SimServer
 
 
 def run(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from wiki_assets.engine import Dials, Endpoint, ingest
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 
 class FileOpens:

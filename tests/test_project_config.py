@@ -22,7 +22,7 @@ from conftest import PROJECT, SAMPLE_COLLECTIONS, Workspace, daily_tick, write_p
 from wiki_assets.defs.metadata.run_figures import models_of, plain
 from wiki_assets.defs.settings import ConfigError, load_settings
 from wiki_assets.defs.sync import PARTITION_RANGE_END, PARTITION_RANGE_START
-from wiki_assets.simulated_server import SimServer
+from wiki_assets.simulator import SimServer
 
 
 def project_file(path: Path, workspace: Workspace, sim: SimServer, **dials: object) -> Path:

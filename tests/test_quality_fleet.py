@@ -16,7 +16,7 @@ from wiki_assets.cli.history import runs_table
 from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine.wiki.audit import FLAGGED_SHARE, front_matter, pages_of
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 # Their pages are real text of 300 to 800 tokens: 1,024 leaves room for the longest whole page
 # (a page cut at the cap is flagged whichever model wrote it).

@@ -28,7 +28,7 @@ from wiki_assets.engine.model.client import ModelClient
 from wiki_assets.engine.quality import Assessment, Reason, assess
 from wiki_assets.engine.wiki.record import Page
 from wiki_assets.engine.wiki.render import render_page
-from wiki_assets.simulated_server import BEHAVIOURS, PRESETS, SimModel, SimServer
+from wiki_assets.simulator import BEHAVIOURS, PRESETS, SimModel, SimServer
 
 DOCUMENTS = sorted(
     path

@@ -23,7 +23,7 @@ from wiki_assets.engine.related.service import HELPER_MODULE, SERVICE_MIN, Candi
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.wiki.files import STATE_DIR
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 SAMPLE = Path(__file__).resolve().parents[1] / "synced"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import StateStore
-from wiki_assets.simulated_server import SimModel, SimServer, fleet
+from wiki_assets.simulator import SimModel, SimServer, fleet
 
 PROJECT = Path(__file__).resolve().parents[1]
 SAMPLE = PROJECT / "synced"

@@ -36,7 +36,7 @@ from wiki_assets.defs.sync.plan import MODEL_READS
 from wiki_assets.defs.tags import run_tags
 from wiki_assets.defs.wiki_pages import IngestConfig, run_config
 from wiki_assets.engine.model.child_server import free_port
-from wiki_assets.simulated_server import SimServer
+from wiki_assets.simulator import SimServer
 
 ALL = ",".join(SAMPLE_COLLECTIONS)
 FIRST = IngestConfig(workers_per_model=2, claim_size=4, flush_seconds=0.2, max_tokens=200)

@@ -23,7 +23,7 @@ from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
 from wiki_assets.engine.state.journal import FAILED, WRITTEN, Journal
 from wiki_assets.engine.state.leases import SlotLeases
 from wiki_assets.engine.state.store import JOURNAL_FILE, StateStore
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 FAST = IngestConfig(flush_seconds=0.2, workers_per_model=4, claim_size=4)
 

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from conftest import Workspace
 
-from wiki_assets.simulated_server import SimServer
+from wiki_assets.simulator import SimServer
 
 
 def files_containing(root: Path, needle: bytes) -> list[Path]:

@@ -14,7 +14,7 @@ import dagster as dg
 from conftest import Workspace, daily_tick, summarizer_for
 
 from wiki_assets.definitions import build_defs
-from wiki_assets.simulated_server import SimServer
+from wiki_assets.simulator import SimServer
 
 
 def ingest(workspace: Workspace, sim: SimServer, command: str) -> subprocess.CompletedProcess[str]:

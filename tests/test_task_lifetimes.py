@@ -31,7 +31,7 @@ from wiki_assets.engine.model.child_server import child_server, free_port
 from wiki_assets.engine.model.client import ModelClient
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.related.service import HELPER_MODULE, CandidatesService
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 from wiki_assets.virtual_time import check, clock, generate, runner
 
 
@@ -361,7 +361,7 @@ def simulator_command(port: int) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "wiki_assets.simulated_server",
+        "wiki_assets.simulator",
         "--port",
         str(port),
         "--preset",

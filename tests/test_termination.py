@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from wiki_assets.engine.ingestion.signals import exit_code
-from wiki_assets.simulated_server import SimModel, SimServer, fleet
+from wiki_assets.simulator import SimModel, SimServer, fleet
 
 PROJECT = Path(__file__).resolve().parents[1]
 STOP_WITHIN_S = 10.0

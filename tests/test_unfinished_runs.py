@@ -40,7 +40,7 @@ from wiki_assets.engine.wiki.audit import (
 )
 from wiki_assets.engine.wiki.catalog import CATALOG_FILE
 from wiki_assets.engine.wiki.files import INDEX_PAGE
-from wiki_assets.simulated_server import SimServer
+from wiki_assets.simulator import SimServer
 
 FAST = IngestConfig(flush_seconds=0.2, workers_per_model=4, claim_size=4)
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from wiki_assets.engine.config import AUTO, Dials
-from wiki_assets.simulated_server import SimModel
+from wiki_assets.simulator import SimModel
 from wiki_assets.virtual_time import check, run
 from wiki_assets.virtual_time.runner import Outcome
 from wiki_assets.virtual_time.scenarios import ModelPlan, Scenario, part_budget, time_alone

@@ -17,7 +17,7 @@ from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.wiki.files import page_for
 from wiki_assets.engine.wiki.links import dangling_links
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 FAST = IngestConfig(flush_seconds=0.2, claim_size=4)
 

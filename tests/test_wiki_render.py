@@ -15,7 +15,7 @@ from wiki_assets.engine.wiki.index import index_wiki
 from wiki_assets.engine.wiki.links import dangling_links
 from wiki_assets.engine.wiki.record import Link, Page
 from wiki_assets.engine.wiki.render import escape, render_index, render_page
-from wiki_assets.simulated_server import SimModel, SimServer
+from wiki_assets.simulator import SimModel, SimServer
 
 TITLE = "R&D <beta> | [draft] \\ Q&A"
 DESCRIPTION = "Q&A for <ops> | [on-call] & R&D"

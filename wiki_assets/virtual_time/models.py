@@ -2,7 +2,7 @@
 without sockets.
 
 The timing is the simulated HTTP server's own continuous-batching scheduler
-(:class:`~wiki_assets.simulated_server.BatchScheduler`) on the virtual clock; on top of it,
+(:class:`~wiki_assets.simulator.BatchScheduler`) on the virtual clock; on top of it,
 per-request latency noise and the faults the real client turns into :class:`ModelError` after
 its retries: HTTP 500 and 429 (retried with backoff, honouring Retry-After, then "unavailable"),
 hangs (until the endpoint's timeout), unparsable answers, and a model that dies for a while and
@@ -31,7 +31,7 @@ from wiki_assets.engine.answers.page import PageDraft
 from wiki_assets.engine.answers.results import Judgement, Notes, Summary
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.errors import ModelError
-from wiki_assets.simulated_server import BatchScheduler, SimModel
+from wiki_assets.simulator import BatchScheduler, SimModel
 
 RETRY_BACKOFF_S = 0.5  # the openai client's first backoff, doubled per retry
 

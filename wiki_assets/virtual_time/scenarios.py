@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from wiki_assets.engine.answers.budget import PROMPT_OVERHEAD_TOKENS
 from wiki_assets.engine.config import AUTO, Dials, Workers
 from wiki_assets.engine.dispatch.tail import HEDGE_BLIND_S
-from wiki_assets.simulated_server import SimModel
+from wiki_assets.simulator import SimModel
 from wiki_assets.virtual_time.models import Outage
 
 # Fault-free, the makespan stays within 1.5 x the ideal plus the price of not knowing the models

@@ -7,15 +7,15 @@ from collections.abc import Iterator
 
 from aiohttp import web
 
-from wiki_assets.simulated_server.answers import answer_text, completion_body, error_response
-from wiki_assets.simulated_server.faults import Fault
-from wiki_assets.simulated_server.judge import judge_answer
-from wiki_assets.simulated_server.model import SimModel
-from wiki_assets.simulated_server.pages import page_answer
-from wiki_assets.simulated_server.request import Rejected, parse_request
-from wiki_assets.simulated_server.scheduler import BatchScheduler, SchedulerStopped
-from wiki_assets.simulated_server.stats import Ledger
-from wiki_assets.simulated_server.tokens import estimate_tokens
+from wiki_assets.simulator.answers import answer_text, completion_body, error_response
+from wiki_assets.simulator.faults import Fault
+from wiki_assets.simulator.judge import judge_answer
+from wiki_assets.simulator.model import SimModel
+from wiki_assets.simulator.pages import page_answer
+from wiki_assets.simulator.request import Rejected, parse_request
+from wiki_assets.simulator.scheduler import BatchScheduler, SchedulerStopped
+from wiki_assets.simulator.stats import Ledger
+from wiki_assets.simulator.tokens import estimate_tokens
 
 __all__ = ["ChatCompletions"]
 

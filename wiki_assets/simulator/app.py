@@ -8,13 +8,13 @@ from collections.abc import Iterator
 
 from aiohttp import web
 
-from wiki_assets.simulated_server.answers import error_response
-from wiki_assets.simulated_server.chat import ChatCompletions
-from wiki_assets.simulated_server.embeddings import Embeddings
-from wiki_assets.simulated_server.model import SimModel
-from wiki_assets.simulated_server.request import Rejected
-from wiki_assets.simulated_server.scheduler import BatchScheduler, SchedulerStopped
-from wiki_assets.simulated_server.stats import Ledger
+from wiki_assets.simulator.answers import error_response
+from wiki_assets.simulator.chat import ChatCompletions
+from wiki_assets.simulator.embeddings import Embeddings
+from wiki_assets.simulator.model import SimModel
+from wiki_assets.simulator.request import Rejected
+from wiki_assets.simulator.scheduler import BatchScheduler, SchedulerStopped
+from wiki_assets.simulator.stats import Ledger
 
 __all__ = ["SimApp"]
 

@@ -12,8 +12,8 @@ import threading
 import time
 from dataclasses import dataclass
 
-from wiki_assets.simulated_server.faults import Fault, FaultDice
-from wiki_assets.simulated_server.model import SimModel
+from wiki_assets.simulator.faults import Fault, FaultDice
+from wiki_assets.simulator.model import SimModel
 
 __all__ = ["Ledger", "SimStats"]
 

@@ -35,15 +35,15 @@ The parts, from the model outwards:
   application, and :class:`SimServer`, which runs it on its own event loop on a daemon thread so
   synchronous code and other event loops can use it alike; :func:`fleet` starts several at once.
 
-Run ``python -m wiki_assets.simulated_server --port 8001`` to serve one in the foreground.
+Run ``python -m wiki_assets.simulator --port 8001`` to serve one in the foreground.
 """
 
-from wiki_assets.simulated_server.cli import main
-from wiki_assets.simulated_server.model import BEHAVIOURS, EMBEDDING_FAULTS, PRESETS, SimModel
-from wiki_assets.simulated_server.scheduler import BatchScheduler, SchedulerStopped
-from wiki_assets.simulated_server.server import SimServer, fleet
-from wiki_assets.simulated_server.stats import SimStats
-from wiki_assets.simulated_server.tokens import estimate_tokens, truncate_to_tokens
+from wiki_assets.simulator.cli import main
+from wiki_assets.simulator.model import BEHAVIOURS, EMBEDDING_FAULTS, PRESETS, SimModel
+from wiki_assets.simulator.scheduler import BatchScheduler, SchedulerStopped
+from wiki_assets.simulator.server import SimServer, fleet
+from wiki_assets.simulator.stats import SimStats
+from wiki_assets.simulator.tokens import estimate_tokens, truncate_to_tokens
 
 __all__ = [
     "BEHAVIOURS",

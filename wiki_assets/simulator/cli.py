@@ -1,4 +1,4 @@
-"""``python -m wiki_assets.simulated_server``: serve one simulated model in the foreground."""
+"""``python -m wiki_assets.simulator``: serve one simulated model in the foreground."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import signal
 import threading
 from collections.abc import Sequence
 
-from wiki_assets.simulated_server.judge import JUDGES
-from wiki_assets.simulated_server.model import BEHAVIOURS, EMBEDDING_FAULTS, PRESETS
-from wiki_assets.simulated_server.server import SimServer
+from wiki_assets.simulator.judge import JUDGES
+from wiki_assets.simulator.model import BEHAVIOURS, EMBEDDING_FAULTS, PRESETS
+from wiki_assets.simulator.server import SimServer
 
 __all__ = ["main"]
 
@@ -18,7 +18,7 @@ __all__ = ["main"]
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve one simulated model in the foreground until SIGINT or SIGTERM."""
     parser = argparse.ArgumentParser(
-        prog="python -m wiki_assets.simulated_server",
+        prog="python -m wiki_assets.simulator",
         description="Serve a simulated OpenAI-compatible chat completions and embeddings endpoint.",
     )
     parser.add_argument("--host", default="127.0.0.1")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import random
 
-from wiki_assets.simulated_server.model import SimModel
+from wiki_assets.simulator.model import SimModel
 
 __all__ = ["Fault", "FaultDice"]
 

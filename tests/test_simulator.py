@@ -1,4 +1,4 @@
-"""Contract of the simulated OpenAI-compatible server in ``wiki_assets.simulated_server``.
+"""Contract of the simulated OpenAI-compatible server in ``wiki_assets.simulator``.
 
 Everything here talks to a started :class:`SimServer` over real HTTP with the real ``openai``
 client (or ``httpx`` where the client would hide what is checked), so the tests pin down what the
@@ -36,7 +36,7 @@ try:  # recent openai releases are built on the httpx2 fork, older ones on httpx
 except ImportError:  # pragma: no cover
     import httpx  # type: ignore[no-redef, import-not-found, unused-ignore]
 
-from wiki_assets.simulated_server import PRESETS, SimModel, SimServer, estimate_tokens, fleet
+from wiki_assets.simulator import PRESETS, SimModel, SimServer, estimate_tokens, fleet
 
 DOC = (
     "The quick brown fox jumps over the lazy dog near the river bank while the old miller "
@@ -361,7 +361,7 @@ def test_command_line_serves_until_sigterm() -> None:
         "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "wiki_assets.simulated_server", "--port", str(port),
+        [sys.executable, "-m", "wiki_assets.simulator", "--port", str(port),
          "--preset", "instant", "--model", "cli-model", "--behaviour", "faithful"],
         cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip

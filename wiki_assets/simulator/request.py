@@ -7,9 +7,9 @@ from typing import Any
 
 from aiohttp import web
 
-from wiki_assets.simulated_server.answers import error_response
-from wiki_assets.simulated_server.model import SimModel
-from wiki_assets.simulated_server.tokens import estimate_tokens
+from wiki_assets.simulator.answers import error_response
+from wiki_assets.simulator.model import SimModel
+from wiki_assets.simulator.tokens import estimate_tokens
 
 __all__ = ["ChatRequest", "Rejected", "parse_request"]
 

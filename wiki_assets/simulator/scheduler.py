@@ -23,7 +23,7 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 
-from wiki_assets.simulated_server.model import SimModel
+from wiki_assets.simulator.model import SimModel
 
 __all__ = ["BatchScheduler", "SchedulerStopped"]
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
-from wiki_assets.simulated_server.schema import SchemaFiller
-from wiki_assets.simulated_server.tokens import truncate_to_tokens
+from wiki_assets.simulator.schema import SchemaFiller
+from wiki_assets.simulator.tokens import truncate_to_tokens
 
 __all__ = ["answer_text", "completion_body", "error_response"]
 

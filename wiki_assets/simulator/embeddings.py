@@ -18,12 +18,12 @@ from typing import Any
 
 from aiohttp import web
 
-from wiki_assets.simulated_server.answers import error_response
-from wiki_assets.simulated_server.model import SimModel
-from wiki_assets.simulated_server.request import Rejected
-from wiki_assets.simulated_server.scheduler import SchedulerStopped
-from wiki_assets.simulated_server.stats import Ledger
-from wiki_assets.simulated_server.tokens import estimate_tokens
+from wiki_assets.simulator.answers import error_response
+from wiki_assets.simulator.model import SimModel
+from wiki_assets.simulator.request import Rejected
+from wiki_assets.simulator.scheduler import SchedulerStopped
+from wiki_assets.simulator.stats import Ledger
+from wiki_assets.simulator.tokens import estimate_tokens
 
 __all__ = ["Embeddings", "hashed_vector"]
 

@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from wiki_assets.simulated_server.tokens import estimate_tokens
+from wiki_assets.simulator.tokens import estimate_tokens
 
 __all__ = ["page_answer"]
 

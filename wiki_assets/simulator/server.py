@@ -8,9 +8,9 @@ import itertools
 import threading
 from collections.abc import Iterator
 
-from wiki_assets.simulated_server.app import SimApp
-from wiki_assets.simulated_server.model import SimModel
-from wiki_assets.simulated_server.stats import Ledger, SimStats
+from wiki_assets.simulator.app import SimApp
+from wiki_assets.simulator.model import SimModel
+from wiki_assets.simulator.stats import Ledger, SimStats
 
 __all__ = ["SimServer", "fleet"]
 
