@@ -431,11 +431,14 @@ def test_output_held_open_after_the_stop_holds_up_the_stop_a_bounded_time(
     before = set(threading.enumerate())
     port = free_port()
     # Only the background sleep ignores SIGTERM (a subshell's trap): a SIGTERM that comes early,
-    # before the server is exec'd, still ends the child at once.
-    script = (
-        '(trap "" TERM; exec sleep 60) & '
-        f'exec "{sys.executable}" -m http.server {port} --bind 127.0.0.1'
+    # before the server is exec'd, still ends the child at once. The server takes SIGTERM's
+    # default itself: a shell cannot undo a SIGTERM ignored by whatever started the test run.
+    serve = (
+        "import runpy, signal, sys; signal.signal(signal.SIGTERM, signal.SIG_DFL); "
+        f"sys.argv = ['http.server', '{port}', '--bind', '127.0.0.1']; "
+        "runpy.run_module('http.server', run_name='__main__')"
     )
+    script = f'(trap "" TERM; exec sleep 60) & exec "{sys.executable}" -c "{serve}"'
     url = f"http://127.0.0.1:{port}/"
     with child_server(["sh", "-c", script], url, "server", 60) as server:
         stopping = time.monotonic()
