@@ -250,13 +250,24 @@ def page_record(name: str = "p.md", **fields: Any) -> Page:
     return Page(name=name, **{**placeholders, **fields})
 
 
-def check_cli(workspace: Workspace, *args: str) -> subprocess.CompletedProcess[str]:
-    """``wiki-assets check`` on ``workspace``'s synced root and wiki, in a process of its own."""
+def run_cli(
+    workspace: Workspace,
+    command: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:
+    """``wiki-assets COMMAND`` on ``workspace``'s synced root and wiki, in a process of its own."""
     return subprocess.run(
-        [sys.executable, "-m", "wiki_assets.cli", "check", "--synced", str(workspace.synced),
+        [sys.executable, "-m", "wiki_assets.cli", command, "--synced", str(workspace.synced),
          "--wiki", str(workspace.wiki), *args],
         capture_output=True,
         text=True,
-        timeout=120,
-        env={**os.environ, "DAGSTER_HOME": str(workspace.home)},
+        timeout=timeout,
+        env={**os.environ, "DAGSTER_HOME": str(workspace.home), **(env or {})},
     )  # fmt: skip
+
+
+def check_cli(workspace: Workspace, *args: str) -> subprocess.CompletedProcess[str]:
+    """``wiki-assets check`` on ``workspace``."""
+    return run_cli(workspace, "check", *args, timeout=120)

@@ -5,16 +5,13 @@ everything was summarized or skipped (0), some documents failed (2) or the run f
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import dagster as dg
 import pytest
 import yaml
-from conftest import NO_E5, Workspace
+from conftest import NO_E5, Workspace, run_cli
 
 from wiki_assets.defs.metadata.run_figures import MAX_LISTED_FAILURES, plain
 from wiki_assets.simulator import SimServer
@@ -32,14 +29,7 @@ def write_config(path: Path, models: list[dict[str, object]], **dials: object) -
 
 
 def cli(workspace: Workspace, *args: str, env: dict[str, str] | None = None):
-    return subprocess.run(
-        [sys.executable, "-m", "wiki_assets.cli", "ingest", "--synced", str(workspace.synced),
-         "--wiki", str(workspace.wiki), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "DAGSTER_HOME": str(workspace.home), **(env or {})},
-    )  # fmt: skip
+    return run_cli(workspace, "ingest", *args, env=env)
 
 
 def sim_model(sim: SimServer, **extra: object) -> dict[str, object]:
