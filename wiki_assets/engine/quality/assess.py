@@ -53,9 +53,9 @@ def assess(
     document summarized in parts) and check the page it makes. ``title``: the title the page
     shows; ``language``: the one it should be in; ``finish_reason``: of the page's answer;
     ``prose``: False where the model only picked the key lines (its page has no prose to check)."""
-    points = verify_points(draft.key_points, document)
-    # The document's lines read once for the prose's rules and the page's grounded check.
+    # The document's lines read once for the points, the prose's rules and the page's checks.
     units = DocumentUnits(document) if prose else None
+    points = verify_points(draft.key_points, units or document)
     checked = (
         check_prose(draft.description, draft.summary, document, title, units)
         if prose

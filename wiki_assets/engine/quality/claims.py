@@ -55,7 +55,9 @@ class _Document:
 
     def states(self, quantity: Quantity) -> bool:
         if self._quantities is None:  # (every quantity has a digit: the other lines have none)
-            self._quantities = quantities("\n".join(filter(_DIGIT.search, self.raw)))
+            self._quantities = [
+                given for line in self.raw if _DIGIT.search(line) for given in quantities(line)
+            ]
         return any(agrees(quantity, given) for given in self._quantities)
 
 

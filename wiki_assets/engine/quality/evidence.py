@@ -112,24 +112,25 @@ class PointCheck:
 
 
 class Source:
-    """A document's text, normalised once to check any number of points against it."""
+    """A document's text, normalised once to check any number of points against it (and, as
+    :class:`~.prose.DocumentUnits`, any number of sentences)."""
 
     def __init__(self, text: str) -> None:
-        lines = document_lines(text)
-        kept = [(n, normalize(line)) for n, line in enumerate(lines, start=1)]
-        kept = [(number, line) for number, line in kept if line]
-        self.line_count = len(lines)
-        self._numbers = [number for number, _ in kept]
+        self.raw_lines = document_lines(text)  # as written (the prose's rules quote them)
+        kept = [(n, normalize(line)) for n, line in enumerate(self.raw_lines, start=1)]
+        kept = [(number, line) for number, line in kept if line]  # blank lines part no passage
+        self.line_count = len(self.raw_lines)
+        self.line_numbers = [number for number, _ in kept]  # each kept line's number
+        self._lines = [line for _, line in kept]  # each kept line, normalised
         self._by_number = dict(kept)
         # One string, lines joined by a space, so a quote may run across a line break; each
         # line's offset in it maps a match back to line numbers.
         self._starts: list[int] = []
-        parts, offset = [], 1
-        for _, line in kept:
+        offset = 1
+        for line in self._lines:
             self._starts.append(offset)
-            parts.append(line)
             offset += len(line) + 1
-        self._joined = " " + " ".join(parts) + " "
+        self._joined = " " + " ".join(self._lines) + " "
 
     def find(self, quote: str, near: tuple[int, int] | None = None) -> tuple[int, int] | None:
         """The lines (first, last) where the normalised ``quote`` stands, preferring a match
@@ -153,7 +154,7 @@ class Source:
         return " ".join(self._by_number.get(n, "") for n in range(first, last + 1)).strip()
 
     def _line_at(self, offset: int) -> int:
-        return self._numbers[bisect.bisect_right(self._starts, offset) - 1]
+        return self.line_numbers[bisect.bisect_right(self._starts, offset) - 1]
 
     def cited(self, lines: Sequence[int]) -> tuple[int, int] | None:
         """A cited range, if it is one the document has and narrow enough to mean something."""
@@ -187,7 +188,8 @@ def verify(point: KeyPoint, source: Source) -> PointCheck:
     return PointCheck(point["text"], Status.VERIFIED if said else Status.DISAGREES, evidence)
 
 
-def verify_points(points: Iterable[KeyPoint], document: str) -> tuple[PointCheck, ...]:
-    """Every point of a draft checked against its document's full original text."""
-    source = Source(document)
+def verify_points(points: Iterable[KeyPoint], document: str | Source) -> tuple[PointCheck, ...]:
+    """Every point of a draft checked against its document's full original text (or the
+    :class:`Source` read from it, where the caller has one)."""
+    source = document if isinstance(document, Source) else Source(document)
     return tuple(verify(point, source) for point in points)

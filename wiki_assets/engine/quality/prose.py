@@ -24,9 +24,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from wiki_assets.engine.documents.lines import document_lines
 from wiki_assets.engine.documents.markdown import SENTENCE_END
-from wiki_assets.engine.quality.evidence import AGREEMENT, MAX_CITED_LINES
+from wiki_assets.engine.quality.evidence import AGREEMENT, MAX_CITED_LINES, Source
 from wiki_assets.engine.quality.units import content_units, normalize, numbers, units_and_numbers
 
 __all__ = ["DocumentUnits", "Passage", "grounded", "says_nothing", "sentences", "sentence_units"]
@@ -152,26 +151,17 @@ def _korean_units(word: str) -> frozenset[str]:
     return frozenset() if stem in _META_KO else frozenset(content_units(stem))
 
 
-class DocumentUnits:
+class DocumentUnits(Source):
     """A document's lines, to look for any number of sentences in them. A line's content units
     are worked out when a passage with it is looked at (most sentences are found, or ruled out,
     after a few lines), so a long document costs what its candidate lines do."""
 
     def __init__(self, text: str) -> None:
-        self.raw_lines = document_lines(text)  # as written (the prose's rules quote them)
-        numbered = [(n, normalize(line)) for n, line in enumerate(self.raw_lines, start=1)]
-        numbered = [(n, line) for n, line in numbered if line]  # blank lines part no passage
-        self._lines = [line for _, line in numbered]
-        self.line_numbers = [n for n, _ in numbered]  # each kept line's number in the document
-        self._starts: list[int] = []  # each line's offset in the joined text
-        offset = 1
-        for line in self._lines:
-            self._starts.append(offset)
-            offset += len(line) + 1
-        self._joined = " " + " ".join(self._lines) + " "
+        super().__init__(text)
         self._units: dict[int, frozenset[str]] = {}
         self._numbers: dict[int, frozenset[str]] = {}
         self._found: dict[str, set[int]] = {}  # unit -> the lines with it (_lines_with)
+        self._searched: dict[tuple[str, frozenset[str]], tuple[Passage | None, bool]] = {}
 
     def _lines_with(self, unit: str) -> set[int]:
         """The lines whose text has ``unit`` in it (a unit is part of the word it comes from).
@@ -194,13 +184,57 @@ class DocumentUnits:
         """Whether a passage of at most :data:`MAX_CITED_LINES` lines holds at least
         :data:`AGREEMENT` of ``sentence``'s content units (but those of ``besides``) and every
         number it states."""
-        units, words, stated = _sought(normalize(sentence), besides)
-        if not units:
-            return False
+        return self._search(normalize(sentence), besides)[1]
+
+    def passage(self, sentence: str, besides: frozenset[str] = frozenset()) -> Passage | None:
+        """The passage of at most :data:`MAX_CITED_LINES` lines that holds the most of
+        ``sentence``'s words (numbers aside: a rule compares those), or None when no line has
+        any. Its lines are trimmed to those that hold some of the words."""
+        return self._search(normalize(sentence), besides)[0]
+
+    def _search(self, said: str, besides: frozenset[str]) -> tuple[Passage | None, bool]:
+        """:meth:`passage` and :meth:`holds` of a normalised sentence, worked out together (the
+        same windows answer both) and remembered: the prose's rules ask the one and the grounded
+        check the other of the same sentences."""
+        key = (said, besides)
+        found = self._searched.get(key)
+        if found is None:
+            found = self._searched[key] = self._look(*_sought(said, besides))
+        return found
+
+    def _look(
+        self, units: frozenset[str], words: frozenset[str], stated: frozenset[str]
+    ) -> tuple[Passage | None, bool]:
+        if not words:  # numbers alone (or nothing): no passage, and holds looks for the numbers
+            return None, bool(units) and self._holds(units, units, stated)
         needed = AGREEMENT * len(units)
-        # Candidate passages start at a line that has one of the sentence's words (a number
-        # is in too many lines to say where to look, unless the sentence has only numbers).
-        words = words or units
+        # Candidate passages start at a line that has one of the sentence's words (a number is
+        # in too many lines to say where to look).
+        lines_of = [self._lines_with(word) for word in words]
+        # Not even the whole document has enough of them: no window holds the sentence.
+        held_anywhere = sum(1 for found in lines_of if found) + len(units) - len(words) >= needed
+        holds = False
+        best: Passage | None = None
+        for start in sorted(set().union(*lines_of)):
+            window = range(start, min(start + MAX_CITED_LINES, len(self._lines)))
+            if held_anywhere and not holds:
+                holds = len(units & set().union(*(self._units_of(i) for i in window))) >= needed
+                holds = holds and stated <= set().union(*(self._numbers[i] for i in window))
+            held = [i for i in window if words & self._units_of(i)]
+            if not held:
+                continue  # the word was only part of a longer one
+            share = len(words & set().union(*(self._units_of(i) for i in held))) / len(words)
+            if best is None or share > best.share:
+                # The lines that hold most of the words: where the sentence's polarity is read.
+                core = max(held, key=lambda i: len(words & self._units_of(i)))
+                best = Passage(
+                    self.line_numbers[held[0]], self.line_numbers[held[-1]], share,
+                    self.line_numbers[core],
+                )  # fmt: skip
+        return best, holds
+
+    def _holds(self, units: frozenset[str], words: frozenset[str], stated: frozenset[str]) -> bool:
+        needed = AGREEMENT * len(units)
         lines_of = {unit: self._lines_with(unit) for unit in words}
         if sum(1 for found in lines_of.values() if found) + len(units - words) < needed:
             return False  # not even the whole document has enough of them
@@ -212,30 +246,6 @@ class DocumentUnits:
             ):
                 return True
         return False
-
-    def passage(self, sentence: str, besides: frozenset[str] = frozenset()) -> Passage | None:
-        """The passage of at most :data:`MAX_CITED_LINES` lines that holds the most of
-        ``sentence``'s words (numbers aside: a rule compares those), or None when no line has
-        any. Its lines are trimmed to those that hold some of the words."""
-        _, units, _ = _sought(normalize(sentence), besides)
-        if not units:
-            return None
-        starts = sorted(set().union(*(self._lines_with(unit) for unit in units)))
-        best: Passage | None = None
-        for start in starts:
-            window = range(start, min(start + MAX_CITED_LINES, len(self._lines)))
-            held = [i for i in window if units & self._units_of(i)]
-            if not held:
-                continue  # the word was only part of a longer one
-            share = len(units & set().union(*(self._units_of(i) for i in held))) / len(units)
-            if best is None or share > best.share:
-                # The lines that hold most of the words: where the sentence's polarity is read.
-                core = max(held, key=lambda i: len(units & self._units_of(i)))
-                best = Passage(
-                    self.line_numbers[held[0]], self.line_numbers[held[-1]], share,
-                    self.line_numbers[core],
-                )  # fmt: skip
-        return best
 
 
 @functools.lru_cache(maxsize=2048)
