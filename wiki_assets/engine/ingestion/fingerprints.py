@@ -10,6 +10,7 @@ journals with its :func:`fingerprint`; none imports another.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.state.journal import NO_TEXT, SUMMARIZED, WRITTEN, Entry
 
 
+@functools.lru_cache(maxsize=256)  # a fleet has a few shapes; every page journaled asks for one
 def fingerprint(max_tokens: int, language: str = "auto", form: str = "full") -> str:
     """What shapes a page besides its text and its model: prompt, length cap, page language and
     what the model is asked for (``Endpoint.page_form``)."""

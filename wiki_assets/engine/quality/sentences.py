@@ -78,7 +78,7 @@ class SentenceCheck:
         status = str(value.get("status"))
         return cls(
             value["text"],
-            str(value.get("part") or SUMMARY),
+            _part(value),
             Support(status) if status in Support._value2member_map_ else Support.UNCHECKED,
             found,
             str(value.get("document_says") or ""),
@@ -121,10 +121,18 @@ def quotable(description: str, prose: Any) -> str:
     """What may be quoted of a page's ``description`` (a digest, a bot): where ``prose`` (a
     result's journaled sentence checks) checked it, its supported sentences only; unchecked
     (a result journaled before sentences were checked) the description as it is."""
-    checked = [s for s in ProseCheck.from_json(prose).sentences if s.part == DESCRIPTION]
+    # Only the description's sentences are read (a page's events quote every page written).
+    items = prose if isinstance(prose, list) else []
+    mine = [item for item in items if isinstance(item, dict) and _part(item) == DESCRIPTION]
+    checked = ProseCheck.from_json(mine).sentences
     if not checked:
         return description
     return " ".join(s.text for s in checked if s.status is Support.SUPPORTED)
+
+
+def _part(value: dict[str, Any]) -> str:
+    """The part a journaled sentence is of (the summary, where it does not say)."""
+    return str(value.get("part") or SUMMARY)
 
 
 def prose_sentences(description: str, summary: str) -> list[tuple[str, str]]:
