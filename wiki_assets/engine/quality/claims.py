@@ -48,17 +48,25 @@ class _Document:
         self.raw = self.units.raw_lines
         self.besides = frozenset(sentence_units(normalize(title)))
         self.normalized = f" {normalize(text)} "
-        self._quantities: list[Quantity] | None = None  # worked out once a sentence states one
+        self._given: list[Quantity] = []  # the quantities of the lines read so far
+        self._unread = iter(self.raw)  # the lines not read yet
 
     def lines(self, first: int, last: int) -> list[tuple[int, str]]:
         return [(n, self.raw[n - 1]) for n in range(first, last + 1) if self.raw[n - 1].strip()]
 
     def states(self, quantity: Quantity) -> bool:
-        if self._quantities is None:  # (every quantity has a digit: the other lines have none)
-            self._quantities = [
-                given for line in self.raw if _DIGIT.search(line) for given in quantities(line)
-            ]
-        return any(agrees(quantity, given) for given in self._quantities)
+        """Whether a line of the document gives ``quantity``. Lines are read as far as it takes
+        (a quantity the document gives is found before its last line, most often)."""
+        if any(agrees(quantity, given) for given in self._given):
+            return True
+        for line in self._unread:
+            if not _DIGIT.search(line):
+                continue  # every quantity has a digit
+            found = quantities(line)
+            self._given += found
+            if any(agrees(quantity, given) for given in found):
+                return True
+        return False
 
 
 def check_prose(

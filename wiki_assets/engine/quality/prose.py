@@ -161,7 +161,7 @@ class DocumentUnits(Source):
         self._units: dict[int, frozenset[str]] = {}
         self._numbers: dict[int, frozenset[str]] = {}
         self._found: dict[str, set[int]] = {}  # unit -> the lines with it (_lines_with)
-        self._searched: dict[tuple[str, frozenset[str]], tuple[Passage | None, bool]] = {}
+        self._searched: dict[tuple[str, frozenset[str]], tuple[Passage | None, bool | None]] = {}
 
     def _lines_with(self, unit: str) -> set[int]:
         """The lines whose text has ``unit`` in it (a unit is part of the word it comes from).
@@ -184,7 +184,13 @@ class DocumentUnits(Source):
         """Whether a passage of at most :data:`MAX_CITED_LINES` lines holds at least
         :data:`AGREEMENT` of ``sentence``'s content units (but those of ``besides``) and every
         number it states."""
-        return self._search(normalize(sentence), besides)[1]
+        said = normalize(sentence)
+        holds = self._search(said, besides)[1]
+        if holds is None:  # numbers alone: looked for only now that it is asked
+            units, _, stated = _sought(said, besides)
+            holds = self._holds(units, units, stated)
+            self._searched[said, besides] = (None, holds)
+        return holds
 
     def passage(self, sentence: str, besides: frozenset[str] = frozenset()) -> Passage | None:
         """The passage of at most :data:`MAX_CITED_LINES` lines that holds the most of
@@ -192,7 +198,7 @@ class DocumentUnits(Source):
         any. Its lines are trimmed to those that hold some of the words."""
         return self._search(normalize(sentence), besides)[0]
 
-    def _search(self, said: str, besides: frozenset[str]) -> tuple[Passage | None, bool]:
+    def _search(self, said: str, besides: frozenset[str]) -> tuple[Passage | None, bool | None]:
         """:meth:`passage` and :meth:`holds` of a normalised sentence, worked out together (the
         same windows answer both) and remembered: the prose's rules ask the one and the grounded
         check the other of the same sentences."""
@@ -204,9 +210,9 @@ class DocumentUnits(Source):
 
     def _look(
         self, units: frozenset[str], words: frozenset[str], stated: frozenset[str]
-    ) -> tuple[Passage | None, bool]:
-        if not words:  # numbers alone (or nothing): no passage, and holds looks for the numbers
-            return None, bool(units) and self._holds(units, units, stated)
+    ) -> tuple[Passage | None, bool | None]:
+        if not words:  # numbers alone (or nothing): no passage; whether any window holds the
+            return None, None if units else False  # numbers is left until it is asked
         needed = AGREEMENT * len(units)
         # Candidate passages start at a line that has one of the sentence's words (a number is
         # in too many lines to say where to look).
