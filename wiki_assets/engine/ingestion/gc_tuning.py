@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-YOUNG_THRESHOLD = 10_000
+YOUNG_THRESHOLD = 50_000
 """Net container allocations between two young passes during a run (CPython's default: 700)."""
 
 _lock = threading.Lock()
