@@ -46,6 +46,7 @@ class Status(StrEnum):
     UNCHECKED = "unchecked"  # journaled before evidence was checked
 
 
+_STATUS = {status.value: status for status in Status}  # a journaled value -> its status
 _EXPLAINED = {
     Status.VERIFIED: "",
     Status.NOT_FOUND: "not found in the document",
@@ -101,11 +102,10 @@ class PointCheck:
         lines = None
         if isinstance(found, list) and len(found) == 2 and all(isinstance(n, int) for n in found):
             lines = (found[0], found[1])
-        known = status in Status._value2member_map_
         where = value.get("where") if isinstance(value, dict) else None
         return cls(
             point["text"],
-            Status(str(status)) if known else Status.UNCHECKED,
+            _STATUS.get(status, Status.UNCHECKED) if isinstance(status, str) else Status.UNCHECKED,
             lines,
             where if isinstance(where, str) else None,
         )

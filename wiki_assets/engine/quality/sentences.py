@@ -36,6 +36,9 @@ class Support(StrEnum):
     UNCHECKED = "unchecked"
 
 
+_SUPPORT = {status.value: status for status in Support}  # a journaled value -> its status
+
+
 @dataclass(frozen=True, slots=True)
 class SentenceCheck:
     """One sentence of the description (``part`` ``description``) or the summary, its status,
@@ -79,7 +82,7 @@ class SentenceCheck:
         return cls(
             value["text"],
             _part(value),
-            Support(status) if status in Support._value2member_map_ else Support.UNCHECKED,
+            _SUPPORT.get(status, Support.UNCHECKED),
             found,
             str(value.get("document_says") or ""),
             str(value.get("checked_by") or RULES),

@@ -27,8 +27,12 @@ def escape(text: str, *, block: bool = False) -> str:
     """``text`` as literal markdown: HTML neutralised (``&``, ``<``, ``>``) and no line that could
     open or close front matter (``---``). Inline text (the default) is folded onto one line;
     ``block`` keeps the lines of a paragraph such as a summary."""
-    lines = text.splitlines() if block else [" ".join(text.split())]
-    return "\n".join("\\---" if line.strip() == "---" else _html(line) for line in lines)
+    if not block:  # (most calls: one line, no generator)
+        line = " ".join(text.split())
+        return "\\---" if line == "---" else _html(line)
+    return "\n".join(
+        "\\---" if line.strip() == "---" else _html(line) for line in text.splitlines()
+    )
 
 
 def _html(text: str) -> str:
@@ -71,6 +75,10 @@ _FRONT_STRING: Callable[[str], str] = json.encoder.encode_basestring
 def _front_value(value: object) -> str:
     if isinstance(value, str):
         return _FRONT_STRING(value)
+    if type(value) is int:  # (not a bool) as JSON writes it, without the encoder
+        return int.__repr__(value)
+    if type(value) is bool:
+        return "true" if value else "false"
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return f"[{', '.join(map(_FRONT_STRING, value))}]"
     return _FRONT_VALUE(value)
