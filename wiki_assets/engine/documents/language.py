@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 
-_HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
-_LETTER = re.compile(r"[^\W\d_]")
+# What is not a Hangul letter, and what is not a letter: what is left once they are taken out is
+# counted (no list of one-letter matches is built).
+_NOT_HANGUL = re.compile(r"[^\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]+")
+_NOT_LETTER = re.compile(r"[\W\d_]+")
 LANGUAGES = {"ko": "Korean", "en": "English"}
 
 
@@ -26,6 +28,8 @@ def detect_language(text: str) -> str:
     else 'en'. Enough to keep a Korean document's page in Korean; other scripts fall back to
     asking the model to use the document's own language."""
     sample = text[:4000]
-    letters = len(_LETTER.findall(sample))
-    hangul = len(_HANGUL.findall(sample))
-    return "ko" if letters and hangul / letters >= 0.2 else "en"
+    letters = len(_NOT_LETTER.sub("", sample))
+    if not letters:
+        return "en"
+    hangul = len(_NOT_HANGUL.sub("", sample))
+    return "ko" if hangul / letters >= 0.2 else "en"
