@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 
 from wiki_assets.engine.answers.candidate import Candidate
-from wiki_assets.engine.answers.results import Notes, Summary
+from wiki_assets.engine.answers.results import Judgement, Notes, Summary
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded, concurrency_for
+from wiki_assets.engine.dispatch.judges import Judges, Judging
 from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.ingestion.candidates import plan_beside_helper
 from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES
@@ -42,6 +43,7 @@ class HangingModel:
 
     def __init__(self, *, stubborn: bool = False) -> None:
         self.sent = 0
+        self.judged = 0
         self.cancelled = 0
         self.stubborn = stubborn  # its end, once begun, is not cut short by another cancel
 
@@ -77,6 +79,16 @@ class HangingModel:
 
     async def notes(self, path: str, text: str, part: int, parts: int, language: str) -> Notes:
         raise AssertionError("no long documents here")
+
+    async def judge(self, text: str, sentences: Sequence[str]) -> Judgement:
+        self.judged += 1
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            await self._closing()
+            self.cancelled += 1
+            raise
+        raise AssertionError("unreachable")
 
     async def close(self) -> None:
         pass
@@ -201,6 +213,38 @@ def test_a_worker_cancelled_again_leaves_no_request_behind() -> None:
 
     assert asyncio.run(run()) == set()
     assert model.cancelled == 3
+
+
+def test_a_judge_cancelled_again_leaves_no_request_behind() -> None:
+    """A worker cancelled a second time while it waits for its cancelled judge's request to end
+    ends before the request does: the request stays out, and the run's end waits for it."""
+    model = HangingModel(stubborn=True)
+
+    async def until_cancelled(ready: Callable[[], bool]) -> None:
+        await asyncio.Event().wait()  # the dispatcher's wait: no work comes back meanwhile
+
+    async def run() -> tuple[int, set[asyncio.Task[object]]]:
+        lane = dispatcher_on(model, Leases()).lanes[0]
+        judges = Judges(
+            apply=Work().judged, retry=lambda job, flags: None, budget=1, wait=until_cancelled
+        )
+        doc = SourceDocument("c/0.md", "c", 10, "h")
+        judging = Judging(doc.path, "text", ("A sentence.",), 1, Job(doc, doc.path), None)
+        worker = asyncio.create_task(judges.judge(judging, lane, lambda: False))
+        await asyncio.sleep(0.001)
+        assert model.judged == 1
+        for _ in range(2):  # the second cancel finds the worker waiting for its request
+            worker.cancel()
+            await asyncio.sleep(0.001)
+        assert worker.done()
+        still_out = len(judges.out)
+        await judges.wait_out()
+        return still_out, others()
+
+    still_out, left = asyncio.run(run())
+    assert still_out == 1  # its worker ended first
+    assert left == set()
+    assert model.cancelled == 1  # ended as cancelled once, its cleanup not cut short
 
 
 def test_a_cancelled_run_over_http_leaves_no_request_behind() -> None:

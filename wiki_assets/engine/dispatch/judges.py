@@ -31,6 +31,7 @@ from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.opinions import BUDGET, FAILED, RUN_DONE, Tally
 from wiki_assets.engine.dispatch.queue import Job
 from wiki_assets.engine.errors import ModelError
+from wiki_assets.engine.tasks import cancel_and_wait
 
 TRUSTED = 0.75  # a judge's estimated share of controls right, from which its verdicts apply
 USELESS = 0.6  # below this after EVIDENCE controls, a judge is asked no more
@@ -133,13 +134,15 @@ class Judges:
         lane.tally.requests += 1
         task = asyncio.create_task(lane.client.judge(judging.text, judging.sentences))
         task.add_done_callback(lambda _: self.wake())
+        # Out until it has ended: one this worker could not wait for (cancelled again while it
+        # waited) is waited for as the run ends (wait_out).
         self.out.add(task)
+        task.add_done_callback(self.out.discard)
         try:
             if self.wait is not None:
                 await self.wait(lambda: task.done() or preempted())
             await asyncio.wait((task,), timeout=None if self.wait is None else 0)
         finally:
-            self.out.discard(task)
             if not task.done():
                 task.cancel()
                 await asyncio.wait((task,))
@@ -163,6 +166,11 @@ class Judges:
         flags = await self.apply(judging, lane, judgement, lambda n, r: self.learned(lane, n, r))
         if flags and not judging.job.second_opinion:
             self.retry(judging.job, flags)
+
+    async def wait_out(self) -> None:
+        """Cancel the judges' requests still out and wait for them to end: none outlives the
+        run."""
+        await cancel_and_wait(self.out)
 
     def end(self, lanes: Sequence[Lane]) -> None:
         """The run ends: the requests out are cancelled and the pages waiting dropped; those no

@@ -131,6 +131,7 @@ class Dispatcher:
             self.tally.second_opinions_skipped = dict(self.opinions.skipped)
             self.tally.judgements_skipped = dict(self.judges.skipped)
             await self.requests.end()  # (one its worker could not wait for)
+            await self.judges.wait_out()
 
     def stop(self, reason: str, *, cancel: bool = True) -> None:
         """End the run early: no new requests; with ``cancel``, requests in flight are cancelled
