@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -433,6 +434,27 @@ def test_a_stopped_child_server_leaves_no_thread_behind(fails: bool) -> None:
     assert alive_since(before) == set()
 
 
+def test_a_child_server_ends_on_sigterm_where_its_parent_ignores_it() -> None:
+    """A process that ignores SIGTERM (started in the background, then a Dagster run in it)
+    does not pass that on to the servers it starts: each ends on the SIGTERM that stops it, not
+    on the SIGKILL STOP_WAIT_S later."""
+    script = (
+        "import signal\n"
+        "import sys\n"
+        "from wiki_assets.engine.model.child_server import child_server, free_port\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "port = free_port()\n"
+        "command = [sys.executable, '-m', 'http.server', str(port), '--bind', '127.0.0.1']\n"
+        "with child_server(command, f'http://127.0.0.1:{port}/', 'server', 60) as server:\n"
+        "    pass\n"
+        "print(server.process.returncode)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split() == [str(-signal.SIGTERM)], done.stderr
+
+
 class Interrupted(Exception):
     pass
 
@@ -475,14 +497,9 @@ def test_output_held_open_after_the_stop_holds_up_the_stop_a_bounded_time(
     before = set(threading.enumerate())
     port = free_port()
     # Only the background sleep ignores SIGTERM (a subshell's trap): a SIGTERM that comes early,
-    # before the server is exec'd, still ends the child at once. The server takes SIGTERM's
-    # default itself: a shell cannot undo a SIGTERM ignored by whatever started the test run.
-    serve = (
-        "import runpy, signal, sys; signal.signal(signal.SIGTERM, signal.SIG_DFL); "
-        f"sys.argv = ['http.server', '{port}', '--bind', '127.0.0.1']; "
-        "runpy.run_module('http.server', run_name='__main__')"
-    )
-    script = f'(trap "" TERM; exec sleep 60) & exec "{sys.executable}" -c "{serve}"'
+    # before the server is exec'd, still ends the child at once.
+    serve = f'"{sys.executable}" -m http.server {port} --bind 127.0.0.1'
+    script = f'(trap "" TERM; exec sleep 60) & exec {serve}'
     url = f"http://127.0.0.1:{port}/"
     with child_server(["sh", "-c", script], url, "server", 60) as server:
         stopping = time.monotonic()

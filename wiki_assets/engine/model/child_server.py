@@ -18,6 +18,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -112,6 +113,21 @@ def exit_message(
     return message + "\n  its last output:\n" + "\n".join(f"  | {line}" for line in lines)
 
 
+# The child is started with SIGTERM at its default, whatever this process does with it: stop()
+# ends it with SIGTERM. A SIGTERM ignored here would be ignored by every child (an ignored signal
+# stays ignored across exec), and each stop would wait STOP_WAIT_S for SIGKILL. A process may
+# well ignore it: a job started in the background (`cmd &`) ignores SIGINT, and after a Dagster
+# run in the process SIGTERM is handled as SIGINT is (dagster._utils.interrupts).
+_WITH_SIGTERM = (
+    sys.executable,
+    "-I",
+    "-S",
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGTERM, signal.SIG_DFL); "
+    "os.execvp(sys.argv[1], sys.argv[1:])",
+)
+
+
 @contextmanager
 def child_server(
     command: Sequence[str],
@@ -125,7 +141,7 @@ def child_server(
     :class:`EmbeddedModelUnavailable` naming ``label`` (e.g. "llama.cpp server"), with how it
     exited and its last lines."""
     process = subprocess.Popen(
-        list(command),
+        [*_WITH_SIGTERM, *command],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
