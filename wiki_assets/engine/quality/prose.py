@@ -211,8 +211,11 @@ class DocumentUnits(Source):
     def _look(
         self, units: frozenset[str], words: frozenset[str], stated: frozenset[str]
     ) -> tuple[Passage | None, bool | None]:
-        if not words:  # numbers alone (or nothing): no passage; whether any window holds the
-            return None, None if units else False  # numbers is left until it is asked
+        """(passage, holds) of a sentence's units, words and numbers (:func:`_sought`). A
+        sentence of numbers alone has no passage, and whether a window holds it is left None
+        until :meth:`holds` asks (the prose's rules never do)."""
+        if not words:
+            return None, (None if units else False)
         needed = AGREEMENT * len(units)
         # Candidate passages start at a line that has one of the sentence's words (a number is
         # in too many lines to say where to look).
@@ -240,6 +243,7 @@ class DocumentUnits(Source):
         return best, holds
 
     def _holds(self, units: frozenset[str], words: frozenset[str], stated: frozenset[str]) -> bool:
+        """Whether a window starting at a line with one of ``words`` holds the sentence."""
         needed = AGREEMENT * len(units)
         lines_of = {unit: self._lines_with(unit) for unit in words}
         if sum(1 for found in lines_of.values() if found) + len(units - words) < needed:
