@@ -72,6 +72,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_roots(command: argparse.ArgumentParser, *, synced: bool = True) -> None:
+    """The roots a command reads: ``--synced`` (where it has one) and ``--wiki``."""
+    if synced:
+        command.add_argument("--synced", type=Path, help="synced root (default: synced/)")
+    command.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
+
+
 def _add_ingest(subcommands: Subcommands) -> None:
     ingest = subcommands.add_parser(
         "ingest",
@@ -80,8 +87,7 @@ def _add_ingest(subcommands: Subcommands) -> None:
         epilog=INGEST_REDO,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ingest.add_argument("--synced", type=Path, help="synced root (default: synced/)")
-    ingest.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
+    _add_roots(ingest)
     ingest.add_argument(
         "--config",
         type=Path,
@@ -102,8 +108,7 @@ def _add_plan(subcommands: Subcommands) -> None:
         "estimate of tokens and time from the fleet's rates recorded in $DAGSTER_HOME. Runs no "
         "sync command and writes nothing.",
     )
-    plan.add_argument("--synced", type=Path, help="synced root (default: synced/)")
-    plan.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
+    _add_roots(plan)
     plan.add_argument("--config", type=Path, help="YAML run config layered over the project file")
     plan.add_argument("--json", action="store_true", help="print the plan as one JSON object")
 
@@ -151,8 +156,7 @@ def _add_check(subcommands: Subcommands) -> None:
         "from index.md) exit 1; warnings (a page older than its source, a failed document) "
         "exit 0. Reads only; runs no model.",
     )
-    check.add_argument("--synced", type=Path, help="synced root (default: synced/)")
-    check.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
+    _add_roots(check)
     check.add_argument(
         "--max-flagged-share",
         type=float,
@@ -172,7 +176,7 @@ def _add_digest(subcommands: Subcommands) -> None:
         "WIKI_ASSETS_DIGEST_TIMEZONE, default UTC) unless --timezone is given.",
     )
     digest.add_argument("--day", required=True, metavar="YYYY-MM-DD", help="the day to digest")
-    digest.add_argument("--wiki", type=Path, help="wiki root (default: wiki/)")
+    _add_roots(digest, synced=False)
     digest.add_argument("--timezone", metavar="NAME", help="IANA timezone of the day")
     digest.add_argument("--json", action="store_true", help="print the digest's JSON on stdout")
 
