@@ -37,10 +37,16 @@ def _run(
 ) -> tuple[dict, list]:
     """Two models that write pages whose summary contradicts its document (or ``behaviour``),
     four workers each: at the end of the run, the faster model has no document left while the
-    other's last requests are out, and judges the other model's pages meanwhile."""
+    other's last requests are out, and judges the other model's pages meanwhile.
+
+    The slower model is slower by a fixed 0.3 s per answer, not by
+    a lower token rate: its answers then come well apart from the faster model's at every round,
+    so which model takes the last documents, and so the idle time left to judge, does not hang
+    on a few milliseconds of a busy machine's scheduling."""
     synced = _mirror(tmp_path, 24)
-    sims = [SimModel(model=name, behaviour=behaviour, judge=judge, per_request_tps=tps)
-            for name, tps in (("a", 400), ("b", 300))]  # fmt: skip
+    sims = [SimModel(model=name, behaviour=behaviour, judge=judge, per_request_tps=400,
+                     latency_s=latency)
+            for name, latency in (("a", 0.0), ("b", 0.3))]  # fmt: skip
     with SimServer(sims[0]) as a, SimServer(sims[1]) as b:
         report = ingest(
             synced_root=synced, wiki_root=tmp_path / "wiki", collections=["travel"],
