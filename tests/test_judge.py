@@ -39,10 +39,10 @@ def _run(
     four workers each: at the end of the run, the faster model has no document left while the
     other's last requests are out, and judges the other model's pages meanwhile.
 
-    The slower model is slower by a fixed 0.3 s per answer, not by
-    a lower token rate: its answers then come well apart from the faster model's at every round,
-    so which model takes the last documents, and so the idle time left to judge, does not hang
-    on a few milliseconds of a busy machine's scheduling."""
+    The slower model is slower by a fixed 0.3 s per answer, not by a lower token rate: its
+    answers then come well apart from the faster model's at every round, so which model takes
+    the last documents, and so the idle time left to judge, does not hang on a few milliseconds
+    of a busy machine's scheduling."""
     synced = _mirror(tmp_path, 24)
     sims = [SimModel(model=name, behaviour=behaviour, judge=judge, per_request_tps=400,
                      latency_s=latency)
