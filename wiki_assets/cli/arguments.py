@@ -62,7 +62,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="wiki-assets", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="wiki-assets",
+        description="The same sync-then-ingest as the daily schedule, run in-process through "
+        "Dagster; and the wiki's plan, run history, checks and digest.",
+    )
     subcommands = parser.add_subparsers(dest="command", required=True)
     _add_ingest(subcommands)
     _add_plan(subcommands)
