@@ -16,4 +16,3 @@ synced_documents = dg.AssetSpec(
         "version changed, so every synced collection counts as present."
     ),
 )
-

@@ -158,5 +158,3 @@ def plan_lines(states: list[CollectionState]) -> list[str]:
 def counted(counts: dict[str, int]) -> str:
     """``why count`` for each why, by name."""
     return ", ".join(f"{why} {count}" for why, count in sorted(counts.items()))
-
-

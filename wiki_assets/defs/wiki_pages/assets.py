@@ -114,4 +114,3 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         backfill_policy=backfill_policy(),
         kinds={"openai", "markdown"},
     )(wiki_pages)
-

@@ -19,4 +19,3 @@ def backfill_policy() -> dg.BackfillPolicy:
     if per_run is None:
         return dg.BackfillPolicy.single_run()
     return dg.BackfillPolicy.multi_run(max_partitions_per_run=per_run)
-

@@ -41,4 +41,3 @@ def dials_with_defaults(dials: IngestConfig) -> type[IngestConfig]:
 def run_config(dials: IngestConfig) -> dict[str, Any]:
     """Run config for the ingest job: the dials, and the aligned console logger."""
     return {"ops": {node(WIKI_PAGES): {"config": dials.model_dump()}}, **LOGGERS}
-
