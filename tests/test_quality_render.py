@@ -11,7 +11,8 @@ from typing import Any
 
 from conftest import page_record
 
-from wiki_assets.engine.quality import PointCheck, Status, Verdict
+from wiki_assets.engine.answers.page import PageDraft
+from wiki_assets.engine.quality import PointCheck, Status, Verdict, assess
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.wiki.files import INDEX_PAGE, Wiki
@@ -228,3 +229,44 @@ def _record(journal: Journal, path: str, result: dict[str, Any]) -> None:
         result=result,
     )
     journal.mark_written([path])
+
+
+def test_a_description_and_summary_of_a_dash_show_as_none(tmp_path: Path) -> None:
+    """A small model answered "-" for both: the checks flag them missing, and the page, the
+    index and the catalog show no description and no summary (not a dash, which the mark after
+    it would turn into a list item, "- *(unchecked)*")."""
+    document = "# Architecture\n\nThe gateway terminates TLS and checks account keys.\n"
+    draft = PageDraft(title="Architecture", description="-", summary="-", key_points=[])
+    assessment = assess(
+        draft, document, title="Architecture", language="English", finish_reason="stop"
+    )
+    assert assessment.prose.sentences == ()  # a dash is no sentence to check
+    flags = set(assessment.verdict.reasons)
+    assert {"missing_description", "missing_summary"} <= flags
+    result = {
+        **draft.model_dump(),
+        **assessment.result_fields(),
+        "model": "m",
+        "prompt_version": "1",
+        "generated": "now",
+        "prompt_tokens": 1,
+        "completion_tokens": 1,
+        "finish_reason": "stop",
+    }
+    wiki = Wiki(tmp_path)
+    with Journal(StateStore(wiki.state_dir)) as journal:
+        _record(journal, "eng/architecture.md", result)
+        build_index(journal, wiki)
+    text = (tmp_path / "eng/architecture.md").read_text(encoding="utf-8")
+    assert front_matter(text)["description"] == ""
+    body = text.split("\n---\n", 1)[1]
+    assert "(unchecked)" not in body
+    assert not any(
+        line.strip(" >") == "-" or line.startswith(("- *", "> -")) for line in body.splitlines()
+    )
+    assert "the page has no description" in body  # the review callout says why
+    index = (tmp_path / INDEX_PAGE).read_text(encoding="utf-8")
+    listed = [line for line in index.splitlines() if "(eng/architecture.md)" in line]
+    assert listed and all(not line.endswith(" — -") for line in listed)
+    catalog = [json.loads(line) for line in (tmp_path / "catalog.jsonl").read_text().splitlines()]
+    assert catalog[0]["description"] == "" and catalog[0]["summary"] == ""

@@ -20,7 +20,7 @@ from wiki_assets.engine.quality.evidence import PointCheck
 from wiki_assets.engine.quality.prose import DocumentUnits, grounded, says_nothing
 from wiki_assets.engine.quality.sentences import NOTHING_CHECKED, ProseCheck, Support
 from wiki_assets.engine.quality.topics import junk_topic, placeholder_topic
-from wiki_assets.engine.quality.units import normalize, units_and_numbers
+from wiki_assets.engine.quality.units import normalize, units_and_numbers, wordless
 from wiki_assets.engine.quality.verdict import Reason, Verdict
 
 __all__ = ["CHECKS", "Written", "check_page"]
@@ -198,7 +198,7 @@ def missing_title(page: Written) -> bool:
 
 
 def missing_description(page: Written) -> bool:
-    return not normalize(page.description)
+    return wordless(page.description)
 
 
 def missing_summary(page: Written) -> bool:

@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 from wiki_assets.engine.documents.markdown import SENTENCE_END
+from wiki_assets.engine.quality.units import wordless
 
 __all__ = [
     "DESCRIPTION",
@@ -140,9 +141,14 @@ def _part(value: dict[str, Any]) -> str:
 
 def prose_sentences(description: str, summary: str) -> list[tuple[str, str]]:
     """(part, sentence) of the description and the summary, in order: split at a sentence's
-    closing mark or a line break, as the page shows them."""
+    closing mark or a line break, as the page shows them (a piece with no word, such as a
+    dash, is no sentence)."""
     found: list[tuple[str, str]] = []
     for part, text in ((DESCRIPTION, description), (SUMMARY, summary)):
         for line in text.splitlines():
-            found += [(part, piece.strip()) for piece in SENTENCE_END.split(line) if piece.strip()]
+            found += [
+                (part, piece.strip())
+                for piece in SENTENCE_END.split(line)
+                if piece.strip() and not wordless(piece)
+            ]
     return found

@@ -39,6 +39,13 @@ def normalize(text: str) -> str:
     return _normalize_short(text) if len(text) <= _SHORT else _normalize_long(text)
 
 
+def wordless(text: str) -> bool:
+    """Whether ``text`` has no word and no number ("-", "…", "—"): a description or summary
+    of that is none (the checks flag it missing, a page shows nothing), and a sentence of that
+    is none to check."""
+    return not normalize(text)
+
+
 _SHORT = 300  # characters: a title, a sentence, a line
 _normalize_short = functools.lru_cache(maxsize=8192)(_normalize)
 # A document: too big to keep many, and one page's checks are done before the next page's.

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from wiki_assets.engine.quality.evidence import PointCheck, Status
 from wiki_assets.engine.quality.sentences import ProseCheck, SentenceCheck
 from wiki_assets.engine.quality.topics import kept_topics
+from wiki_assets.engine.quality.units import wordless
 from wiki_assets.engine.quality.verdict import Verdict
 from wiki_assets.engine.state.journal import Entry
 
@@ -90,8 +91,9 @@ class Page:
             source=entry.path,
             source_hash=entry.content_hash,
             title=result["title"],
-            description=result.get("description", ""),
-            summary=result["summary"],
+            # A description or summary with no word in it ("-") is none: the page shows nothing.
+            description=_said(result.get("description", "")),
+            summary=_said(result["summary"]),
             key_points=tuple(
                 point
                 for point in map(PointCheck.from_json, result.get("key_points") or ())
@@ -116,6 +118,10 @@ class Page:
             extractor=result.get("extractor"),
             prose=ProseCheck.from_json(result.get("prose")).sentences,
         )
+
+
+def _said(text: str) -> str:
+    return "" if wordless(text) else text
 
 
 def now_iso() -> str:

@@ -128,7 +128,8 @@ def render_page(page: Page) -> str:
             lines += [ungrounded_note(page.language), ""]
     elif page.hit_max_tokens:
         lines += ["> [!warning] The model hit the max_tokens limit on this page.", ""]
-    lines += [checked_prose(page.summary, page.prose, SUMMARY), ""]
+    if page.summary:
+        lines += [checked_prose(page.summary, page.prose, SUMMARY), ""]
     lines += _key_points(page.key_points)
     if page.headings:
         lines += ["## Headings", ""]
