@@ -29,6 +29,7 @@ from conftest import (
 from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.definitions import build_defs
 from wiki_assets.defs.sync import PARTITION_RANGE_START
+from wiki_assets.defs.sync.observe import CODE_VERSION_TAG
 from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine.errors import NO_SPACE
 from wiki_assets.engine.state.journal import SUMMARIZED, Journal
@@ -40,6 +41,7 @@ from wiki_assets.engine.wiki.audit import (
 )
 from wiki_assets.engine.wiki.catalog import CATALOG_FILE
 from wiki_assets.engine.wiki.files import INDEX_PAGE
+from wiki_assets.engine.wiki.render import LAYOUT_VERSION
 from wiki_assets.simulator import SimServer
 
 FAST = IngestConfig(flush_seconds=0.2, workers_per_model=4, claim_size=4)
@@ -118,6 +120,36 @@ def test_the_schedule_finishes_an_index_step_that_failed(
     assert result.success and sim.snapshot().answered == answered
     whole(workspace)
     assert "up to date" in (daily_tick(defs, instance).skip_message or "")
+
+
+def test_pages_of_another_layout_are_laid_out_again_without_a_model(
+    workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
+) -> None:
+    """An upgrade that changes how pages show the same answers (LAYOUT_VERSION, wiki_index's
+    code version), with no document changed: the next run builds the index alone, which writes
+    every page in this version's layout from its journaled answer, and asks no model."""
+    summarizer = summarizer_for(sim)
+    assert sync_then_ingest(instance, workspace.corpus, summarizer, FAST).success
+    page = workspace.wiki / "people" / "leave-policy.md"
+    laid_out = page.read_text(encoding="utf-8")
+    # The wiki as an older version left it: a page in its layout, the index built by it.
+    page.write_text(laid_out.replace("## Key points", "## Key Points"), encoding="utf-8")
+    older = dg.AssetMaterialization("wiki_index", tags={CODE_VERSION_TAG: "2026-01-01"})
+    instance.report_runless_asset_event(older)
+    answered = sim.snapshot().answered
+
+    healed = sync_then_ingest(instance, workspace.corpus, summarizer, FAST)
+    assert healed.success, healed.error
+    assert healed.plan.pending == []
+    assert healed.plan.repair == [
+        f"the wiki's files have the layout 2026-01-01, this version's is {LAYOUT_VERSION}"
+    ]
+    assert sim.snapshot().answered == answered  # laid out again from the journaled answers
+    assert page.read_text(encoding="utf-8") == laid_out
+    whole(workspace)
+    # The index it built has this version's layout: the run after it has nothing to do.
+    again = sync_then_ingest(instance, workspace.corpus, summarizer, FAST)
+    assert again.run_id is None and again.plan.repair == []
 
 
 def test_deleted_index_catalog_and_page_are_noticed_and_written_again(

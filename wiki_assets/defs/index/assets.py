@@ -10,6 +10,7 @@ from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.defs.tags import tag_source
 from wiki_assets.engine.wiki.audit import NO_DANGLING_LINKS, audit_wiki
 from wiki_assets.engine.wiki.index import index_wiki
+from wiki_assets.engine.wiki.render import LAYOUT_VERSION
 
 
 @dg.asset(
@@ -17,6 +18,7 @@ from wiki_assets.engine.wiki.index import index_wiki
     deps=[WIKI_PAGES],
     group_name="wiki",
     kinds={"markdown"},
+    code_version=LAYOUT_VERSION,
     # Rebuilt whenever pages change, by the ingest job itself or, for runs that only select
     # wiki_pages (a UI backfill), by Dagster's automation when it is on.
     automation_condition=dg.AutomationCondition.eager(),

@@ -26,6 +26,7 @@ from wiki_assets.defs.wiki_pages.config import IngestConfig, run_config
 from wiki_assets.engine import CollectionState, survey
 from wiki_assets.engine.errors import WikiAssetsError
 from wiki_assets.engine.wiki.index import unfinished
+from wiki_assets.engine.wiki.render import LAYOUT_VERSION
 
 # Where sync's events on synced_documents go: a run's log_event, or the instance's runless events.
 Record = Callable[[dg.AssetObservation | dg.AssetMaterialization], Any]
@@ -200,6 +201,8 @@ def unfinished_index(
       written pages missing (the build writes pages again from their journaled answers);
     * a run that wrote pages and failed or was cancelled after the last index was built (its
       index step failed on a full disk, or it never got there);
+    * the last index built with another layout of the wiki's files (:data:`LAYOUT_VERSION`: this
+      version of wiki_assets shows the same answers otherwise);
     * with ``after_pages``, pages materialized after the last index (a run killed in its index
       step, still "started" to Dagster). The schedule leaves this one out: the automation sensor
       builds the index after a UI materialization of ``wiki_pages`` alone, and a tick must not
@@ -211,6 +214,13 @@ def unfinished_index(
         return []
     index = instance.get_latest_materialization_event(WIKI_INDEX)
     built = index.timestamp if index is not None else 0.0
+    materialized = index.asset_materialization if index is not None else None
+    if materialized is not None:
+        laid_out = (materialized.tags or {}).get(CODE_VERSION_TAG) or "unknown"
+        if laid_out != LAYOUT_VERSION:
+            found.append(
+                f"the wiki's files have the layout {laid_out}, this version's is {LAYOUT_VERSION}"
+            )
     pages = instance.get_latest_materialization_event(WIKI_PAGES)
     if after_pages and pages is not None and pages.timestamp > built:
         found.append("the index was not built after the pages' last run")
@@ -231,6 +241,7 @@ def unfinished_index(
 
 
 DATA_VERSION_TAG = "dagster/data_version"
+CODE_VERSION_TAG = "dagster/code_version"  # on a materialization, its asset's code version then
 
 
 def report_collections(

@@ -22,6 +22,11 @@ from wiki_assets.engine.quality.verdict import Reason
 from wiki_assets.engine.wiki.files import INDEX_PAGE
 from wiki_assets.engine.wiki.record import Link, Page
 
+LAYOUT_VERSION = "2026-12-06"
+"""The layout of the wiki's files: its pages, ``index.md`` and ``catalog.jsonl``. Bump it whenever
+what they show of the same journaled answers changes: the next run, or the schedule's next tick,
+then rebuilds them from the journal and asks no model (it is ``wiki_index``'s code version)."""
+
 
 def escape(text: str, *, block: bool = False) -> str:
     """``text`` as literal markdown: HTML neutralised (``&``, ``<``, ``>``) and no line that could
