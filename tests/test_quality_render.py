@@ -243,6 +243,7 @@ def test_a_description_and_summary_of_a_dash_show_as_none(tmp_path: Path) -> Non
     assert assessment.prose.sentences == ()  # a dash is no sentence to check
     flags = set(assessment.verdict.reasons)
     assert {"missing_description", "missing_summary"} <= flags
+    assert "ungrounded_summary" not in flags  # no sentence to ground, none to call unchecked
     result = {
         **draft.model_dump(),
         **assessment.result_fields(),
@@ -265,6 +266,7 @@ def test_a_description_and_summary_of_a_dash_show_as_none(tmp_path: Path) -> Non
         line.strip(" >") == "-" or line.startswith(("- *", "> -")) for line in body.splitlines()
     )
     assert "the page has no description" in body  # the review callout says why
+    assert "[!caution] Unchecked" not in body
     index = (tmp_path / INDEX_PAGE).read_text(encoding="utf-8")
     listed = [line for line in index.splitlines() if "(eng/architecture.md)" in line]
     assert listed and all(not line.endswith(" — -") for line in listed)

@@ -142,7 +142,7 @@ def test_pages_of_another_layout_are_laid_out_again_without_a_model(
     assert healed.success, healed.error
     assert healed.plan.pending == []
     assert healed.plan.repair == [
-        f"the wiki's files have the layout 2026-01-01, this version's is {LAYOUT_VERSION}"
+        f"the pages have another layout than this version's ({LAYOUT_VERSION})"
     ]
     assert sim.snapshot().answered == answered  # laid out again from the journaled answers
     assert page.read_text(encoding="utf-8") == laid_out

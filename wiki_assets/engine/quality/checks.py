@@ -262,7 +262,10 @@ def ungrounded_summary(page: Written) -> bool:
     """No sentence of the description or the summary is found in the document (:mod:`.prose`):
     they cannot be checked against it, so the page says they are the model's unchecked words.
     Key points do not vouch for them: a small model's points are the document's own lines, its
-    summary is not."""
+    summary is not. A page with neither (a dash for each) has nothing to ground: it is flagged
+    as missing them."""
+    if wordless(page.description) and wordless(page.summary):
+        return False
     document = page.units if page.units is not None else page.document
     return not grounded([page.description, page.summary], document, page.title)
 
