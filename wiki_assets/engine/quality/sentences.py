@@ -147,8 +147,6 @@ def prose_sentences(description: str, summary: str) -> list[tuple[str, str]]:
     for part, text in ((DESCRIPTION, description), (SUMMARY, summary)):
         for line in text.splitlines():
             found += [
-                (part, piece.strip())
-                for piece in SENTENCE_END.split(line)
-                if piece.strip() and not wordless(piece)
+                (part, piece.strip()) for piece in SENTENCE_END.split(line) if not wordless(piece)
             ]
     return found

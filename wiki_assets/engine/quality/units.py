@@ -40,10 +40,10 @@ def normalize(text: str) -> str:
 
 
 def wordless(text: str) -> bool:
-    """Whether ``text`` has no word and no number ("-", "…", "—"): a description or summary
-    of that is none (the checks flag it missing, a page shows nothing), and a sentence of that
-    is none to check."""
-    return not normalize(text)
+    """Whether ``text`` has no letter and no number ("-", "…", "—"; what :func:`normalize`
+    leaves nothing of): a description or summary of that is none (the checks flag it missing, a
+    page shows nothing), and a sentence of that is none to check."""
+    return not any(map(str.isalnum, text))  # stops at the first letter: most texts start so
 
 
 _SHORT = 300  # characters: a title, a sentence, a line
