@@ -61,6 +61,36 @@ def test_citable_lines_are_statements_not_headings_code_or_the_title() -> None:
     assert sorted(korean) == [3, 5, 6]  # by Hangul count: Korean has few, long words
 
 
+# A table as the readers of spreadsheets and Word documents write it: a header row, then rows.
+TABLE = """# Expense claims
+
+| Item | Rule |
+| Hotel | Up to 180,000 won a night in Seoul, 150,000 won elsewhere. |
+| Payment | Approved amounts are paid with the next month's salary. |
+
+| Section | Sentences | Characters |
+|---|---|---|
+| Hotel limits | 2 | 70 |
+"""
+
+
+def test_a_table_row_is_cited_as_a_sentence_and_its_header_not_at_all() -> None:
+    citable = citable_lines(TABLE, "Expense claims")
+    assert citable == {
+        4: "Hotel: Up to 180,000 won a night in Seoul, 150,000 won elsewhere.",
+        5: "Payment: Approved amounts are paid with the next month's salary.",
+        9: "Hotel limits · 2 · 70",
+    }
+    # Picked, such a line is a key point verified on the row it came from.
+    draft = parse_compact(
+        '{"points": [4]}', truncated=False, citable=citable, title="Expense claims",
+        path="claims.docx", candidates=[], prose=False, language="English",
+    )  # fmt: skip
+    checked = assess(draft, TABLE, title="Expense claims", language="English",
+                     finish_reason="stop", prose=False)  # fmt: skip
+    assert [(p.text, p.verified, p.lines) for p in checked.points] == [(citable[4], True, (4, 4))]
+
+
 def test_the_schema_admits_only_citable_line_numbers() -> None:
     schema = compact_schema([3, 6, 11], prose=True, language="English")
     points = schema["properties"]["points"]

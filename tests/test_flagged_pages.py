@@ -239,3 +239,18 @@ def test_an_extract_is_the_documents_headings_and_opening_sentences() -> None:
     korean = extract("휴가 정책\n\n직원은 20일을 받는다. 먼저 요청한다. 셋째. 넷째.\n", "휴가 정책")
     assert korean.headings == ()
     assert korean.opening == "직원은 20일을 받는다. 먼저 요청한다. 셋째."
+
+
+def test_an_extract_of_a_spreadsheet_reads_its_rows_as_sentences() -> None:
+    """A sheet as the spreadsheet reader writes it: the header row is left out, each row is a
+    sentence of its own (not the rows run together with their bars)."""
+    text = (
+        "## Sections\n| 구분 | 내용 |\n| 제목 | 업무용 노트북 교체 절차 |\n"
+        "| 교체 대상 | 회사 노트북은 4년이 지나면 교체합니다. 수리비가 크면 그 전에 바꿉니다. |\n"
+        "| 소요 기간 | 기본 모델은 5일 걸립니다. |\n"
+    )
+    taken = extract(text, "업무용 노트북 교체 절차")
+    assert taken.opening == (
+        "제목: 업무용 노트북 교체 절차. 교체 대상: 회사 노트북은 4년이 지나면 교체합니다. "
+        "수리비가 크면 그 전에 바꿉니다."
+    )

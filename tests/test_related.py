@@ -133,6 +133,9 @@ def test_summary_line_skips_headings_and_metadata() -> None:
     long = summary_line("# T\n\n" + "word " * 100 + "end.", "T")
     assert len(long) <= LINE_MAX and long.endswith("…")
     assert summary_line("", "Only a title") == "Only a title"
+    # A sheet of rows alone: its first row that is neither the header nor the title, said plainly.
+    sheet = "## Sections\n| Field | Value |\n| Title | Laptops |\n| Who | Every employee. |\n"
+    assert summary_line(sheet, "Laptops") == "Who: Every employee."
 
 
 # --- relatedness on the sample corpus ----------------------------------------------------------

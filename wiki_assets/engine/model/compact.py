@@ -32,7 +32,7 @@ from wiki_assets.engine.answers.page import (
 from wiki_assets.engine.answers.prompts import COMPACT_PICKS_USER, COMPACT_PROSE_USER
 from wiki_assets.engine.documents.language import LANGUAGES, detect_language
 from wiki_assets.engine.documents.lines import document_lines
-from wiki_assets.engine.documents.markdown import HEADING_LINE, SENTENCE_END
+from wiki_assets.engine.documents.markdown import HEADING_LINE, SENTENCE_END, row_said
 
 __all__ = ["citable_lines", "compact_messages", "compact_schema", "parse_compact"]
 
@@ -74,15 +74,19 @@ _LATIN_TOPIC = {"type": "string", "pattern": "^[A-Za-z\u00c0-\u024f][A-Za-z\u00c
 
 def citable_lines(text: str, title: str) -> dict[int, str]:
     """The document's lines a key point may stand on, by their numbers (the document's own, as
-    :func:`~wiki_assets.engine.quality.number_lines` shows them), cleaned of list markup."""
+    :func:`~wiki_assets.engine.quality.number_lines` shows them), cleaned of list markup; a
+    table row as :func:`~wiki_assets.engine.documents.markdown.row_said` says it."""
     citable: dict[int, str] = {}
     in_code = False
+    previous = ""
     for number, line in enumerate(document_lines(text), start=1):
+        previous, row = line, row_said(line, previous)
         if line.lstrip().startswith(("```", "~~~")):
             in_code = not in_code
             continue
-        if in_code or HEADING_LINE.match(line) or line.strip() == title.strip():
-            continue
+        if in_code or HEADING_LINE.match(line) or line.strip() == title.strip() or row == "":
+            continue  # (a table's header row says nothing on its own)
+        line = row or line
         said = " ".join(_EMPHASIS.sub("", _MARKER.sub("", line)).split())
         if len(said.split()) >= _MIN_WORDS or len(_HANGUL.findall(said)) >= _MIN_HANGUL:
             if len(said) > MAX_POINT_CHARS:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from wiki_assets.engine.documents.markdown import SENTENCE_END
+from wiki_assets.engine.documents.markdown import SENTENCE_END, row_said
 
 __all__ = ["OPENING_SENTENCES", "Extract", "extract"]
 
@@ -20,6 +20,7 @@ MAX_HEADINGS = 20
 
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_SENTENCE_MARKS = (".", "!", "?", "。", "！", "？")  # SENTENCE_END's
 # A sentence ends at . ! ? (or their full-width forms) followed by a space or the end.
 
 
@@ -37,7 +38,9 @@ def extract(text: str, title: str) -> Extract:
     prose: list[str] = []
     gathered = 0  # characters of prose so far: enough for the opening, whatever its lines
     in_code = False
+    previous = ""
     for number, line in enumerate(_without_front_matter(text.splitlines())):
+        previous, row = line, row_said(line, previous)
         if _FENCE.match(line):
             in_code = not in_code
             continue
@@ -48,8 +51,10 @@ def extract(text: str, title: str) -> Extract:
                 headings.append(name)
             continue
         stripped = line.strip()
-        if in_code or (not prose and stripped == title):
+        if in_code or (not prose and stripped == title) or row == "":
             continue  # a title given as a plain first line is already the page's title
+        if row:  # a table's row: its own sentence (a period where it ends without one)
+            stripped = row if row.endswith(_SENTENCE_MARKS) else f"{row}."
         if stripped and gathered < OPENING_CHARS:
             prose.append(stripped)
             gathered += len(stripped) + 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from wiki_assets.engine.documents.markdown import HEADING_LINE
+from wiki_assets.engine.documents.markdown import HEADING_LINE, row_said
 from wiki_assets.engine.related.grams import MAX_CHARS, normalize
 
 LINE_MAX = 160
@@ -41,12 +41,19 @@ def summary_line(text: str, title: str = "") -> str:
     Headings, lists, quotes, tables, rules and short ``Key: value`` metadata lines
     (``Owner: ...``, ``담당: ...``) are passed over in favour of the first prose line, whose first
     sentence is returned (joined with the next while shorter than :data:`LINE_MIN`). Falls back
-    to the first non-empty line, then to ``title``.
+    to the first non-empty line (a table's first row after its header, as
+    :func:`~wiki_assets.engine.documents.markdown.row_said` says it), then to ``title``.
     """
     title_key = normalize(title)
     fallback = ""
+    previous = ""
     for raw in text[:MAX_CHARS].splitlines():
+        previous, row = raw, row_said(raw, previous)
         if not raw.strip() or _RULE.match(raw):
+            continue
+        if row is not None:  # a table's: its first row that is not its header nor the title
+            if row and not (title_key and normalize(row).endswith(title_key)):
+                fallback = fallback or _plain(row)
             continue
         plain = _plain(raw)
         if not plain:
