@@ -66,6 +66,31 @@ def test_the_same_number_is_supported_with_its_line() -> None:
     assert check.lines == (3, 3)
 
 
+OFFICE = """Office move
+The new office is a seven-minute walk from Pangyo station on the Shinbundang line.
+A shuttle runs from Gangnam station every twenty minutes during the first month."""
+
+
+@pytest.mark.parametrize(
+    ("sentence", "status", "says"),
+    [
+        ("The new office is a 7-minute walk from Pangyo station.", Support.SUPPORTED, ""),
+        ("A shuttle runs from Gangnam station every 20 minutes.", Support.SUPPORTED, ""),
+        ("The new office is a ten-minute walk from Pangyo station.", Support.CONTRADICTED,
+         "seven-minute"),
+        ("A shuttle runs from Gangnam station every 30 minutes.", Support.CONTRADICTED,
+         "twenty minutes"),
+    ],
+)  # fmt: skip
+def test_a_number_in_words_is_the_same_number_in_digits(
+    sentence: str, status: Support, says: str
+) -> None:
+    """The document writes "seven-minute", the summary 7 (or ten): the same number (or another
+    one), not a number the document never states."""
+    check = one(sentence, OFFICE)
+    assert (check.status, check.document_says) == (status, says)
+
+
 def test_a_changed_korean_number_is_contradicted() -> None:
     check = one("정규직 직원은 매년 18일의 유급 연차를 받습니다.", KO_LEAVE)
     assert check.status is Support.CONTRADICTED
@@ -262,3 +287,9 @@ def test_quantities_read_korean_and_english_forms() -> None:
     assert not agrees(quantities("10일")[0], quantities("오전 10시")[0])
     (clock,) = quantities("오후 2시 30분")
     assert clock.value == "14:30"
+    # Number words count before a unit the rules know, and only there.
+    worded = quantities("every twenty-five minutes for two weeks, one of the two teams")
+    assert [(q.value, q.kind, q.text) for q in worded] == [
+        ("25", "minute", "twenty-five minutes"),
+        ("14", "day", "two weeks"),
+    ]

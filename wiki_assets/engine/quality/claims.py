@@ -31,13 +31,17 @@ from collections.abc import Sequence
 from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.evidence import AGREEMENT
 from wiki_assets.engine.quality.prose import DocumentUnits, sentence_units
-from wiki_assets.engine.quality.quantities import Quantity, agrees, given_instead, quantities
+from wiki_assets.engine.quality.quantities import (
+    Quantity,
+    agrees,
+    given_instead,
+    may_state,
+    quantities,
+)
 from wiki_assets.engine.quality.sentences import ProseCheck, SentenceCheck, Support, prose_sentences
 from wiki_assets.engine.quality.units import normalize
 
 __all__ = ["check_prose"]
-
-_DIGIT = re.compile(r"\d")
 
 
 class _Document:
@@ -60,8 +64,8 @@ class _Document:
         if any(agrees(quantity, given) for given in self._given):
             return True
         for line in self._unread:
-            if not _DIGIT.search(line):
-                continue  # every quantity has a digit
+            if not may_state(line):
+                continue  # most lines state no quantity
             found = quantities(line)
             self._given += found
             if any(agrees(quantity, given) for given in found):

@@ -6,8 +6,10 @@ A :class:`Quantity` is a value and its kind: ``30 days`` and ``30일`` are both 
 is 14 of ``day`` (a week is counted in days, so ``two weeks`` written ``14 days`` agrees), and
 ``2026-03-01``, ``March 1, 2026`` and ``2026년 3월 1일`` are the same ``date``; ``2 pm`` and
 ``오후 2시`` are the same ``clock`` time (no duration). Full-width digits are read as digits
-(NFKC), thousands separators are dropped, and 만/억/천 multiply. A number with no unit the rules
-know is of the kind ``""`` and agrees with the same number of any kind.
+(NFKC), thousands separators are dropped, and 만/억/천 multiply; an English number word from two
+to ninety-nine counts before a unit the rules know (``a seven-minute walk`` is 7 of ``minute``).
+A number with no unit the rules know is of the kind ``""`` and agrees with the same number of any
+kind.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["Quantity", "agrees", "given_instead", "quantities"]
+__all__ = ["Quantity", "agrees", "given_instead", "may_state", "quantities"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +147,21 @@ _NUMBER = re.compile(
     r"(?P<unit>\s?%|[\s-]?(?:per cent|[a-z]+|[\uac00-\ud7a3]+))?",
     re.IGNORECASE,
 )
+# Number words before a known unit ("a seven-minute walk"): a summary writes 7 for its document's
+# seven. Not "one", nor any word without a unit: "one of the", "the two teams" are no claims.
+_ONES = "one two three four five six seven eight nine".split()
+_TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_WORD_VALUES = {word: n for n, word in enumerate(_ONES + _TEENS, start=1)}
+_WORD_VALUES.update({word: 10 * n for n, word in enumerate(_TENS, start=2)})
+_WORD_NUMBER = re.compile(  # (alternatives longest first: seventeen before seven)
+    rf"\b(?P<number>(?:{'|'.join(_TENS)})(?:[\s-](?:{'|'.join(_ONES)}))?"
+    rf"|{'|'.join(sorted(_ONES[1:] + _TEENS, key=len, reverse=True))})"
+    r"[\s-](?P<unit>per cent|[a-z]+)\b",
+    re.IGNORECASE,
+)
+# In a lower-cased text, what _WORD_NUMBER needs: found in a fifth of the time _WORD_NUMBER takes.
+_WORD_NUMBER_HINT = re.compile(rf"(?:{'|'.join(_ONES[1:] + _TEENS + _TENS)})[\s-]")
 _KOREAN_UNITS = sorted((unit for unit in _UNITS if not unit.isascii()), key=len, reverse=True)
 # The first of them a word starts with (an alternation tries them in order, longest first).
 _KOREAN_COUNTER = re.compile("|".join(map(re.escape, _KOREAN_UNITS)))
@@ -169,10 +186,16 @@ def _read_cached(text: str) -> tuple[Quantity, ...]:
     return tuple(_read(text))
 
 
+def may_state(text: str) -> bool:
+    """Whether ``text`` states a quantity at all: cheaper to ask of every line than quantities."""
+    return _ANY_DIGIT.search(text) is not None or bool(_worded(text))
+
+
 def _read(text: str) -> list[Quantity]:
     text = unicodedata.normalize("NFKC", text)
+    worded = _worded(text)
     if not _ANY_DIGIT.search(text):
-        return []  # every pattern below needs a digit: most sentences state no quantity
+        return worded  # every pattern below needs a digit: most sentences state no quantity
     found: list[Quantity] = []
     taken = [False] * len(text)
     lowered = text.lower()  # for the patterns' hints, worked out once
@@ -209,7 +232,27 @@ def _read(text: str) -> list[Quantity]:
         quantity = _number(match)
         if quantity is not None:
             found.append(quantity)
-    return found
+    return found + worded
+
+
+def _worded(text: str) -> list[Quantity]:
+    """The quantities ``text`` states in number words (most texts have none)."""
+    if _WORD_NUMBER_HINT.search(text.lower()) is None:
+        return []
+    return [q for match in _WORD_NUMBER.finditer(text) if (q := _word_number(match))]
+
+
+def _word_number(match: re.Match[str]) -> Quantity | None:
+    """``seven-minute``: 7 of ``minute``; None where the rules do not know the unit."""
+    words = re.split(r"[\s-]", match.group("number").lower())
+    value = sum(_WORD_VALUES[word] for word in words)
+    kind = _UNITS.get(match.group("unit").lower(), "")
+    if not kind:
+        return None
+    if kind in _FACTOR:
+        kind, factor = _FACTOR[kind]
+        value *= factor
+    return Quantity(str(value), kind, match.group(0))
 
 
 def _date(match: re.Match[str]) -> str | None:
