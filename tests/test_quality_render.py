@@ -98,10 +98,7 @@ def test_results_journaled_before_checks_still_render(tmp_path: Path) -> None:
         "completion_tokens": 200,
         "finish_reason": "length",
     }
-    wiki = Wiki(tmp_path)
-    with Journal(StateStore(wiki.state_dir)) as journal:
-        _record(journal, "people/leave.md", old)
-        build_index(journal, wiki)
+    _build(tmp_path, {"people/leave.md": old})
     text = (tmp_path / "people" / "leave.md").read_text(encoding="utf-8")
     meta = front_matter(text)
     assert meta["verdict"] == "unchecked" and meta["flags"] == []
@@ -129,12 +126,14 @@ def test_index_lists_flagged_pages_under_needs_review(tmp_path: Path) -> None:
             "flags": flags,
         }
 
-    wiki = Wiki(tmp_path)
-    with Journal(StateStore(wiki.state_dir)) as journal:
-        _record(journal, "a/good.md", result("Good", []))
-        _record(journal, "b/echo.md", result("Echo <x>", ["unverified_points", "prompt_echo"]))
-        _record(journal, "a/cut.md", result("Cut", ["hit_max_tokens"]))
-        build_index(journal, wiki)
+    _build(
+        tmp_path,
+        {
+            "a/good.md": result("Good", []),
+            "b/echo.md": result("Echo <x>", ["unverified_points", "prompt_echo"]),
+            "a/cut.md": result("Cut", ["hit_max_tokens"]),
+        },
+    )
     index = (tmp_path / INDEX_PAGE).read_text(encoding="utf-8")
     assert "3 pages in 2 collections. 2 need review.\n" in index
     review = index.split("## Needs review\n\n", 1)[1].split("\n\n", 1)[0]
@@ -196,11 +195,13 @@ def test_junk_topics_are_on_no_page_and_not_in_the_index(tmp_path: Path) -> None
         }
 
     junk = ["The-document-is-for-the", "description", "this-page-has-been-added", "이 문서는"]
-    wiki = Wiki(tmp_path)
-    with Journal(StateStore(wiki.state_dir)) as journal:
-        _record(journal, "a/leave.md", result("Leave", [*junk, "annual leave"]))
-        _record(journal, "a/travel.md", result("Travel", [*junk, "annual leave", "visas"]))
-        build_index(journal, wiki)
+    _build(
+        tmp_path,
+        {
+            "a/leave.md": result("Leave", [*junk, "annual leave"]),
+            "a/travel.md": result("Travel", [*junk, "annual leave", "visas"]),
+        },
+    )
     index = (tmp_path / INDEX_PAGE).read_text(encoding="utf-8")
     topics = index.split("## By topic\n\n", 1)[1]
     assert [line for line in topics.splitlines() if line.startswith("### ")] == [
@@ -216,6 +217,16 @@ def test_junk_topics_are_on_no_page_and_not_in_the_index(tmp_path: Path) -> None
         )
     catalog = [json.loads(line) for line in (tmp_path / "catalog.jsonl").read_text().splitlines()]
     assert [record["topics"] for record in catalog] == [["annual leave"], ["annual leave", "visas"]]
+
+
+def _build(tmp_path: Path, results: dict[str, dict[str, Any]]) -> None:
+    """Each result journaled as the written page at its path, then an index build over the wiki
+    at ``tmp_path`` (which writes the pages, ``index.md`` and ``catalog.jsonl``)."""
+    wiki = Wiki(tmp_path)
+    with Journal(StateStore(wiki.state_dir)) as journal:
+        for path, result in results.items():
+            _record(journal, path, result)
+        build_index(journal, wiki)
 
 
 def _record(journal: Journal, path: str, result: dict[str, Any]) -> None:
@@ -254,10 +265,7 @@ def test_a_description_and_summary_of_a_dash_show_as_none(tmp_path: Path) -> Non
         "completion_tokens": 1,
         "finish_reason": "stop",
     }
-    wiki = Wiki(tmp_path)
-    with Journal(StateStore(wiki.state_dir)) as journal:
-        _record(journal, "eng/architecture.md", result)
-        build_index(journal, wiki)
+    _build(tmp_path, {"eng/architecture.md": result})
     text = (tmp_path / "eng/architecture.md").read_text(encoding="utf-8")
     assert front_matter(text)["description"] == ""
     body = text.split("\n---\n", 1)[1]
