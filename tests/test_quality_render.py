@@ -25,6 +25,16 @@ from wiki_assets.engine.wiki.render import (
     render_page,
 )
 
+# What a journaled result records of its answer, beside the page's own fields.
+ANSWERED: dict[str, Any] = {
+    "model": "m",
+    "prompt_version": "1",
+    "generated": "now",
+    "prompt_tokens": 1,
+    "completion_tokens": 1,
+    "finish_reason": "stop",
+}
+
 
 def front_matter(text: str) -> dict[str, Any]:
     header = text.split("\n---\n", 1)[0].splitlines()[1:]
@@ -117,12 +127,7 @@ def test_index_lists_flagged_pages_under_needs_review(tmp_path: Path) -> None:
             "key_points": [VERIFIED.to_json()],
             "topics": [],
             "related": [],
-            "model": "m",
-            "prompt_version": "1",
-            "generated": "now",
-            "prompt_tokens": 1,
-            "completion_tokens": 1,
-            "finish_reason": "stop",
+            **ANSWERED,
             "flags": flags,
         }
 
@@ -185,12 +190,7 @@ def test_junk_topics_are_on_no_page_and_not_in_the_index(tmp_path: Path) -> None
             "key_points": [VERIFIED.to_json()],
             "topics": topics,
             "related": [],
-            "model": "m",
-            "prompt_version": "1",
-            "generated": "now",
-            "prompt_tokens": 1,
-            "completion_tokens": 1,
-            "finish_reason": "stop",
+            **ANSWERED,
             "flags": [],
         }
 
@@ -258,12 +258,7 @@ def test_a_description_and_summary_of_a_dash_show_as_none(tmp_path: Path) -> Non
     result = {
         **draft.model_dump(),
         **assessment.result_fields(),
-        "model": "m",
-        "prompt_version": "1",
-        "generated": "now",
-        "prompt_tokens": 1,
-        "completion_tokens": 1,
-        "finish_reason": "stop",
+        **ANSWERED,
     }
     _build(tmp_path, {"eng/architecture.md": result})
     text = (tmp_path / "eng/architecture.md").read_text(encoding="utf-8")
