@@ -13,6 +13,7 @@ from wiki_assets.engine.quality.sentences import (
     ProseCheck,
     SentenceCheck,
     Support,
+    opening_line,
     quotable,
 )
 
@@ -271,6 +272,19 @@ def test_quotable_keeps_the_supported_description_sentences_only() -> None:
     quoted = quotable(description, prose.to_json())
     assert quoted == "Every employee receives 25 days of paid annual leave per year."
     assert quotable(description, None) == description  # journaled before sentences were checked
+
+
+def test_opening_line_is_the_first_sentence_cut_at_a_word() -> None:
+    opening = "업무 중 먼저 낸 비용을 회사가 돌려드립니다. 30일 안에 신청하세요."
+    assert opening_line(opening) == "업무 중 먼저 낸 비용을 회사가 돌려드립니다."
+    assert (
+        opening_line("한도: 숙박비는 1박 18만 원. 그 밖은 15만 원.")
+        == "한도: 숙박비는 1박 18만 원."
+    )
+    assert opening_line("- ") == opening_line("") == ""
+    endless = "word, " * 60  # a "sentence" with no stop, as a list or a table can be
+    line = opening_line(endless)
+    assert line.endswith("word…") and len(line) <= 200 and endless.startswith(line[:-1])
 
 
 # ---------------------------------------------------------------- quantities

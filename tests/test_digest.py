@@ -145,6 +145,24 @@ def test_a_day_without_changes_says_so_and_a_rerun_without_changes_is_no_event(
     assert not (empty / STATE_DIR / "journal.sqlite").exists()
 
 
+def test_a_page_the_model_did_not_summarize_is_listed_with_its_documents_first_sentence(
+    tmp_path: Path, store_for: StoreFor
+) -> None:
+    # The fabricating model's answer is flagged and, with the extract dial, replaced by the
+    # document's own words: no description, so the digest and the index quote its opening.
+    with SimServer(SimModel(model="sim", behaviour="fabricating")) as server:
+        wiki = Wiki(tmp_path, server.base_url, store_for)
+        wiki.put("alpha.md", "# Alpha\n\nAlpha covers the deploy tool. It has rollbacks.\n")
+        wiki.ingest(at(DAY1), flagged_pages="extract")
+    assert wiki.description("c/alpha.md") == ""
+    markdown, data = wiki.digest(DAY1)
+    (added,) = data["added"]  # type: ignore[misc]
+    assert added["description"] == "Alpha covers the deploy tool."
+    assert "— Alpha covers the deploy tool.\n" in markdown
+    index = (wiki.wiki / "index.md").read_text(encoding="utf-8")
+    assert "(c/alpha.md) — Alpha covers the deploy tool.\n" in index
+
+
 def test_the_day_is_a_calendar_day_in_the_timezone(wiki: Wiki) -> None:
     wiki.put("alpha.md", "# Alpha\n\n" + "Alpha covers the deploy tool and its rollbacks. " * 6)
     wiki.ingest(at(DAY2, 23, 30))  # 00:30 on day 3 in Berlin (UTC+1 in winter)

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import dagster as dg
+import pytest
 from conftest import SAMPLE, Workspace, summarizer_for
 
 from wiki_assets.cli.runner import sync_then_ingest
@@ -17,6 +18,7 @@ from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.documents.corpus import SourceDocument, title_of
 from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.quality.extract import extract
+from wiki_assets.engine.quality.sentences import opening_line
 from wiki_assets.engine.wiki.audit import front_matter, pages_of
 from wiki_assets.engine.wiki.index import index_wiki
 from wiki_assets.simulator import SimModel, SimServer
@@ -184,6 +186,13 @@ def test_extract_replaces_flagged_pages_by_the_documents_own_words(tmp_path: Pat
     review = index.split("## Needs review", 1)[1].split("## By collection", 1)[0]
     assert all(f"({name})" in review for name in extractive)
     assert review.count("unverified_points") >= len(extractive)
+    # By collection, each is listed with its opening's first sentence: no model wrote a
+    # description of it, and the document's own first words say what it is.
+    listed = index.split("## By collection", 1)[1].split("## By topic", 1)[0]
+    for name, meta in extractive.items():
+        document = (tmp_path / "synced" / str(meta["source"])).read_text(encoding="utf-8")
+        first = opening_line(extract(document, title_of(document, str(meta["source"]))).opening)
+        assert first and f"({name}) — {first}\n" in listed, name
 
 
 def test_a_one_model_fleet_keeps_its_flagged_pages(tmp_path: Path) -> None:
@@ -242,8 +251,9 @@ def test_an_extract_is_the_documents_headings_and_opening_sentences() -> None:
 
 
 def test_an_extract_of_a_spreadsheet_reads_its_rows_as_sentences() -> None:
-    """A sheet as the spreadsheet reader writes it: the header row is left out, each row is a
-    sentence of its own (not the rows run together with their bars)."""
+    """A sheet as the spreadsheet reader writes it: the header row and the row that gives the
+    title are left out, each row is a sentence of its own (not the rows run together with their
+    bars)."""
     text = (
         "## Sections\n| 구분 | 내용 |\n| 제목 | 업무용 노트북 교체 절차 |\n"
         "| 교체 대상 | 회사 노트북은 4년이 지나면 교체합니다. 수리비가 크면 그 전에 바꿉니다. |\n"
@@ -251,6 +261,58 @@ def test_an_extract_of_a_spreadsheet_reads_its_rows_as_sentences() -> None:
     )
     taken = extract(text, "업무용 노트북 교체 절차")
     assert taken.opening == (
-        "제목: 업무용 노트북 교체 절차. 교체 대상: 회사 노트북은 4년이 지나면 교체합니다. "
-        "수리비가 크면 그 전에 바꿉니다."
+        "교체 대상: 회사 노트북은 4년이 지나면 교체합니다. 수리비가 크면 그 전에 바꿉니다. "
+        "소요 기간: 기본 모델은 5일 걸립니다."
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "opening"),
+    [
+        # A byline of fields, with or without stops, is not the opening.
+        (
+            "# Deploys\n\nOwner: Jonas Weber (Platform). Updated 2026-04-01.\n\n"
+            "All services ship with one pipeline. Deploys happen Monday to Thursday.\n",
+            "All services ship with one pipeline. Deploys happen Monday to Thursday.",
+        ),
+        (
+            "# 복리후생 안내\n\n담당: 최민지 (피플팀) / 2026년 기준\n\n"
+            "서울 오피스 직원의 복리후생을 정리했습니다.\n",
+            "서울 오피스 직원의 복리후생을 정리했습니다.",
+        ),
+        (
+            "# Outage\n\n**Severity:** SEV1\n**Author:** Park Ji-hoon\n\n## Summary\n\n"
+            "On 11 March **HOS** returned errors.\n",
+            "On 11 March HOS returned errors.",
+        ),
+        # Only a first paragraph is a byline: a later "label: text" is prose.
+        (
+            "Vendors\n\nData centers\n\nkr-sel-1 (Seoul): three zones. Remote hands 24/7.\n",
+            "kr-sel-1 (Seoul): three zones. Remote hands 24/7.",
+        ),
+        # A heading of a PDF or a slide (a short line without a stop) stands alone and is left
+        # out; the wrapped lines of a paragraph are joined.
+        (
+            "Expenses\nScope\nThis policy covers costs that employees pay personally, such as\n"
+            "client travel.\n\nHow to claim\nSubmit each claim within 30 days.\n",
+            "This policy covers costs that employees pay personally, such as client travel. "
+            "Submit each claim within 30 days.",
+        ),
+        # A list item is a piece of its own, without its marker; one without a stop is left out.
+        (
+            "Levels\n\nDeclare the level first.\n\nSEV1\n- 10% of requests fail\n"
+            "- Answer within 5 minutes.\n",
+            "Declare the level first. Answer within 5 minutes.",
+        ),
+        # A document with no sentence at all still opens with what it has.
+        (
+            "Space\n\n- [Rooms](rooms.html)\n- [Desks](desks.html)\n",
+            "[Rooms](rooms.html) [Desks](desks.html)",
+        ),
+    ],
+)
+def test_an_extract_opens_with_sentences_not_bylines_labels_or_fragments(
+    text: str, opening: str
+) -> None:
+    title = text.splitlines()[0].lstrip("# ")
+    assert extract(text, title).opening == opening

@@ -8,6 +8,7 @@ summarized. Nothing here is a model's: every word is the document's, so nothing 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from wiki_assets.engine.documents.markdown import SENTENCE_END, row_said
@@ -22,43 +23,95 @@ _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SENTENCE_MARKS = (".", "!", "?", "。", "！", "？")  # SENTENCE_END's
 # A sentence ends at . ! ? (or their full-width forms) followed by a space or the end.
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+_STRONG = re.compile(r"\*\*|__")  # bold marks: a sentence cut between a pair would leave one open
+# A field that opens a byline: "Owner: …", "담당: …", "Last updated: …" (a label of 1-3 words).
+_FIELD = re.compile(r"^(?:[^\s:：]+\s){0,2}[^\s:：]+[:：]\s")
+# A line of at most this many words with no punctuation at its end stands alone, even in a
+# paragraph: a heading of a PDF, a slide or plain text ("Scope", "훈련 일정"), not a wrapped line.
+_LABEL_WORDS = 5
 
 
 @dataclass(frozen=True, slots=True)
 class Extract:
     headings: tuple[str, ...]  # the document's headings after its title, in order
-    opening: str  # its first sentences, from the first paragraph of prose
+    opening: str  # its first sentences, from the first paragraphs of prose
 
 
 def extract(text: str, title: str) -> Extract:
     """The headings (Markdown ``#`` headings, but the one that is ``title``) and the opening
     sentences of ``text``: the first :data:`OPENING_SENTENCES` sentences of its prose (not
-    headings, front matter or code), cut at :data:`OPENING_CHARS`."""
+    headings, front matter or code), cut at :data:`OPENING_CHARS`.
+
+    The prose is read as paragraphs, list items and table rows, each on its own. What ends
+    without a closing mark (a label, a heading of plain text, a list's fragment) is left out of
+    the opening, and so is a byline (a first paragraph that opens with a field, "Owner: …
+    Updated …", "담당: … / 최종 수정: …"); only a document with nothing else opens with them."""
     headings: list[str] = []
-    prose: list[str] = []
-    gathered = 0  # characters of prose so far: enough for the opening, whatever its lines
+    sentences: list[str] = []  # pieces that end as a sentence does
+    others: list[str] = []  # pieces that do not: the opening only of a document without sentences
+    gathered = 0  # characters of the opening so far: enough, whatever its pieces
+    pieces = _pieces(_without_front_matter(text.splitlines()), title)
+    for index, (kind, piece) in enumerate(pieces):
+        if kind == "heading":
+            if len(headings) < MAX_HEADINGS:
+                headings.append(piece)
+            continue
+        if gathered >= OPENING_CHARS or (kind == "byline" and index == 0):
+            continue
+        if piece.endswith(_SENTENCE_MARKS):
+            sentences.append(piece)
+            gathered += len(piece) + 1
+        elif len(others) < OPENING_SENTENCES:
+            others.append(piece)
+    return Extract(tuple(headings), _opening(" ".join(sentences or others)))
+
+
+def _pieces(lines: list[str], title: str) -> Iterator[tuple[str, str]]:
+    """``lines`` as (kind, text): ``heading`` (a Markdown heading but the title), ``row`` (a
+    table's row as a sentence), ``prose`` (a paragraph's lines joined, or a list item, or a line
+    that stands alone) and ``byline`` (a paragraph that opens with a field: the byline, if it is
+    the document's first)."""
+    paragraph: list[str] = []
+
+    def said() -> Iterator[tuple[str, str]]:
+        if paragraph:
+            joined = " ".join(paragraph)
+            yield ("byline" if _FIELD.match(joined) else "prose"), joined
+            paragraph.clear()
+
     in_code = False
     previous = ""
-    for number, line in enumerate(_without_front_matter(text.splitlines())):
+    for number, line in enumerate(lines):
         previous, row = line, row_said(line, previous)
         if _FENCE.match(line):
             in_code = not in_code
+            yield from said()
             continue
         heading = _HEADING.match(line) if not in_code else None
+        stripped = _STRONG.sub("", line).strip()
+        if in_code or not stripped or heading or row is not None or _LIST_ITEM.match(line):
+            yield from said()  # a paragraph ends here
         if heading:
             name = heading.group(2).strip()
-            if not (number == 0 or name == title) and len(headings) < MAX_HEADINGS:
-                headings.append(name)
-            continue
-        stripped = line.strip()
-        if in_code or (not prose and stripped == title) or row == "":
+            if not (number == 0 or name == title):
+                yield "heading", name
+        elif in_code or row == "" or stripped == title or not stripped:
             continue  # a title given as a plain first line is already the page's title
-        if row:  # a table's row: its own sentence (a period where it ends without one)
-            stripped = row if row.endswith(_SENTENCE_MARKS) else f"{row}."
-        if stripped and gathered < OPENING_CHARS:
-            prose.append(stripped)
-            gathered += len(stripped) + 1
-    return Extract(tuple(headings), _opening(" ".join(prose)))
+        elif row:  # a table's row: its own sentence (a period where it ends without one)
+            if row.split(": ", 1)[-1] != title:  # a sheet's "Title | …" row
+                yield "row", row if row.endswith(_SENTENCE_MARKS) else f"{row}."
+        elif _LIST_ITEM.match(stripped):
+            yield "prose", _LIST_ITEM.sub("", stripped, count=1)
+        elif _stands_alone(stripped):
+            yield "prose", stripped
+        else:
+            paragraph.append(stripped)
+    yield from said()
+
+
+def _stands_alone(line: str) -> bool:
+    return len(line.split()) <= _LABEL_WORDS and line[-1].isalnum()
 
 
 def _without_front_matter(lines: list[str]) -> list[str]:

@@ -10,7 +10,9 @@ A store created before this table existed gets an ``existing`` event per page wh
 created: not a change of that day, but what the page said before, so its first change has an old
 description too. An event's description is what a digest may quote of it: where the page's
 sentences were checked against its document, only the supported ones
-(:func:`~wiki_assets.engine.quality.claims.quotable`).
+(:func:`~wiki_assets.engine.quality.sentences.quotable`); for a page the model did not summarize,
+the first sentence of the document's opening, as the index lists it
+(:func:`~wiki_assets.engine.quality.sentences.opening_line`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from wiki_assets.engine.documents.language import language_code
-from wiki_assets.engine.quality.sentences import quotable
+from wiki_assets.engine.quality.sentences import opening_line, quotable
 from wiki_assets.engine.state.store import Db
 
 EventKind = Literal["added", "changed", "removed", "existing"]
@@ -109,7 +111,9 @@ def page_event(
         page,
         content_hash,
         result.get("title", ""),
-        quotable(result.get("description", ""), result.get("prose")),
+        quotable(result.get("description", ""), result.get("prose"))
+        if result.get("summarized", True)
+        else opening_line(result.get("summary", "")),
         verdict,
         tuple(flags or ()),
         language_code(result.get("language", "")),

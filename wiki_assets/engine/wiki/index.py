@@ -87,8 +87,8 @@ def build_index(journal: Journal, wiki: Wiki) -> IndexReport:
             if wiki.write_if_changed(entry.page, render_page(page)):
                 rewritten += 1
             catalog.append(catalog_record(page, entry.collection))
-            # In the index a link's reason is the page's description.
-            link = Link(entry.page, page.title, page.description)
+            # In the index a link's reason is the page in one line (its description).
+            link = Link(entry.page, page.title, page.line)
             by_collection[entry.collection].append((entry.path, link))
             if entry.result.get("flags"):
                 flags = ", ".join(Verdict.of(entry.result["flags"]).reasons)

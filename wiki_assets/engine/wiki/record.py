@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from wiki_assets.engine.quality.evidence import PointCheck, Status
-from wiki_assets.engine.quality.sentences import ProseCheck, SentenceCheck
+from wiki_assets.engine.quality.sentences import ProseCheck, SentenceCheck, opening_line
 from wiki_assets.engine.quality.topics import kept_topics
 from wiki_assets.engine.quality.units import wordless
 from wiki_assets.engine.quality.verdict import Verdict
@@ -76,6 +76,12 @@ class Page:
                 for point in self.key_points
             )
             object.__setattr__(self, "key_points", points)
+
+    @property
+    def line(self) -> str:
+        """The page in one line, as the index lists it: its description; for a page the model
+        did not summarize, the first sentence of the document's opening."""
+        return self.description if self.summarized else opening_line(self.summary)
 
     @property
     def verified_points(self) -> int:

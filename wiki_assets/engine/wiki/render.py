@@ -22,7 +22,7 @@ from wiki_assets.engine.quality.verdict import Reason
 from wiki_assets.engine.wiki.files import INDEX_PAGE
 from wiki_assets.engine.wiki.record import Link, Page
 
-LAYOUT_VERSION = "2026-12-06"
+LAYOUT_VERSION = "2026-12-06.2"
 """The layout of the wiki's files: its pages, ``index.md`` and ``catalog.jsonl``. Bump it whenever
 what they show of the same journaled answers changes: the next run, or the schedule's next tick,
 then rebuilds them from the journal and asks no model (it is ``wiki_index``'s code version)."""
@@ -271,8 +271,9 @@ def render_index(
     review: Sequence[Link] = (),
 ) -> str:
     """``index.md``: the pages that need review first (a link's ``reason`` is the page's flags),
-    then every page by collection (a link's ``reason`` is the page's description), then the
-    topics two or more pages share, each in the order given."""
+    then every page by collection (a link's ``reason`` is the page in one line,
+    :attr:`~wiki_assets.engine.wiki.record.Page.line`), then the topics two or more pages
+    share, each in the order given."""
     counts = f"{pages} pages in {len(collections)} collections."
     if review:
         counts += f" {len(review)} need review."
