@@ -198,6 +198,13 @@ def test_a_claim_in_other_words_without_figures_is_unchecked() -> None:
     assert one("Staff get a free gym membership.", LEAVE).status is Support.UNCHECKED
 
 
+def test_one_word_of_a_short_sentence_found_is_no_passage() -> None:
+    # A small model's "Panda: Park" has one of its two words in the owner's line: a coincidence.
+    assert one("Panda: Park.", LEAVE).status is Support.UNCHECKED
+    assert one("Owner: Park.", LEAVE).status is Support.SUPPORTED
+    assert one("정규직 유급.", KO_LEAVE).status is Support.SUPPORTED
+
+
 @pytest.mark.parametrize(
     "sentence",
     [

@@ -3,7 +3,8 @@
 A sentence's :class:`Support`:
 
 * **supported**: a passage of the document (at most :data:`~.evidence.MAX_CITED_LINES` lines)
-  holds at least :data:`~.evidence.AGREEMENT` of its words, every quantity it states
+  holds at least :data:`~.evidence.AGREEMENT` of its words (and two of them where it has two or
+  more: one word of "Panda: SEV1" found is a coincidence, not a passage), every quantity it states
   (:mod:`.quantities`), every name it gives, and says it with the same polarity (a "not" in one
   and none in the other is not the same statement). The page cites those lines.
 * **contradicted**: it states a quantity (an amount, a duration, a count, a share, a version, a
@@ -40,6 +41,8 @@ from wiki_assets.engine.quality.quantities import (
 )
 from wiki_assets.engine.quality.sentences import ProseCheck, SentenceCheck, Support, prose_sentences
 from wiki_assets.engine.quality.units import normalize
+
+MIN_WORDS_FOUND = 2  # of a sentence's words, that its passage must hold (if it has as many)
 
 __all__ = ["check_prose"]
 
@@ -93,7 +96,12 @@ def check_prose(
 
 def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
     passage = document.units.passage(sentence, document.besides)
-    found = passage is not None and passage.share >= AGREEMENT
+    words = len(_words(sentence))
+    found = (
+        passage is not None
+        and passage.share >= AGREEMENT
+        and round(passage.share * words) >= min(words, MIN_WORDS_FOUND)
+    )
     lines = (passage.first, passage.last) if passage is not None and found else None
     stated = quantities(sentence)
     missing = [quantity for quantity in stated if not document.states(quantity)]
