@@ -67,6 +67,9 @@ class VirtualClockLoop(asyncio.SelectorEventLoop):
     def time(self) -> float:
         return self._virtual_now
 
+    def reset_spins(self) -> None:
+        self._spins = 0
+
     def advance(self, seconds: float) -> None:
         if seconds > 0:
             self._virtual_now += seconds
@@ -90,6 +93,9 @@ def run_virtual(main: Coroutine[Any, Any, T]) -> T:
             pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
             for task in pending:
                 task.cancel()
+            # A livelock's count of spins is spent: reset, or the cancelled tasks would be
+            # declared stuck at their first step and left pending on a closed loop.
+            loop.reset_spins()
             if pending:
                 with contextlib.suppress(Stuck):  # tasks that ignore their cancellation
                     loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
