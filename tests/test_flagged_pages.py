@@ -316,3 +316,10 @@ def test_an_extract_opens_with_sentences_not_bylines_labels_or_fragments(
 ) -> None:
     title = text.splitlines()[0].lstrip("# ")
     assert extract(text, title).opening == opening
+
+
+def test_a_document_without_markdown_headings_has_its_short_lines_as_headings() -> None:
+    pdf = "Expenses\nScope\nCosts paid personally.\n\nHow to claim\nSeverity: SEV1\nSubmit it.\n"
+    assert extract(pdf, "Expenses").headings == ("Scope", "How to claim")  # not the field
+    markdown = "# Leave\n\nTeam Handbook\n\n## Requests\n\nAsk first.\n"
+    assert extract(markdown, "Leave").headings == ("Requests",)  # its own headings only

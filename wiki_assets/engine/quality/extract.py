@@ -39,23 +39,26 @@ class Extract:
 
 
 def extract(text: str, title: str) -> Extract:
-    """The headings (Markdown ``#`` headings, but the one that is ``title``) and the opening
-    sentences of ``text``: the first :data:`OPENING_SENTENCES` sentences of its prose (not
-    headings, front matter or code), cut at :data:`OPENING_CHARS`.
+    """The headings (Markdown ``#`` headings, but the one that is ``title``; in a document
+    without any, such as a PDF's or a plain text's, its short lines of their own with no
+    punctuation) and the opening sentences of ``text``: the first :data:`OPENING_SENTENCES`
+    sentences of its prose (not headings, front matter or code), cut at :data:`OPENING_CHARS`.
 
     The prose is read as paragraphs, list items and table rows, each on its own. What ends
     without a closing mark (a label, a heading of plain text, a list's fragment) is left out of
     the opening, and so is a byline (a first paragraph that opens with a field, "Owner: …
     Updated …", "담당: … / 최종 수정: …"); only a document with nothing else opens with them."""
     headings: list[str] = []
+    plain: list[str] = []  # the headings of a document without Markdown ones ("Scope", "SEV1")
     sentences: list[str] = []  # pieces that end as a sentence does
     others: list[str] = []  # pieces that do not: the opening only of a document without sentences
     gathered = 0  # characters of the opening so far: enough, whatever its pieces
     pieces = _pieces(_without_front_matter(text.splitlines()), title)
     for index, (kind, piece) in enumerate(pieces):
-        if kind == "heading":
-            if len(headings) < MAX_HEADINGS:
-                headings.append(piece)
+        if kind in ("heading", "label"):
+            found = headings if kind == "heading" else plain
+            if len(found) < MAX_HEADINGS:
+                found.append(piece)
             continue
         if gathered >= OPENING_CHARS or (kind == "byline" and index == 0):
             continue
@@ -64,13 +67,14 @@ def extract(text: str, title: str) -> Extract:
             gathered += len(piece) + 1
         elif len(others) < OPENING_SENTENCES:
             others.append(piece)
-    return Extract(tuple(headings), _opening(" ".join(sentences or others)))
+    return Extract(tuple(headings or plain), _opening(" ".join(sentences or others)))
 
 
 def _pieces(lines: list[str], title: str) -> Iterator[tuple[str, str]]:
-    """``lines`` as (kind, text): ``heading`` (a Markdown heading but the title), ``row`` (a
-    table's row as a sentence), ``prose`` (a paragraph's lines joined, or a list item, or a line
-    that stands alone) and ``byline`` (a paragraph that opens with a field: the byline, if it is
+    """``lines`` as (kind, text): ``heading`` (a Markdown heading but the title), ``label`` (a
+    short line of its own without punctuation: a heading of plain text), ``row`` (a table's row
+    as a sentence), ``prose`` (a paragraph's lines joined, a list item, a field on a line of its
+    own) and ``byline`` (a paragraph that opens with a field: the byline, if it is
     the document's first)."""
     paragraph: list[str] = []
 
@@ -104,7 +108,7 @@ def _pieces(lines: list[str], title: str) -> Iterator[tuple[str, str]]:
         elif _LIST_ITEM.match(stripped):
             yield "prose", _LIST_ITEM.sub("", stripped, count=1)
         elif _stands_alone(stripped):
-            yield "prose", stripped
+            yield ("prose" if ":" in stripped else "label"), stripped  # "Severity: SEV1"
         else:
             paragraph.append(stripped)
     yield from said()
