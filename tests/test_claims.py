@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from wiki_assets.engine.documents.markdown import LINE_MAX
 from wiki_assets.engine.quality.claims import check_prose
 from wiki_assets.engine.quality.quantities import agrees, quantities
 from wiki_assets.engine.quality.sentences import (
@@ -282,16 +283,18 @@ def test_quotable_keeps_the_supported_description_sentences_only() -> None:
 
 
 def test_opening_line_is_the_first_sentence_cut_at_a_word() -> None:
-    opening = "업무 중 먼저 낸 비용을 회사가 돌려드립니다. 30일 안에 신청하세요."
-    assert opening_line(opening) == "업무 중 먼저 낸 비용을 회사가 돌려드립니다."
-    assert (
-        opening_line("한도: 숙박비는 1박 18만 원. 그 밖은 15만 원.")
-        == "한도: 숙박비는 1박 18만 원."
+    opening = (
+        "업무 중 개인 카드나 현금으로 먼저 낸 비용을 회사가 돌려드립니다. 30일 안에 신청하세요."
     )
+    assert (
+        opening_line(opening) == "업무 중 개인 카드나 현금으로 먼저 낸 비용을 회사가 돌려드립니다."
+    )
+    faq = "Q. 요금은 어떻게 계산되나요? 저장 용량에 따라 매월 계산됩니다. 부가세는 별도입니다."
+    assert opening_line(faq) == "Q. 요금은 어떻게 계산되나요? 저장 용량에 따라 매월 계산됩니다."
     assert opening_line("- ") == opening_line("") == ""
     endless = "word, " * 60  # a "sentence" with no stop, as a list or a table can be
     line = opening_line(endless)
-    assert line.endswith("word…") and len(line) <= 200 and endless.startswith(line[:-1])
+    assert line.endswith("word…") and len(line) <= LINE_MAX and endless.startswith(line[:-1])
 
 
 # ---------------------------------------------------------------- quantities

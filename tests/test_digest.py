@@ -152,15 +152,17 @@ def test_a_page_the_model_did_not_summarize_is_listed_with_its_documents_first_s
     # document's own words: no description, so the digest and the index quote its opening.
     with SimServer(SimModel(model="sim", behaviour="fabricating")) as server:
         wiki = Wiki(tmp_path, server.base_url, store_for)
-        wiki.put("alpha.md", "# Alpha\n\nAlpha covers the deploy tool. It has rollbacks.\n")
+        wiki.put(
+            "alpha.md", "# Alpha\n\nAlpha covers the deploy tool and its rollbacks. It runs.\n"
+        )
         wiki.ingest(at(DAY1), flagged_pages="extract")
     assert wiki.description("c/alpha.md") == ""
     markdown, data = wiki.digest(DAY1)
     (added,) = data["added"]  # type: ignore[misc]
-    assert added["description"] == "Alpha covers the deploy tool."
-    assert "— Alpha covers the deploy tool.\n" in markdown
+    first = "Alpha covers the deploy tool and its rollbacks."
+    assert added["description"] == first and f"— {first}\n" in markdown
     index = (wiki.wiki / "index.md").read_text(encoding="utf-8")
-    assert "(c/alpha.md) — Alpha covers the deploy tool.\n" in index
+    assert f"(c/alpha.md) — {first}\n" in index
 
 
 def test_the_day_is_a_calendar_day_in_the_timezone(wiki: Wiki) -> None:

@@ -1,5 +1,6 @@
 """What the engine reads of a document's Markdown structure, defined once for every reader (the
-link candidates' one-line summary, the compact request's citable lines, extractive pages)."""
+link candidates' one-line summary, the compact request's citable lines, extractive pages), and
+the one line that says what a document is."""
 
 from __future__ import annotations
 
@@ -10,6 +11,11 @@ HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
 
 SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 """The space after a sentence's closing mark, Latin or CJK: split prose on it for sentences."""
+
+LINE_MAX = 160
+"""Longest line that says what a document is (a link candidate's, a page's in the index)."""
+LINE_MIN = 30
+"""A first sentence shorter than this ("Q.", a greeting) is joined with the next one."""
 
 _TABLE_DELIMITER = re.compile(r"^[\s|:-]*-[\s|:-]*$")  # |---|:--:| (and nothing else)
 
@@ -34,3 +40,26 @@ def _cells(line: str) -> list[str] | None:
     if len(stripped) < 3 or stripped[0] != "|" or stripped[-1] != "|":
         return None
     return [cell.strip() for cell in stripped[1:-1].split("|")]
+
+
+def first_sentences(prose: str) -> str:
+    """The first sentence of ``prose`` (one line, its spaces single), joined with the next ones
+    while shorter than :data:`LINE_MIN`, cut at a word within :data:`LINE_MAX`."""
+    sentences = SENTENCE_END.split(prose)
+    line = sentences[0]
+    for more in sentences[1:]:
+        if len(line) >= LINE_MIN:
+            break
+        line = f"{line} {more}"
+    return clip(line)
+
+
+def clip(line: str) -> str:
+    """``line`` within :data:`LINE_MAX` characters: cut at a word (past half of it), with "…"."""
+    if len(line) <= LINE_MAX:
+        return line
+    cut = line[: LINE_MAX - 1]
+    space = cut.rfind(" ")
+    if space > LINE_MAX // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-") + "…"

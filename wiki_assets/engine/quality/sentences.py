@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from wiki_assets.engine.documents.markdown import SENTENCE_END
+from wiki_assets.engine.documents.markdown import SENTENCE_END, first_sentences
 from wiki_assets.engine.quality.units import wordless
 
 __all__ = [
@@ -135,25 +135,14 @@ def quotable(description: str, prose: Any) -> str:
     return " ".join(s.text for s in checked if s.status is Support.SUPPORTED)
 
 
-OPENING_LINE_CHARS = 200  # as long as a model's description may be (answers/page.py)
-OPENING_LINE_WORDS = 3  # the line takes sentences until it has as many words
-
-
 def opening_line(opening: str) -> str:
     """What a list of pages (the index, the digest) shows for a page the model did not summarize:
     the first sentence of its opening, which is the document's own words (an extractive page's
-    summary), with the next ones while it has fewer than :data:`OPENING_LINE_WORDS` words, cut
-    at a word within :data:`OPENING_LINE_CHARS`. Such a page has no description,
-    and a blank line in a list tells a reader nothing of the document."""
-    first = ""
-    for _, sentence in prose_sentences("", opening):  # "Q." alone is no line: read on
-        first = f"{first} {sentence}".lstrip()
-        if len(first.split()) >= OPENING_LINE_WORDS:
-            break
-    if len(first) <= OPENING_LINE_CHARS:
-        return first
-    cut = first[: OPENING_LINE_CHARS - 1]
-    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:") + "…"
+    summary), as a link candidate's line is cut
+    (:func:`~wiki_assets.engine.documents.markdown.first_sentences`). Such a page has no
+    description, and a blank line in a list tells a reader nothing of the document."""
+    prose = " ".join(opening.split())
+    return "" if wordless(prose) else first_sentences(prose)
 
 
 def _part(value: dict[str, Any]) -> str:

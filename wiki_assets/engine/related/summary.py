@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import re
 
-from wiki_assets.engine.documents.markdown import HEADING_LINE, row_said
+from wiki_assets.engine.documents.markdown import (
+    HEADING_LINE,
+    LINE_MAX,
+    LINE_MIN,
+    SENTENCE_END,
+    clip,
+    first_sentences,
+    row_said,
+)
 from wiki_assets.engine.related.grams import MAX_CHARS, normalize
 
-LINE_MAX = 160
-"""Longest :attr:`Candidate.line`, in characters."""
-LINE_MIN = 30
-"""A first sentence shorter than this ("Q.", a greeting) is joined with the next one."""
+__all__ = ["LINE_MAX", "LINE_MIN", "summary_line"]
 
 _LIST = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|>|\|)")
 _RULE = re.compile(r"^\s*(?:[-*_=]\s*){3,}$")
 _META = re.compile(r"^[\W_]*[^\W\d_][\w .()/'-]{0,28}?[\W_]*[:：]\s")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _MARKUP = re.compile(r"[*_`]+")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+(?=\S)")
 
 
 def _plain(line: str) -> str:
@@ -30,7 +34,7 @@ def _plain(line: str) -> str:
 def _is_sentence_like(line: str) -> bool:
     return (
         bool(re.search(r"[.!?。！？]$", line))
-        or bool(_SENTENCE_END.search(line))
+        or bool(SENTENCE_END.search(line))
         or (len(line.split()) >= 8)
     )
 
@@ -64,21 +68,5 @@ def summary_line(text: str, title: str = "") -> str:
             continue
         if normalize(plain) == title_key or not _is_sentence_like(plain):
             continue
-        sentences = _SENTENCE_END.split(plain)
-        line = sentences[0]
-        for more in sentences[1:]:
-            if len(line) >= LINE_MIN:
-                break
-            line = f"{line} {more}"
-        return _clip(line)
-    return _clip(fallback or " ".join(title.split()))
-
-
-def _clip(line: str) -> str:
-    if len(line) <= LINE_MAX:
-        return line
-    cut = line[: LINE_MAX - 1]
-    space = cut.rfind(" ")
-    if space > LINE_MAX // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:-") + "…"
+        return first_sentences(plain)
+    return clip(fallback or " ".join(title.split()))
