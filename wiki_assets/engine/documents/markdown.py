@@ -17,6 +17,10 @@ LINE_MAX = 160
 LINE_MIN = 30
 """A first sentence shorter than this ("Q.", a greeting) is joined with the next one."""
 
+FIELD = re.compile(r"^[\W_]*[^\W\d_][\w .()/'-]{0,28}?[\W_]*[:：]\s")
+"""A line that opens with a short field's label ("Owner: …", "담당: …", "Last updated: …"):
+metadata, not what a document says (its Markdown emphasis taken off first)."""
+
 _TABLE_DELIMITER = re.compile(r"^[\s|:-]*-[\s|:-]*$")  # |---|:--:| (and nothing else)
 
 

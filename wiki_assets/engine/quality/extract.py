@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from wiki_assets.engine.documents.markdown import SENTENCE_END, row_said
+from wiki_assets.engine.documents.markdown import FIELD, SENTENCE_END, row_said
 
 __all__ = ["OPENING_SENTENCES", "Extract", "extract"]
 
@@ -25,8 +25,6 @@ _SENTENCE_MARKS = (".", "!", "?", "。", "！", "？")  # SENTENCE_END's
 # A sentence ends at . ! ? (or their full-width forms) followed by a space or the end.
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _STRONG = re.compile(r"\*\*|__")  # bold marks: a sentence cut between a pair would leave one open
-# A field that opens a byline: "Owner: …", "담당: …", "Last updated: …" (a label of 1-3 words).
-_FIELD = re.compile(r"^(?:[^\s:：]+\s){0,2}[^\s:：]+[:：]\s")
 # A line of at most this many words with no punctuation at its end stands alone, even in a
 # paragraph: a heading of a PDF, a slide or plain text ("Scope", "훈련 일정"), not a wrapped line.
 _LABEL_WORDS = 5
@@ -81,7 +79,7 @@ def _pieces(lines: list[str], title: str) -> Iterator[tuple[str, str]]:
     def said() -> Iterator[tuple[str, str]]:
         if paragraph:
             joined = " ".join(paragraph)
-            yield ("byline" if _FIELD.match(joined) else "prose"), joined
+            yield ("byline" if FIELD.match(joined) else "prose"), joined
             paragraph.clear()
 
     in_code = False

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from wiki_assets.engine.documents.markdown import (
+    FIELD,
     HEADING_LINE,
     LINE_MAX,
     LINE_MIN,
@@ -19,7 +20,6 @@ __all__ = ["LINE_MAX", "LINE_MIN", "summary_line"]
 
 _LIST = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|>|\|)")
 _RULE = re.compile(r"^\s*(?:[-*_=]\s*){3,}$")
-_META = re.compile(r"^[\W_]*[^\W\d_][\w .()/'-]{0,28}?[\W_]*[:：]\s")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _MARKUP = re.compile(r"[*_`]+")
 
@@ -64,7 +64,7 @@ def summary_line(text: str, title: str = "") -> str:
             continue
         if not fallback and normalize(plain) != title_key and not HEADING_LINE.match(raw):
             fallback = plain
-        if HEADING_LINE.match(raw) or _LIST.match(raw) or _META.match(_MARKUP.sub("", raw)):
+        if HEADING_LINE.match(raw) or _LIST.match(raw) or FIELD.match(_MARKUP.sub("", raw)):
             continue
         if normalize(plain) == title_key or not _is_sentence_like(plain):
             continue
