@@ -199,6 +199,31 @@ def test_a_claim_in_other_words_without_figures_is_unchecked() -> None:
     assert one("Staff get a free gym membership.", LEAVE).status is Support.UNCHECKED
 
 
+MOVE = """The Seoul Team Moves to Pangyo
+## Getting there
+The new office is a seven-minute walk from Pangyo station on the Shinbundang line.
+Notes: A shuttle runs from Gangnam station every 20 minutes during the first month."""
+
+
+def test_a_blend_of_two_lines_is_not_supported() -> None:
+    # The embedded model's sentence: each line holds, but the sentence that takes the walk from
+    # one and the station and the month from the other is no line's. The line that says most of
+    # it gives another figure of its kind (20 minutes).
+    blend = (
+        "The new office is a seven-minute walk from Gangnam station every day during the "
+        "first month."
+    )
+    assert one(blend, MOVE).status is Support.UNCHECKED
+    assert one("The office is a seven-minute walk from Pangyo station.", MOVE).status is (
+        Support.SUPPORTED
+    )
+    shuttle = "A shuttle runs from Gangnam station every 20 minutes in the first month."
+    assert one(shuttle, MOVE).status is Support.SUPPORTED
+    # Two figures, each from its own line, one of them the core line's: no blend.
+    both = "A shuttle runs every 20 minutes; the office is a seven-minute walk from Pangyo."
+    assert one(both, MOVE).status is Support.SUPPORTED
+
+
 def test_one_word_of_a_short_sentence_found_is_no_passage() -> None:
     # A small model's "Panda: Park" has one of its two words in the owner's line: a coincidence.
     assert one("Panda: Park.", LEAVE).status is Support.UNCHECKED

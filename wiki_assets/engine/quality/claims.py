@@ -15,8 +15,9 @@ A sentence's :class:`Support`:
 * **unsupported**: it states a quantity the document never gives, and nothing gives another in
   its place; or a name the document never gives (where it can tell a name: "Maria Kim",
   "이지은 팀장"); or the passage that says it says it the other way round (a negation).
-* **unchecked**: nothing the rules can compare settles it (a paraphrase, or a claim in words the
-  document does not use). A judge from the fleet may settle it (:mod:`.judging`).
+* **unchecked**: nothing the rules can compare settles it (a paraphrase, a claim in words the
+  document does not use, or a blend of two lines: :func:`_blended`). A judge from the fleet may
+  settle it (:mod:`.judging`).
 
 The rules work in English and in Korean (:mod:`.quantities` for numbers, particles taken off
 words as :mod:`.prose` does). A sentence that is contradicted or unsupported flags its page.
@@ -126,6 +127,8 @@ def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
            for q in stated):  # fmt: skip
         # Every quantity is in the document, but not where the rest of the sentence is.
         return SentenceCheck(sentence, part, Support.UNCHECKED)
+    if _blended(stated, document.raw[passage.core - 1]):
+        return SentenceCheck(sentence, part, Support.UNCHECKED)
     if absent := _absent_name(sentence, document.normalized):
         said = f"the document never names {absent}"
         return SentenceCheck(sentence, part, Support.UNSUPPORTED, lines, said)
@@ -140,6 +143,17 @@ def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
     if len(_words(sentence) & _words(core)) >= AGREEMENT * len(_words(sentence)):
         lines = (passage.core, passage.core)  # one line says it: cite that one
     return SentenceCheck(sentence, part, Support.SUPPORTED, lines)
+
+
+def _blended(stated: Sequence[Quantity], core: str) -> bool:
+    """Whether a sentence's figures come from another line than the one that says most of it,
+    which gives another figure of their kind instead: "a seven-minute walk from Gangnam station
+    during the first month" blends "a seven-minute walk from Pangyo station" with the next line's
+    "a shuttle from Gangnam station every 20 minutes during the first month". Each line holds,
+    together they do not; a judge may settle it, the rules do not call it supported."""
+    kinds = {quantity.kind for quantity in stated}
+    here = [given for given in quantities(core) if given.kind in kinds] if kinds else []
+    return bool(here) and not any(agrees(q, given) for q in stated for given in here)
 
 
 @functools.lru_cache(maxsize=1024)
