@@ -88,7 +88,7 @@ def build_index(journal: Journal, wiki: Wiki) -> IndexReport:
                 rewritten += 1
             catalog.append(catalog_record(page, entry.collection))
             # In the index a link's reason is the page in one line (its description).
-            link = Link(entry.page, page.title, page.line)
+            link = Link(entry.page, page.title, page.one_line)
             by_collection[entry.collection].append((entry.path, link))
             if entry.result.get("flags"):
                 flags = ", ".join(Verdict.of(entry.result["flags"]).reasons)

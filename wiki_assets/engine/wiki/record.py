@@ -78,7 +78,7 @@ class Page:
             object.__setattr__(self, "key_points", points)
 
     @property
-    def line(self) -> str:
+    def one_line(self) -> str:
         """The page in one line, as the index lists it: its description; for a page the model
         did not summarize, the first sentence of the document's opening."""
         return self.description if self.summarized else opening_line(self.summary)

@@ -272,7 +272,7 @@ def render_index(
 ) -> str:
     """``index.md``: the pages that need review first (a link's ``reason`` is the page's flags),
     then every page by collection (a link's ``reason`` is the page in one line,
-    :attr:`~wiki_assets.engine.wiki.record.Page.line`), then the topics two or more pages
+    :attr:`~wiki_assets.engine.wiki.record.Page.one_line`), then the topics two or more pages
     share, each in the order given."""
     counts = f"{pages} pages in {len(collections)} collections."
     if review:
