@@ -305,6 +305,7 @@ def test_quotable_keeps_the_supported_description_sentences_only() -> None:
     quoted = quotable(description, prose.to_json())
     assert quoted == "Every employee receives 25 days of paid annual leave per year."
     assert quotable(description, None) == description  # journaled before sentences were checked
+    assert quotable("-", []) == quotable(" - ", None) == ""  # no description, as pages show it
 
 
 def test_opening_line_is_the_first_sentence_cut_at_a_word() -> None:

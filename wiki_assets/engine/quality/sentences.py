@@ -126,6 +126,8 @@ def quotable(description: str, prose: Any) -> str:
     """What may be quoted of a page's ``description`` (a digest, a bot): where ``prose`` (a
     result's journaled sentence checks) checked it, its supported sentences only; unchecked
     (a result journaled before sentences were checked) the description as it is."""
+    if wordless(description):  # "-": no description, as the page and the index show it
+        return ""
     # Only the description's sentences are read (a page's events quote every page written).
     items = prose if isinstance(prose, list) else []
     mine = [item for item in items if isinstance(item, dict) and _part(item) == DESCRIPTION]
