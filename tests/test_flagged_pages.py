@@ -321,5 +321,11 @@ def test_an_extract_opens_with_sentences_not_bylines_labels_or_fragments(
 def test_a_document_without_markdown_headings_has_its_short_lines_as_headings() -> None:
     pdf = "Expenses\nScope\nCosts paid personally.\n\nHow to claim\nSeverity: SEV1\nSubmit it.\n"
     assert extract(pdf, "Expenses").headings == ("Scope", "How to claim")  # not the field
+    # Without blank lines between them (as a PDF's text may be), a heading still ends the
+    # paragraph before it: the byline stays the first paragraph, the heading no sentence's part.
+    dense = "Expenses\nOwner: Finance.\nScope\nCosts paid personally.\nLimits\nAt most 18.\n"
+    taken = extract(dense, "Expenses")
+    assert taken.headings == ("Scope", "Limits")
+    assert taken.opening == "Costs paid personally. At most 18."
     markdown = "# Leave\n\nTeam Handbook\n\n## Requests\n\nAsk first.\n"
     assert extract(markdown, "Leave").headings == ("Requests",)  # its own headings only

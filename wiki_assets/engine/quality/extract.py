@@ -105,7 +105,8 @@ def _pieces(lines: list[str], title: str) -> Iterator[tuple[str, str]]:
                 yield "row", row if row.endswith(_SENTENCE_MARKS) else f"{row}."
         elif _LIST_ITEM.match(stripped):
             yield "prose", _LIST_ITEM.sub("", stripped, count=1)
-        elif _stands_alone(stripped):
+        elif _stands_alone(stripped):  # ends the paragraph before it, as a heading does
+            yield from said()
             yield ("prose" if ":" in stripped else "label"), stripped  # "Severity: SEV1"
         else:
             paragraph.append(stripped)
