@@ -28,7 +28,7 @@ from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument, d
 from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.ingestion.fingerprints import fingerprint
 from wiki_assets.engine.ingestion.gc_tuning import YOUNG_THRESHOLD, fewer_collections
-from wiki_assets.engine.model.chat import PLATFORM_HEADERS
+from wiki_assets.engine.model.chat import PLATFORM_HEADERS, Chat, Usage
 from wiki_assets.engine.model.client import ModelClient
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import StateStore
@@ -440,6 +440,47 @@ def test_requests_carry_the_key_but_not_openais_platform_headers(
         assert headers["Content-Type"] == "application/json"
         sent = {name.lower() for name in headers}
         assert not sent & {name.lower() for name in PLATFORM_HEADERS}, sorted(sent)
+
+
+def test_a_gateway_under_a_path_gets_the_request_there_and_its_answer_is_read() -> None:
+    """A base URL with a path (a company gateway's ``/gateway/v1``): the request goes to the
+    path under it, its body is the request's JSON, and the answer's fields are read."""
+    received: list[tuple[str, dict[str, object]]] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        received.append((request.path, await request.json()))
+        return web.json_response({
+            "choices": [{"message": {"content": " 안녕하세요 "}, "finish_reason": "length"}],
+            "usage": {"prompt_tokens": 7, "completion_tokens": 3},
+        })  # fmt: skip
+
+    async def ask() -> tuple[str, str, Usage]:
+        app = web.Application()
+        app.router.add_post("/gateway/v1/chat/completions", chat)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        endpoint = Endpoint(name="m", base_url=f"http://127.0.0.1:{port}/gateway/v1", model="m")
+        chat_ = Chat(endpoint, max_tokens=50)
+        usage = Usage()
+        try:
+            messages = [{"role": "user", "content": "문서를 요약하세요."}]
+            content, finish = await chat_.request(messages, {"type": "json_object"}, usage)
+        finally:
+            await chat_.close()
+            await runner.cleanup()
+        return content, finish, usage
+
+    content, finish, usage = asyncio.run(ask())
+    assert (content, finish) == ("안녕하세요", "length")
+    assert (usage.requests, usage.prompt_tokens, usage.completion_tokens) == (1, 7, 3)
+    assert received == [(
+        "/gateway/v1/chat/completions",
+        {"model": "m", "messages": [{"role": "user", "content": "문서를 요약하세요."}],
+         "max_tokens": 50, "temperature": 0.2, "response_format": {"type": "json_object"}},
+    )]  # fmt: skip
 
 
 def test_a_run_collects_less_often_and_restores_the_collector() -> None:
