@@ -5,6 +5,7 @@ and the journal that lets a run resume without asking a model twice."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import logging
@@ -15,6 +16,7 @@ import re
 import signal
 import sys
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -403,6 +405,22 @@ def test_a_slow_disk_holds_requests_back_instead_of_filling_memory(
     assert max(batches) <= 8 + 4, batches  # the limit plus the requests that were in flight
 
 
+@contextlib.asynccontextmanager
+async def chat_server(
+    path: str, handler: Callable[[web.Request], Awaitable[web.Response]]
+) -> AsyncIterator[str]:
+    """A local HTTP server that answers POSTs to ``path`` with ``handler``: its root URL."""
+    app = web.Application()
+    app.router.add_post(path, handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
+
 def test_requests_carry_the_key_but_not_openais_platform_headers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -414,24 +432,17 @@ def test_requests_carry_the_key_but_not_openais_platform_headers(
         return web.json_response({"error": {"message": "no"}}, status=400)
 
     async def ask() -> None:
-        app = web.Application()
-        app.router.add_post("/v1/chat/completions", chat)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = runner.addresses[0][1]
-        endpoint = Endpoint(
-            name="m", base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=0,
-            api_key_env="WIKI_TEST_KEY",
-        )  # fmt: skip
-        client = ModelClient(endpoint, 100)
-        try:
-            with pytest.raises(ModelError):
-                await client.summarize("c/doc.md", "Doc", "Some text of a document.")
-        finally:
-            await client.close()
-            await runner.cleanup()
+        async with chat_server("/v1/chat/completions", chat) as root:
+            endpoint = Endpoint(
+                name="m", base_url=f"{root}/v1", model="m", max_retries=0,
+                api_key_env="WIKI_TEST_KEY",
+            )  # fmt: skip
+            client = ModelClient(endpoint, 100)
+            try:
+                with pytest.raises(ModelError):
+                    await client.summarize("c/doc.md", "Doc", "Some text of a document.")
+            finally:
+                await client.close()
 
     asyncio.run(ask())
     assert received
@@ -455,22 +466,15 @@ def test_a_gateway_under_a_path_gets_the_request_there_and_its_answer_is_read() 
         })  # fmt: skip
 
     async def ask() -> tuple[str, str, Usage]:
-        app = web.Application()
-        app.router.add_post("/gateway/v1/chat/completions", chat)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = runner.addresses[0][1]
-        endpoint = Endpoint(name="m", base_url=f"http://127.0.0.1:{port}/gateway/v1", model="m")
-        chat_ = Chat(endpoint, max_tokens=50)
-        usage = Usage()
-        try:
-            messages = [{"role": "user", "content": "문서를 요약하세요."}]
-            content, finish = await chat_.request(messages, {"type": "json_object"}, usage)
-        finally:
-            await chat_.close()
-            await runner.cleanup()
+        async with chat_server("/gateway/v1/chat/completions", chat) as root:
+            endpoint = Endpoint(name="m", base_url=f"{root}/gateway/v1", model="m")
+            chat_ = Chat(endpoint, max_tokens=50)
+            usage = Usage()
+            try:
+                messages = [{"role": "user", "content": "문서를 요약하세요."}]
+                content, finish = await chat_.request(messages, {"type": "json_object"}, usage)
+            finally:
+                await chat_.close()
         return content, finish, usage
 
     content, finish, usage = asyncio.run(ask())
