@@ -167,7 +167,7 @@ class Chat:
             unreachable = isinstance(error, openai.APIConnectionError) and kind != "timeout"
             raise self.error(error_reason(error), kind, unreachable=unreachable) from error
         except (ValueError, TypeError, AttributeError, KeyError) as error:
-            # openai parses the body itself: a non-JSON or malformed answer surfaces here.
+            # A non-JSON or malformed answer: pydantic-core's ValidationError is a ValueError.
             raise self.error(f"unparsable answer ({type(error).__name__})", "garbage") from error
         usage.requests += 1
         if response.usage:
