@@ -1,7 +1,8 @@
 """Bad input fails alone, with a clear reason, and never stops the run or writes outside the wiki:
-binary and mis-encoded files, empty and huge files, FIFOs and symlinks (never followed, never
-blocking), deep folders, hostile and colliding file names, duplicate content and a document that
-tries prompt injection. Every regular, non-hidden file ends with a page or a recorded reason."""
+binary files (text in another encoding than UTF-8 is read), empty and huge files, FIFOs and
+symlinks (never followed, never blocking), deep folders, hostile and colliding file names,
+duplicate content and a document that tries prompt injection. Every regular, non-hidden file
+ends with a page or a recorded reason."""
 
 from __future__ import annotations
 
@@ -39,8 +40,11 @@ def build(root: Path, outside: Path) -> dict[str, str | None]:
         expected[f"junk/{name}"] = reason
 
     put("logo.png.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file")
-    put("invalid-utf8.md", b"caf\xc3 \xff\xfe broken", "not UTF-8")
-    put("latin1.txt", "Café crème, résumé".encode("latin-1"), "not UTF-8")
+    # An encoding never fails a document: bytes that are not UTF-8 are read in the encoding
+    # that fits them best (a guess, for a sample this short).
+    put("invalid-utf8.md", b"caf\xc3 \xff\xfe broken", None)
+    put("latin1.txt", "Café crème, résumé".encode("latin-1"), None)
+    put("cp949.txt", "# 회의록\n\n금요일 오후 6시에 서버를 점검합니다.\n".encode("cp949"), None)
     put("utf16.txt", "# UTF-16\n\nText in UTF-16 with a BOM.".encode("utf-16"), None)
     put("bom.md", "\ufeff# BOM\n\nUTF-8 with a byte order mark.".encode(), None)
     put("nul.md", b"text with a \x00 NUL byte", "binary file")
@@ -111,6 +115,7 @@ def test_bad_documents_fail_alone_with_reasons(tmp_path: Path) -> None:
     # Nothing written outside the wiki; symlinks, the FIFO and hidden files were not documents.
     assert snapshot(tmp_path, wiki) == before
     assert not any("secret" in line or "pipe" in line or "hidden" in line for line in asked)
+    assert "회의록" in (wiki / page_for("junk/cp949.txt")).read_text(encoding="utf-8")
     injected = (wiki / "junk" / "injection.md").read_text()
     assert "<script>" not in injected and "&lt;script&gt;" in injected
     assert not (tmp_path / "etc").exists()

@@ -26,7 +26,8 @@ from conftest import page_record
 from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
 from wiki_assets.engine.answers.budget import cut_to_budget, estimate_tokens
 from wiki_assets.engine.dispatch import Job, WorkQueue
-from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument, decode, scan
+from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument, scan
+from wiki_assets.engine.documents.encodings import decode
 from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.ingestion.fingerprints import fingerprint
 from wiki_assets.engine.ingestion.gc_tuning import YOUNG_THRESHOLD, fewer_collections
@@ -85,12 +86,23 @@ def test_page_paths_mirror_sources_and_never_leave_the_root(tmp_path: Path) -> N
     assert list(tmp_path.iterdir()) == [tmp_path / "wiki"]
 
 
+KOREAN = "# 회의록\n\n이번 주 배포 일정과 담당자를 정리했습니다. 서버 점검은 금요일 6시입니다.\n"
+JAPANESE = "# 会議録\n\n今週のデプロイ予定と担当者をまとめました。点検は金曜日の午後6時です。\n"
+
+
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
         ("\ufeffhello".encode(), "hello"),
         ("héllo".encode("utf-16"), "héllo"),
         ("안녕하세요".encode(), "안녕하세요"),
+        # What a Korean Windows PC saves (CP949, EUC-KR), UTF-16 without its byte order mark,
+        # and Shift-JIS: each told apart by charset-normalizer, the Hangul and kana intact.
+        (KOREAN.encode("cp949"), KOREAN),
+        (KOREAN.encode("euc-kr"), KOREAN),
+        (KOREAN.encode("utf-16-le"), KOREAN),
+        (KOREAN.encode("utf-16-be"), KOREAN),
+        (JAPANESE.encode("shift_jis"), JAPANESE),
     ],
 )
 def test_decoding_accepts_text_encodings(data: bytes, expected: str) -> None:
@@ -99,7 +111,10 @@ def test_decoding_accepts_text_encodings(data: bytes, expected: str) -> None:
 
 @pytest.mark.parametrize(
     ("data", "reason"),
-    [(b"caf\xe9 latin-1", "not UTF-8"), (b"GIF89a\x00\x01", "binary file")],
+    [
+        (b"GIF89a\x00\x01", "binary file"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file"),
+    ],
 )
 def test_decoding_rejects_with_a_reason(data: bytes, reason: str) -> None:
     with pytest.raises(DocumentError, match=reason):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path, PurePosixPath
 
+from wiki_assets.engine.documents.encodings import decode
 from wiki_assets.engine.documents.formats import TEXT, Format, format_of
 from wiki_assets.engine.documents.ignore import Ignored, IgnoreRules
 from wiki_assets.engine.errors import DocumentError as DocumentError
@@ -219,16 +220,3 @@ def read_text(
         raise DocumentError("empty document")
     return text
 
-
-def decode(data: bytes) -> str:
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError as error:
-            raise DocumentError("invalid UTF-16 text") from error
-    if b"\x00" in data:
-        raise DocumentError("binary file (contains NUL bytes)")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise DocumentError(f"not UTF-8 text (invalid byte at offset {error.start})") from error

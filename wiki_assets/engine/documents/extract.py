@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from wiki_assets.engine.documents.encodings import decode
 from wiki_assets.engine.errors import DocumentError, NoText
 
 T = TypeVar("T")
@@ -208,8 +209,6 @@ def _xlsx(path: Path, out: _Lines) -> Extracted:
 
 
 def _csv(path: Path, out: _Lines) -> Extracted:
-    from wiki_assets.engine.documents.corpus import decode
-
     text = decode(path.read_bytes())
     dialect = csv.excel_tab if path.suffix.lower() == ".tsv" else csv.excel
     _table(out, csv.reader(io.StringIO(text, newline=""), dialect))
@@ -228,8 +227,6 @@ _SPACE_TITLE = re.compile(r"^[^:]{1,80} : ")  # a Confluence export's "Space : T
 def _html(path: Path, out: _Lines) -> Extracted:
     import html_to_markdown
     from selectolax.lexbor import LexborHTMLParser
-
-    from wiki_assets.engine.documents.corpus import decode
 
     tree = LexborHTMLParser(decode(path.read_bytes()))
     confluence = tree.css_first("#main-content") is not None

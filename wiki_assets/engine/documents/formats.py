@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from wiki_assets.engine.documents.encodings import encoding_of
+
 TEXT = "text"  # decoded as it is (Markdown, plain text, and any file whose bytes are text)
 TEXT_EXTENSIONS = frozenset(".txt .text .md .markdown .rst .adoc .org".split())
 
@@ -101,14 +103,6 @@ def format_of(path: str, head: bytes) -> Format:
 
 
 def looks_like_text(head: bytes) -> bool:
-    """Whether the first bytes of a file read as text: UTF-16 with its mark, or no NUL byte
-    and valid UTF-8 (a multi-byte character cut at the end of ``head`` is forgiven)."""
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return True
-    if b"\x00" in head:
-        return False
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as error:
-        return error.start >= len(head) - 3  # a character cut by the end of the sample
-    return True
+    """Whether the first bytes of a file read as text, in any encoding (encodings.py): UTF-8,
+    UTF-16 with or without its mark, CP949, Shift-JIS…"""
+    return encoding_of(head) is not None

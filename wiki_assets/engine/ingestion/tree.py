@@ -11,12 +11,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wiki_assets.engine.documents.corpus import (
-    DocumentError,
-    SourceDocument,
-    decode,
-    scan_contents,
-)
+from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument, scan_contents
+from wiki_assets.engine.documents.encodings import decode
 from wiki_assets.engine.documents.reader import DocumentText, Reader
 from wiki_assets.engine.errors import NoText
 from wiki_assets.engine.related import RelatedIndex
