@@ -291,3 +291,31 @@ def test_the_dagster_layer_is_a_folder_per_domain_around_a_small_root() -> None:
         or not (DEFS / domain / "assets.py").is_file()
     ]
     assert missing == [], "a domain of defs/ without its package or its assets module"
+
+
+def test_the_journals_columns_are_the_fields_of_its_entry(tmp_path: Path) -> None:
+    """The ``documents`` table, the columns a query reads and the upsert all come from
+    :class:`~wiki_assets.engine.state.entries.Entry`: a new field is one line there, and no
+    module lists the columns by hand."""
+    import dataclasses
+    import sqlite3
+
+    from wiki_assets.engine.state.entries import COLUMNS, UPSERT, Entry
+    from wiki_assets.engine.state.journal import Journal
+    from wiki_assets.engine.state.store import JOURNAL_FILE, StateStore
+
+    names = [f.name for f in dataclasses.fields(Entry)]
+    with Journal(StateStore(tmp_path)):
+        pass
+    with sqlite3.connect(tmp_path / JOURNAL_FILE) as db:
+        table = [row[1] for row in db.execute("PRAGMA table_info(documents)")]
+    assert table == [*names, "updated"]
+    assert COLUMNS.split(", ") == names
+    assert UPSERT.startswith(f"INSERT INTO documents ({', '.join([*names, 'updated'])})")
+    listed = ", ".join(names[3:6])  # "fingerprint, status, page"
+    by_hand = [
+        str(path.relative_to(PACKAGE.parent))
+        for path in MODULES.values()
+        if listed in path.read_text(encoding="utf-8")
+    ]
+    assert by_hand == []

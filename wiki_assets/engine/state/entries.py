@@ -1,11 +1,16 @@
 """A document's row in the journal: its status, what a run reads of it (:class:`Entry`), and how
 it is written (:data:`UPSERT`, with :func:`to_row`'s parameters) and read back
-(:func:`from_row`)."""
+(:func:`from_row`).
+
+The ``documents`` table's columns are :class:`Entry`'s fields, in their order, and ``updated``
+after them: the definition (:data:`TABLE_COLUMNS`), the column list (:data:`COLUMNS`) and the
+upsert are all derived from the class, so a new field is one line there.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 SUMMARIZED = "summarized"  # the model answered; the page is not on disk yet
@@ -13,61 +18,63 @@ WRITTEN = "written"  # the page is on disk
 FAILED = "failed"
 NO_TEXT = "no_text"  # the file holds no text (the reason says why): looked at again once it changes
 
-COLUMNS = "path, collection, content_hash, fingerprint, status, page, model, result, reason"
-
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    path: str
+    path: str  # the table's key
     collection: str
     content_hash: str
     fingerprint: str
     status: str
     page: str | None
     model: str | None
-    result: dict[str, Any] | None
+    result: dict[str, Any] | None  # stored as JSON text
     reason: str | None = None
 
 
+_FIELDS = tuple(f.name for f in fields(Entry))
+_KEY = _FIELDS[0]
+_UPDATED = "updated"  # epoch seconds of the row's last write: the table's, not the entry's
+
+COLUMNS = ", ".join(_FIELDS)
+"""The columns a query reads an :class:`Entry` from (:func:`from_row`), in its fields' order."""
+
+
+def _table_columns() -> str:
+    lines = []
+    for f in fields(Entry):
+        if f.name == _KEY:
+            lines.append(f"{f.name} TEXT PRIMARY KEY")
+        else:  # every field is stored as text; one whose type admits None may be NULL
+            lines.append(f"{f.name} TEXT" + ("" if "None" in str(f.type) else " NOT NULL"))
+    lines.append(f"{_UPDATED} {{float}} NOT NULL")
+    return ",\n    ".join(lines)
+
+
+TABLE_COLUMNS = _table_columns()
+"""The ``documents`` table's column definitions: one per :class:`Entry` field, then ``updated``
+(``{float}``: the store's 64-bit float type, filled in by ``Db.create_tables``)."""
+
+
+_WRITTEN = (*_FIELDS, _UPDATED)
 UPSERT = (
-    "INSERT INTO documents"
-    " (path, collection, content_hash, fingerprint, status, page, model, result, reason,"
-    "  updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    " ON CONFLICT (path) DO UPDATE SET collection = excluded.collection,"
-    " content_hash = excluded.content_hash, fingerprint = excluded.fingerprint,"
-    " status = excluded.status, page = excluded.page, model = excluded.model,"
-    " result = excluded.result, reason = excluded.reason, updated = excluded.updated"
+    f"INSERT INTO documents ({', '.join(_WRITTEN)}) VALUES ({', '.join('?' * len(_WRITTEN))})"
+    f" ON CONFLICT ({_KEY}) DO UPDATE SET "
+    + ", ".join(f"{name} = excluded.{name}" for name in _WRITTEN if name != _KEY)
 )
 """A document's row, new or replacing the one it had: the parameters of :func:`to_row`."""
 
 
-def to_row(
-    path: str,
-    collection: str,
-    content_hash: str,
-    fingerprint: str,
-    status: str,
-    page: str | None,
-    model: str | None,
-    result: dict[str, Any] | None,
-    reason: str | None,
-    updated: float,
-) -> tuple[Any, ...]:
+def to_row(entry: Entry, updated: float) -> tuple[Any, ...]:
     """The parameters of :data:`UPSERT` (``updated``: epoch seconds)."""
-    text = None if result is None else json.dumps(result, ensure_ascii=False)
-    return (path, collection, content_hash, fingerprint, status, page, model, text, reason, updated)
+    text = None if entry.result is None else json.dumps(entry.result, ensure_ascii=False)
+    # Field by field (dataclasses.astuple would deep-copy the result on the way).
+    return (*(text if name == "result" else getattr(entry, name) for name in _FIELDS), updated)
 
 
 def from_row(row: tuple[Any, ...]) -> Entry:
-    path, collection, content_hash, fingerprint, status, page, model, result, reason = row
-    return Entry(
-        path,
-        collection,
-        content_hash,
-        fingerprint,
-        status,
-        page,
-        model,
-        None if result is None else json.loads(result),
-        reason,
-    )
+    """The entry a row of :data:`COLUMNS` holds."""
+    values = dict(zip(_FIELDS, row, strict=True))
+    if values["result"] is not None:
+        values["result"] = json.loads(values["result"])
+    return Entry(**values)

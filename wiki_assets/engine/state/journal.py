@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from wiki_assets.engine.state import page_events
@@ -19,6 +20,7 @@ from wiki_assets.engine.state.entries import (
     FAILED,
     NO_TEXT,
     SUMMARIZED,
+    TABLE_COLUMNS,
     UPSERT,
     WRITTEN,
     Entry,
@@ -32,16 +34,7 @@ __all__ = ["FAILED", "JOURNAL_FILE", "NO_TEXT", "SUMMARIZED", "WRITTEN", "Entry"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
-    path TEXT PRIMARY KEY,
-    collection TEXT NOT NULL,
-    content_hash TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    status TEXT NOT NULL,
-    page TEXT,
-    model TEXT,
-    result TEXT,
-    reason TEXT,
-    updated {float} NOT NULL
+    {documents_columns}
 );
 CREATE INDEX IF NOT EXISTS documents_by_collection ON documents (collection);
 CREATE INDEX IF NOT EXISTS documents_by_page ON documents (page);
@@ -67,7 +60,9 @@ class Journal:
         self._link_order = "rowid" if sqlite else "seq"
         history_is_new = not self._db.has_table(page_events.TABLE)
         self._db.create_tables(
-            _SCHEMA.replace("{link_order_column}", "" if sqlite else "\n    seq BIGSERIAL,")
+            _SCHEMA.replace("{documents_columns}", TABLE_COLUMNS).replace(
+                "{link_order_column}", "" if sqlite else "\n    seq BIGSERIAL,"
+            )
             + page_events.schema(self._db.dialect)
         )
         for column, ddl in page_events.ADDED_COLUMNS.items():
@@ -154,21 +149,7 @@ class Journal:
         assert all(entry.result is not None for entry in entries)
         now = time.time()
         # Encoded before the transaction: the write lock is held for the statements alone.
-        rows = [
-            to_row(
-                entry.path,
-                entry.collection,
-                entry.content_hash,
-                entry.fingerprint,
-                SUMMARIZED,
-                entry.page,
-                entry.model,
-                entry.result,
-                None,
-                now,
-            )
-            for entry in entries
-        ]
+        rows = [to_row(replace(entry, status=SUMMARIZED, reason=None), now) for entry in entries]
         with self._db.transaction():
             self._db.executemany(UPSERT, rows)
             paths = [(entry.path,) for entry in entries]
@@ -244,10 +225,10 @@ class Journal:
         self, *, path: str, collection: str, content_hash: str, fingerprint: str, reason: str
     ) -> None:
         with self._db.transaction():
-            row = to_row(
-                path, collection, content_hash, fingerprint, FAILED, None, None, None, reason,
-                time.time(),
-            )  # fmt: skip
+            entry = Entry(
+                path, collection, content_hash, fingerprint, FAILED, None, None, None, reason
+            )
+            row = to_row(entry, time.time())
             self._db.execute(UPSERT, row)
             self._db.execute("DELETE FROM links WHERE source = ?", (path,))
 
@@ -264,8 +245,8 @@ class Journal:
             if page is not None:
                 self.history.record_removed([path], now)
             row = to_row(
-                path, collection, content_hash, "", NO_TEXT, None, None, None, reason, now
-            )  # fmt: skip
+                Entry(path, collection, content_hash, "", NO_TEXT, None, None, None, reason), now
+            )
             self._db.execute(UPSERT, row)
             self._db.execute("DELETE FROM links WHERE source = ?", (path,))
         return page
