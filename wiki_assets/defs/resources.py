@@ -31,6 +31,7 @@ from wiki_assets.engine.model.embedded_embeddings import (
     embedded_embeddings_endpoint,
     embedded_embeddings_server,
 )
+from wiki_assets.engine.model.leftovers import ServerRecords
 from wiki_assets.engine.model.local_server import embedded_endpoint, embedded_server
 from wiki_assets.engine.state.store import DEFAULT_SCHEMA, StateStore
 from wiki_assets.engine.wiki.files import STATE_DIR
@@ -236,23 +237,29 @@ class SummarizerResource(dg.ConfigurableResource):
         return None
 
     @contextmanager
-    def live(self, log: Log) -> Iterator["LiveFleet"]:
+    def live(self, log: Log, state_dir: Path | None = None) -> Iterator["LiveFleet"]:
         """The live fleet for one run: the chat endpoints and the embeddings endpoint, starting
         (and afterwards stopping) the embedded servers that are wanted. The embedded chat model
         failing to start fails the run; the embedded embeddings model failing to start is one
         warning. Without an embeddings model the run's link candidates come from the n-grams
-        alone, which one line says."""
+        alone, which one line says. With the wiki's ``state_dir``, the servers are recorded there
+        while they run, and servers a killed run left are stopped first, a warning each."""
+        records = ServerRecords(state_dir) if state_dir is not None else None
+        if records is not None:
+            for line in records.stop_leftovers():
+                log.warning(line)
+        threads = self.embedded_threads
         with contextlib.ExitStack() as stack:
             fleet = LiveFleet(self.planned_endpoints())
             if not self.models:
-                local = stack.enter_context(embedded_server(threads=self.embedded_threads))
+                local = stack.enter_context(embedded_server(threads=threads, records=records))
                 fleet.endpoints = [local.endpoint]
                 fleet.servers[local.endpoint.name] = local.server.exit_notice
             if self.embeddings is not None:
                 fleet.embeddings = self.embeddings.to_endpoint()
             elif self.embedded_embeddings and embedded_embeddings_available():
                 try:
-                    server = embedded_embeddings_server(threads=self.embedded_threads)
+                    server = embedded_embeddings_server(threads=threads, records=records)
                     e5 = stack.enter_context(server)
                 except EmbeddedModelUnavailable as error:
                     log.warning(f"{error} Link candidates by n-grams alone in this run.")

