@@ -23,31 +23,35 @@ import email
 import email.policy
 import io
 import re
-import zipfile
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TypeVar
+from collections.abc import Callable
 
 from wiki_assets.engine.documents.encodings import decode
+from wiki_assets.engine.documents.extracted import (
+    Extracted,
+    Lines,
+    Source,
+    as_file,
+    opened,
+    read_all,
+    short,
+    table,
+)
+from wiki_assets.engine.documents.legacy import KREUZBERG, LEGACY
+from wiki_assets.engine.documents.word import docx
 from wiki_assets.engine.errors import DocumentError, NoText
-
-T = TypeVar("T")
 
 # Each extractor's version: a new one re-extracts that format's files, and redoes the pages
 # whose text it changes (a page records the text it was written from).
-VERSIONS = {"pdf": 1, "docx": 1, "pptx": 1, "xlsx": 1, "csv": 1, "html": 1, "hwp": 1, "eml": 1}
+VERSIONS = {
+    "pdf": 1, "docx": 2, "pptx": 1, "xlsx": 1, "csv": 1, "tsv": 1, "html": 1, "hwp": 1, "eml": 1,
+    "doc": 1, "xls": 1, "ppt": 1, "rtf": 1, "odt": 1, "ods": 1, "odp": 1, "msg": 1,
+}  # fmt: skip
 
-Location = tuple[int, str]  # (the line a page, slide or sheet begins on, its label)
 
-
-@dataclass(frozen=True, slots=True)
-class Extracted:
-    """A document's text as extracted: its title where the format has one, its locations."""
-
-    text: str
-    title: str | None = None
-    locations: tuple[Location, ...] = ()
+# Formats whose reader can panic, crash or hang on a hostile file (native code that is not
+# PDFium, python-docx's lxml…): read only in the extracting processes, with a time limit per
+# file (extractors.py), never in the run's own.
+ISOLATED = frozenset(KREUZBERG)
 
 
 def extractor(name: str) -> str:
@@ -56,60 +60,29 @@ def extractor(name: str) -> str:
     return f"{name}/{VERSIONS[name]}"
 
 
-def extract(path: Path, name: str, max_bytes: int) -> Extracted:
-    """The text of the file at ``path``, in format ``name`` (formats.py), at most ``max_bytes``
-    bytes of UTF-8 (:class:`DocumentError` past that), or :class:`NoText` with the reason."""
+def extract(source: Source, name: str, max_bytes: int) -> Extracted:
+    """The text of ``source`` (a file, or an archive member's bytes), in format ``name``
+    (formats.py), at most ``max_bytes`` bytes of UTF-8 (:class:`DocumentError` past that), or
+    :class:`NoText` with the reason."""
     try:
-        return _EXTRACTORS[name](path, _Lines(max_bytes))
+        return _EXTRACTORS[name](source, Lines(max_bytes))
     except (NoText, DocumentError):
         raise
     except MemoryError:
         raise DocumentError("too large to extract") from None
     except Exception as error:  # a converter's own error for a file it cannot read
-        raise NoText(f"unreadable {name.upper()} file: {_short(error)}") from None
+        raise NoText(f"unreadable {name.upper()} file: {short(error)}") from None
 
 
-class _Lines:
-    """The text being built, line by line, within the limit; and where each part begins."""
-
-    def __init__(self, max_bytes: int) -> None:
-        self.lines: list[str] = []
-        self.locations: list[Location] = []
-        self.size = 0
-        self.max_bytes = max_bytes
-
-    def add(self, text: str) -> None:
-        for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-            self.lines.append(line.rstrip())
-            self.size += len(line.encode("utf-8")) + 1
-        if self.size > self.max_bytes:
-            raise DocumentError(f"too large: extracted text over {self.max_bytes} bytes")
-
-    def begin(self, label: str) -> None:
-        """The next line begins a part (a page, a slide, a sheet) named ``label``."""
-        if self.lines and self.lines[-1]:
-            self.lines.append("")
-        self.locations.append((len(self.lines) + 1, label))
-
-    def done(self, title: str | None) -> Extracted:
-        text = "\n".join(self.lines).strip("\n")
-        if not text.strip():
-            raise NoText("no text")
-        # Leading blank lines went with strip: the locations' line numbers move with them.
-        lead = len(self.lines) - len("\n".join(self.lines).lstrip("\n").split("\n"))
-        locations = tuple((max(1, line - lead), label) for line, label in self.locations)
-        return Extracted(text, _clean(title), locations)
-
-
-def _pdf(path: Path, out: _Lines) -> Extracted:
+def _pdf(source: Source, out: Lines) -> Extracted:
     import pypdfium2 as pdfium
 
     try:
-        pdf = pdfium.PdfDocument(str(path))
+        pdf = pdfium.PdfDocument(source if isinstance(source, bytes) else str(source))
     except pdfium.PdfiumError as error:
         if getattr(error, "err_code", None) == 4:  # FPDF_ERR_PASSWORD
             raise NoText("password-protected") from None
-        raise NoText(f"unreadable PDF file: {_short(error)}") from None
+        raise NoText(f"unreadable PDF file: {short(error)}") from None
     try:
         chars = 0
         for index in range(len(pdf)):
@@ -130,44 +103,10 @@ def _pdf(path: Path, out: _Lines) -> Extracted:
     return out.done(title)
 
 
-def _docx(path: Path, out: _Lines) -> Extracted:
-    import docx
-    from docx.table import Table
-    from docx.text.paragraph import Paragraph
-
-    document = _opened(lambda: docx.Document(str(path)), "Word")
-    first_title = None
-    # The body in order: paragraphs and tables as they stand (``paragraphs`` alone skips tables).
-    for block in document.element.body.iterchildren():
-        tag = block.tag.rsplit("}", 1)[-1]
-        if tag == "p":
-            paragraph = Paragraph(block, document)
-            text = paragraph.text.strip()
-            if not text:
-                continue
-            style = paragraph.style.name if paragraph.style is not None else ""
-            if style == "Title":
-                first_title = first_title or text
-                out.add(f"# {text}")
-            elif (style or "").startswith("Heading"):
-                level = (style or "").split()[-1]
-                out.add("#" * (int(level) + 1 if level.isdigit() else 2) + f" {text}")
-            elif (style or "").startswith("List"):
-                out.add(f"- {text}")
-            else:
-                out.add(text)
-            out.add("")
-        elif tag == "tbl":
-            table = Table(block, document)
-            _table(out, ([cell.text for cell in row.cells] for row in table.rows))
-            out.add("")
-    return out.done(document.core_properties.title or first_title)
-
-
-def _pptx(path: Path, out: _Lines) -> Extracted:
+def _pptx(source: Source, out: Lines) -> Extracted:
     from pptx import Presentation
 
-    deck = _opened(lambda: Presentation(str(path)), "PowerPoint")
+    deck = opened(lambda: Presentation(as_file(source)), "PowerPoint")
     first_title = None
     for number, slide in enumerate(deck.slides, start=1):
         out.begin(f"slide {number}")
@@ -183,7 +122,7 @@ def _pptx(path: Path, out: _Lines) -> Extracted:
                     if paragraph.text.strip():
                         out.add(paragraph.text.strip())
             elif getattr(shape, "has_table", False):
-                _table(out, ([cell.text for cell in row.cells] for row in shape.table.rows))
+                table(out, ([cell.text for cell in row.cells] for row in shape.table.rows))
         if slide.has_notes_slide:
             notes = slide.notes_slide.notes_text_frame.text.strip()
             if notes:
@@ -191,28 +130,31 @@ def _pptx(path: Path, out: _Lines) -> Extracted:
     return out.done(deck.core_properties.title or first_title)
 
 
-def _xlsx(path: Path, out: _Lines) -> Extracted:
+def _xlsx(source: Source, out: Lines) -> Extracted:
     import openpyxl
 
-    book = _opened(
-        lambda: openpyxl.load_workbook(str(path), read_only=True, data_only=True), "Excel"
+    book = opened(
+        lambda: openpyxl.load_workbook(as_file(source), read_only=True, data_only=True), "Excel"
     )
     try:
         for sheet in book.worksheets:
             out.begin(f"sheet {sheet.title}")
             out.add(f"## {sheet.title}")
-            _table(out, sheet.iter_rows(values_only=True))
+            table(out, sheet.iter_rows(values_only=True))
         title = book.properties.title
     finally:
         book.close()
     return out.done(title)
 
 
-def _csv(path: Path, out: _Lines) -> Extracted:
-    text = decode(path.read_bytes())
-    dialect = csv.excel_tab if path.suffix.lower() == ".tsv" else csv.excel
-    _table(out, csv.reader(io.StringIO(text, newline=""), dialect))
+def _csv(source: Source, out: Lines, dialect: type[csv.Dialect] = csv.excel) -> Extracted:
+    text = decode(read_all(source))
+    table(out, csv.reader(io.StringIO(text, newline=""), dialect))
     return out.done(None)
+
+
+def _tsv(source: Source, out: Lines) -> Extracted:
+    return _csv(source, out, csv.excel_tab)
 
 
 # Where an HTML page's content is, most specific first: a Confluence export's main content (its
@@ -224,11 +166,11 @@ _CHROME = "script, style, noscript, nav, header, footer, aside, form, #breadcrum
 _SPACE_TITLE = re.compile(r"^[^:]{1,80} : ")  # a Confluence export's "Space : Title"
 
 
-def _html(path: Path, out: _Lines) -> Extracted:
+def _html(source: Source, out: Lines) -> Extracted:
     import html_to_markdown
     from selectolax.lexbor import LexborHTMLParser
 
-    tree = LexborHTMLParser(decode(path.read_bytes()))
+    tree = LexborHTMLParser(decode(read_all(source)))
     confluence = tree.css_first("#main-content") is not None
     main = next((node for node in map(tree.css_first, _MAIN) if node is not None), None)
     if main is None:
@@ -246,21 +188,29 @@ def _html(path: Path, out: _Lines) -> Extracted:
     return out.done(title)
 
 
-def _hwp(path: Path, out: _Lines) -> Extracted:
+def _hwp(source: Source, out: Lines) -> Extracted:
     import extract_hwp
 
-    if extract_hwp.is_hwp_file_password_protected(str(path)):
-        raise NoText("password-protected")
-    text, error = extract_hwp.extract_text_from_hwp(str(path))
+    if isinstance(source, bytes):  # an archive's member: read by its kind, HWP 5 or HWPX
+        hwpx = source.startswith(b"PK")
+        read = extract_hwp.extract_text_from_hwpx if hwpx else extract_hwp.extract_text_from_hwp5
+        try:
+            text, error = read(io.BytesIO(source)), None
+        except Exception as failure:  # (what extract_text_from_hwp turns into its error value)
+            text, error = "", str(failure)
+    else:
+        if extract_hwp.is_hwp_file_password_protected(str(source)):
+            raise NoText("password-protected")
+        text, error = extract_hwp.extract_text_from_hwp(str(source))
     if error is not None or not (text or "").strip():
         # (A broken file is reported as an error value, or as no text at all.)
-        raise NoText(f"unreadable HWP file{': ' + _short(error) if error else ''}")
+        raise NoText(f"unreadable HWP file{': ' + short(error) if error else ''}")
     out.add(text)
     return out.done(None)
 
 
-def _eml(path: Path, out: _Lines) -> Extracted:
-    message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
+def _eml(source: Source, out: Lines) -> Extracted:
+    message = email.message_from_bytes(read_all(source), policy=email.policy.default)
     subject = str(message.get("subject") or "").strip()
     if subject:
         out.add(f"# {subject}")
@@ -281,12 +231,14 @@ def _eml(path: Path, out: _Lines) -> Extracted:
     return out.done(subject or None)
 
 
-_EXTRACTORS: dict[str, Callable[[Path, _Lines], Extracted]] = {
+_EXTRACTORS: dict[str, Callable[[Source, Lines], Extracted]] = {
+    **LEGACY,
     "pdf": _pdf,
-    "docx": _docx,
+    "docx": docx,
     "pptx": _pptx,
     "xlsx": _xlsx,
     "csv": _csv,
+    "tsv": _tsv,
     "html": _html,
     "hwp": _hwp,
     "eml": _eml,
@@ -294,35 +246,3 @@ _EXTRACTORS: dict[str, Callable[[Path, _Lines], Extracted]] = {
 assert set(_EXTRACTORS) == set(VERSIONS)
 
 
-def _table(out: _Lines, rows: Iterable[Iterable[object]]) -> None:
-    """Rows as Markdown table lines (``| a | b |``), empty rows left out, one at a time."""
-    for row in rows:
-        cells = ["" if cell is None else " ".join(str(cell).split()) for cell in row]
-        while cells and not cells[-1]:
-            cells.pop()
-        if cells:
-            out.add("| " + " | ".join(cells) + " |")
-
-
-def _opened(open_it: Callable[[], T], kind: str) -> T:
-    """A document opened by its library; a file that is not one (cut short, not a zip, or
-    encrypted, which Office stores as a different container) is :class:`NoText`."""
-    try:
-        return open_it()
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as error:
-        reason = f"unreadable {kind} file (broken, or password-protected): {_short(error)}"
-        raise NoText(reason) from None
-    except Exception as error:
-        if type(error).__name__ == "PackageNotFoundError":  # python-docx's, python-pptx's
-            raise NoText(f"unreadable {kind} file (broken, or password-protected)") from None
-        raise
-
-
-def _clean(title: str | None) -> str | None:
-    title = " ".join((title or "").split())
-    return title[:120] or None
-
-
-def _short(error: object) -> str:
-    text = " ".join(str(error).split()) or type(error).__name__
-    return text if len(text) <= 120 else text[:119] + "…"

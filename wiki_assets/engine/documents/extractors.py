@@ -4,7 +4,10 @@ Converters are CPU work in native code: in processes of their own they run on ev
 the run, hold neither its GIL nor its memory, and a converter that crashes on a hostile file
 takes down one process (restarted), not the run. Each process reads one job a line on its stdin
 (JSON: the file, its format, the text limit) and writes the outcome a line on its stdout; a
-thread of the run's per process sends it one job at a time and waits for its answer.
+thread of the run's per process sends it one job at a time and waits for its answer, at most
+the format's time limit (:func:`time_limit`): a converter that hangs is killed with its process.
+A file whose converter crashes, panics or hangs holds no text that can be read: it is listed
+with that reason, like a broken file, and looked at again once it changes.
 
 Started as modules of their own, not by ``multiprocessing``: a spawned pool would run the
 parent's ``__main__`` again in every child (a user's script, a test runner).
@@ -15,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import select
 import subprocess
 import sys
 import threading
@@ -23,7 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from wiki_assets.engine.documents.extract import Extracted, extract
+from wiki_assets.engine.documents.extract import extract
+from wiki_assets.engine.documents.extracted import Extracted, short
 from wiki_assets.engine.errors import DocumentError, NoText
 from wiki_assets.engine.lifeline import exit_with_parent
 
@@ -33,9 +38,20 @@ MODULE = "wiki_assets.engine.documents.extractors"
 Outcome = tuple[Extracted | None, str | None, str | None]
 Job = tuple[str, str, int]  # (the file's path, its format, the most bytes of text)
 
+# How long one file's extraction may take, in seconds: far more than any readable file needs
+# (docs/benchmarks.md: milliseconds a file, a second for a 600-page PDF), so only a converter
+# that hangs reaches it.
+TIME_LIMIT_S = 120.0
+
+
+def time_limit(name: str) -> float:
+    """The most seconds extracting one file of format ``name`` may take."""
+    return TIME_LIMIT_S
+
 
 def extracted(job: Job) -> Outcome:
-    """Extract one file: its outcome, never an exception."""
+    """Extract one file: its outcome, never an exception (a converter's panic included: Rust's
+    reaches Python as a ``BaseException``)."""
     path, name, max_bytes = job
     try:
         return extract(Path(path), name, max_bytes), None, None
@@ -45,13 +61,19 @@ def extracted(job: Job) -> Outcome:
         return None, None, str(error)
     except OSError as error:
         return None, None, f"unreadable file: {error.strerror or error}"
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as error:  # noqa: B036 (a panic, or a converter's own bug)
+        return None, f"unreadable {name.upper()} file: {short(error)}", None
 
 
 class ExtractorPool:
-    """``processes`` extracting processes, started on first use and stopped by :meth:`close`."""
+    """``processes`` extracting processes, started on first use and stopped by :meth:`close`;
+    ``time_limit_s``: the most a file may take, for every format (default: its format's)."""
 
-    def __init__(self, processes: int) -> None:
+    def __init__(self, processes: int, time_limit_s: float | None = None) -> None:
         self.processes = processes
+        self.time_limit_s = time_limit_s
         self._idle: queue.Queue[_Process] = queue.Queue()
         self._all: list[_Process] = []
         self._lock = threading.Lock()
@@ -60,6 +82,12 @@ class ExtractorPool:
         """The outcome of each job, in order, extracted in parallel."""
         with ThreadPoolExecutor(self.processes, thread_name_prefix="extract") as threads:
             return list(threads.map(self._one, jobs))
+
+    def __enter__(self) -> ExtractorPool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def close(self) -> None:
         with self._lock:
@@ -75,7 +103,7 @@ class ExtractorPool:
                 self._idle.put(started)
         process = self._idle.get()
         try:
-            return process.call(job)
+            return process.call(job, self.time_limit_s or time_limit(job[1]))
         finally:
             self._idle.put(process)
 
@@ -96,19 +124,37 @@ class _Process:
         )
         return cls(child)
 
-    def call(self, job: Job) -> Outcome:
+    def call(self, job: Job, limit: float) -> Outcome:
         assert self.child.stdin is not None and self.child.stdout is not None
+        name = job[1].upper()
         try:
             self.child.stdin.write(json.dumps(job).encode() + b"\n")
             self.child.stdin.flush()
-            line = self.child.stdout.readline()
+            answered, _, _ = select.select([self.child.stdout], [], [], limit)
+            line = self.child.stdout.readline() if answered else None
         except OSError:
             line = b""
+        if line is None:  # it hangs on this file: killed, and restarted for the next
+            self.child.kill()
+            self._restart()
+            return None, f"unreadable {name} file: its reader ran over {limit:g} s", None
         if not line:  # it died on this file (a converter's crash): restarted for the next
-            code = self.child.wait()
-            self.child = _Process.start().child
-            return None, None, f"the extractor crashed on this file (exit code {code})"
+            code = self._restart()
+            return None, f"unreadable {name} file: its reader crashed (exit code {code})", None
         return _outcome(json.loads(line))
+
+    def _restart(self) -> int:
+        """Start a new process in place of this one, which has ended (or been killed); its
+        exit code."""
+        code = self.child.wait()
+        for stream in (self.child.stdin, self.child.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass  # (the pipe's other end is gone)
+        self.child = _Process.start().child
+        return code
 
     def stop(self) -> None:
         if self.child.stdin is not None:

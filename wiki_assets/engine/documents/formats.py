@@ -5,7 +5,7 @@ Decided by the file's name and, where a name can lie, its first bytes: a ``.pdf`
 start like a PDF but reads as text is text (an export that kept the wrong extension), and a file
 whose name says nothing is text when its bytes decode as text. What holds no text is never
 opened by a converter: images, archives, fonts, audio and video, and formats no library here
-reads (``unsupported format: .doc``).
+reads (``unsupported format: .xlsb``).
 """
 
 from __future__ import annotations
@@ -28,22 +28,43 @@ EXTRACTED = {
     ".xlsx": "xlsx",
     ".xlsm": "xlsx",
     ".csv": "csv",
-    ".tsv": "csv",
+    ".tsv": "tsv",
     ".html": "html",
     ".htm": "html",
     ".xhtml": "html",
     ".hwp": "hwp",
     ".hwpx": "hwp",
     ".eml": "eml",
+    ".doc": "doc",
+    ".dot": "doc",
+    ".xls": "xls",
+    ".ppt": "ppt",
+    ".pps": "ppt",
+    ".rtf": "rtf",
+    ".odt": "odt",
+    ".ods": "ods",
+    ".odp": "odp",
+    ".msg": "msg",
 }
+_OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Office 97-2003's container (and HWP 5's)
+_ZIP = b"PK\x03\x04"
 # What the first bytes of each extracted format are (None: any; a text format).
 _MAGIC: dict[str, tuple[bytes, ...] | None] = {
     "pdf": (b"%PDF-",),
-    "docx": (b"PK\x03\x04",),
-    "pptx": (b"PK\x03\x04",),
-    "xlsx": (b"PK\x03\x04",),
-    "hwp": (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", b"PK\x03\x04"),  # HWP 5 (OLE), HWPX (zip)
+    "docx": (_ZIP,),
+    "pptx": (_ZIP,),
+    "xlsx": (_ZIP,),
+    "hwp": (_OLE, _ZIP),  # HWP 5 (OLE), HWPX (zip)
+    "doc": (_OLE,),
+    "xls": (_OLE,),
+    "ppt": (_OLE,),
+    "msg": (_OLE,),
+    "odt": (_ZIP,),
+    "ods": (_ZIP,),
+    "odp": (_ZIP,),
+    "rtf": (b"{\\rtf",),
     "csv": None,
+    "tsv": None,
     "html": None,
     "eml": None,
 }
@@ -59,11 +80,8 @@ _NO_TEXT_KINDS = {
 NO_TEXT_EXTENSIONS = {
     extension: kind for kind, listed in _NO_TEXT_KINDS.items() for extension in listed.split()
 }
-# Known formats no converter here reads (older binary Office files, OpenDocument, RTF, EPUB…).
-UNSUPPORTED = frozenset(
-    ".doc .dot .ppt .pps .xls .xlsb .odt .ods .odp .rtf .epub .pages .numbers .key .msg "
-    ".vsd .vsdx .one .mpp".split()
-)
+# Known formats no converter here reads (binary Excel, EPUB, Apple's, Visio, OneNote…).
+UNSUPPORTED = frozenset(".xlsb .epub .pages .numbers .key .vsd .vsdx .one .mpp".split())
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,8 @@ from wiki_assets.engine.documents.corpus import (
     title_hint,
     title_of,
 )
-from wiki_assets.engine.documents.extract import Location, extractor
+from wiki_assets.engine.documents.extract import ISOLATED, extractor
+from wiki_assets.engine.documents.extracted import Location
 from wiki_assets.engine.documents.extractors import ExtractorPool, Job, Outcome, extracted
 from wiki_assets.engine.documents.texts import Kept, TextStore
 from wiki_assets.engine.errors import DocumentError, NoText
@@ -117,14 +118,18 @@ class Reader:
         them finds their text."""
         missing = [doc for doc in docs if self._missing(doc)]
         if len(missing) < POOL_FROM or self.processes < 2:
+            # (A format that may crash or hang is read in an extracting process all the same.)
             for doc in missing:
                 self._kept(doc)
             return
-        if self._pool is None:
-            self._pool = ExtractorPool(self.processes)
-        outcomes = self._pool.map([self._job(doc) for doc in missing])
+        outcomes = self._processes().map([self._job(doc) for doc in missing])
         for doc, outcome in zip(missing, outcomes, strict=True):
             self._keep(doc, outcome)
+
+    def _processes(self) -> ExtractorPool:
+        if self._pool is None:
+            self._pool = ExtractorPool(self.processes)
+        return self._pool
 
     def ready(self, doc: SourceDocument) -> bool:
         """Whether reading ``doc`` is quick: it is text, or its extraction is kept (or failed)."""
@@ -149,7 +154,10 @@ class Reader:
             raise DocumentError(failed)
         kept = self.texts.get(doc.content_hash, name) if self.texts is not None else None
         if kept is None:
-            kept = self._keep(doc, extracted(self._job(doc)))
+            job = self._job(doc)
+            isolated = doc.format.name in ISOLATED
+            outcome = self._processes().map([job])[0] if isolated else extracted(job)
+            kept = self._keep(doc, outcome)
             if kept is None:
                 raise DocumentError(self._failed[doc.content_hash])
         return kept

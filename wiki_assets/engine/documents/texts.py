@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from wiki_assets.engine.documents.extract import Extracted
+from wiki_assets.engine.documents.extracted import Extracted
 
 TEXTS_DIR = "texts"  # in the wiki's state folder
 

@@ -1,0 +1,88 @@
+"""A Korean team's whole drive, end to end through `wiki-assets ingest`: Word, Excel and
+PowerPoint 97-2003 files, OpenDocument, RTF, Outlook mail, a Word file with text in its header,
+footnotes, comments, text boxes and content controls and a text file saved in CP949 each
+become a page titled as the document is, its Korean intact; an encrypted file, a broken copy of
+each format and a file its reader panics on are each listed as holding no text, with the
+reason; and the run exits 0.
+
+Fixtures: tests/data/formats (scripts/make-documents' `drive` step and Apache POI's test-data);
+a broken file is a good one cut short.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from wiki_assets.engine.wiki.audit import front_matter
+from wiki_assets.engine.wiki.files import page_for
+from wiki_assets.simulator import SimModel, SimServer
+
+FORMATS = Path(__file__).parent / "data" / "formats"
+MANIFEST = json.loads((FORMATS / "manifest.json").read_text(encoding="utf-8"))["files"]
+OLDER = {"doc", "xls", "ppt", "odt", "ods", "odp", "rtf", "cp949"}
+BROKEN = ["password-mfa-ko.doc", "laptop-refresh-ko.xls", "office-move-ko.ppt",
+          "password-mfa-en.odt", "laptop-refresh-en.ods", "office-move-en.odp",
+          "poi-attachment.msg"]  # fmt: skip
+HANGUL = range(0xAC00, 0xD7A4)
+WHOLE = {"mail", "word-in-full"}  # Outlook mail; a Word file with text beside its body
+
+
+def drive(synced: Path) -> tuple[dict[str, dict], dict[str, str]]:
+    """The drive: its documents with text (path -> manifest entry), and its files that hold
+    none (path -> the start of the reason)."""
+    folder = synced / "drive"
+    folder.mkdir(parents=True)
+    documents, no_text = {}, {}
+    for entry in MANIFEST:
+        if entry["kind"] in OLDER and entry["expect"] == "text" or entry["expect"] in WHOLE:
+            if entry.get("lang", "en") in ("en", "ko"):
+                shutil.copy(FORMATS / entry["file"], folder / entry["file"])
+                documents[f"drive/{entry['file']}"] = entry
+        elif entry["kind"] in OLDER | {"msg"} and entry["expect"] == "no-text":
+            shutil.copy(FORMATS / entry["file"], folder / entry["file"])
+            no_text[f"drive/{entry['file']}"] = entry["reason"]
+    for name in BROKEN:
+        data = (FORMATS / name).read_bytes()
+        (folder / f"broken-{name}").write_bytes(data[: len(data) * 4 // 10])
+        no_text[f"drive/broken-{name}"] = f"unreadable {name.rsplit('.', 1)[1].upper()} file: "
+    return documents, no_text
+
+
+def test_a_drive_of_older_files_becomes_pages_and_the_run_exits_0(tmp_path: Path) -> None:
+    synced, wiki, home = tmp_path / "synced", tmp_path / "wiki", tmp_path / "home"
+    home.mkdir()
+    documents, no_text = drive(synced)
+    with SimServer(SimModel(model="quoting", behaviour="faithful", instant=True)) as server:
+        model = {"name": "quoting", "base_url": server.base_url, "model": "quoting"}
+        config = tmp_path / "wiki_assets.yaml"
+        config.write_text(yaml.safe_dump({
+            "resources": {"summarizer": {"config": {"models": [model]}}},
+            "ops": {"wiki_pages": {"config": {"flush_seconds": 0.5}}},
+        }))  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "wiki_assets.cli", "ingest", "--synced", str(synced),
+             "--wiki", str(wiki), "--config", str(config), "--json"],
+            capture_output=True, text=True, timeout=600,
+            env={**os.environ, "DAGSTER_HOME": str(home)},
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["failed"] == [] and report["count"] == len(documents)
+    listed = {item["path"]: item["reason"] for item in report["no_text"]}
+    assert set(listed) == set(no_text)
+    for path, reason in no_text.items():
+        assert listed[path].startswith(reason), (path, listed[path])
+    for path, entry in documents.items():
+        text = (wiki / page_for(path)).read_text(encoding="utf-8")
+        meta = front_matter(text)
+        assert meta["title"] == entry["title"], path
+        assert meta["points_total"] > 0 and meta["points_verified"] == meta["points_total"], path
+        if entry.get("lang") == "ko":
+            assert sum(ord(char) in HANGUL for char in text) > 40, path  # its key points
