@@ -5,6 +5,8 @@ broken the way it guards against."""
 from __future__ import annotations
 
 import json
+import logging
+from typing import Any
 
 import dagster as dg
 from conftest import SAMPLE_COLLECTIONS, Workspace, check_cli, summarizer_for
@@ -14,7 +16,10 @@ from dagster._core.storage.asset_check_execution_record import (
 )
 
 from wiki_assets.cli.runner import sync_then_ingest
+from wiki_assets.defs.metadata import run_figures as md
+from wiki_assets.defs.names import WIKI_PAGES
 from wiki_assets.defs.resources import ModelConfig, SummarizerResource
+from wiki_assets.defs.tags import MODELS_OUT_TAG
 from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.defs.wiki_pages.checks import MODELS_IN_SERVICE, flagged_by_collection
 from wiki_assets.engine.model.child_server import free_port
@@ -42,6 +47,19 @@ def evaluation(instance: dg.DagsterInstance, asset: str, check: WikiCheck):
     assert record is not None and record.event is not None, f"{asset}:{check.name} never ran"
     data = record.event.dagster_event.event_specific_data  # type: ignore[union-attr]
     return data
+
+
+def run_figures(instance: dg.DagsterInstance, run_id: str) -> dict[str, Any]:
+    """The figures a run recorded on ``wiki_pages`` (its observation), as readers take them."""
+    (record,) = [
+        r
+        for r in instance.get_records_for_run(
+            run_id, of_type=dg.DagsterEventType.ASSET_OBSERVATION
+        ).records
+        if r.asset_key == WIKI_PAGES
+    ]
+    assert record.asset_observation is not None
+    return md.plain(record.asset_observation.metadata)
 
 
 def partition_results(
@@ -222,17 +240,34 @@ def _a_linked_page(workspace: Workspace) -> str:
     raise AssertionError("no page links to another")
 
 
-def test_a_run_where_a_model_was_taken_out_warns_on_every_partition(
+def test_a_dead_model_shows_in_the_log_the_tag_the_models_table_and_the_check(
     workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
 ) -> None:
     """One of two models cannot be reached: the other writes every page and the run succeeds,
-    and models_in_service says which model did not serve it and why, as a warning on each
-    partition of the run."""
+    and where an operator looks the dead model shows: a WARNING line in the run's log, the run's
+    tag ``wiki_assets/models_out``, the models table (its service, no share of the fleet's busy
+    time) and models_in_service, one problem for the one model, as a warning on each partition
+    of the run. (Its requests are raced by the healthy model while its client's retries back
+    off: they neither fail nor are answered, and the probe at the run's end finds it gone.)"""
     fleet = summarizer_for(sim)
     nobody = ModelConfig(name="gone", base_url=f"http://127.0.0.1:{free_port()}/v1", model="m")
     fleet = SummarizerResource(models=[*fleet.models, nobody])
     outcome = sync_then_ingest(instance, workspace.corpus, fleet, FAST)
     assert outcome.success and outcome.run_id, outcome.error
+
+    warnings = [
+        entry.user_message
+        for entry in instance.all_logs(outcome.run_id)
+        if entry.level == logging.WARNING and entry.user_message.startswith("model gone: ")
+    ]
+    assert any(", 0 answered" in line and "connection failed" in line for line in warnings)
+    run = instance.get_run_by_id(outcome.run_id)
+    service = run_figures(instance, outcome.run_id)["model/gone/service"]
+    assert service in ("no answer", "taken out")  # (taken out should its requests fail first)
+    assert run is not None and run.tags[MODELS_OUT_TAG] == f"gone ({service})"
+    figures = run_figures(instance, outcome.run_id)
+    assert figures["model/gone/busy_share"] in (0.0, None)  # its failed requests are no work
+    assert figures["model/sim0/busy_share"] == 1.0 and figures["model/sim0/service"] == "ok"
     results = partition_results(instance, MODELS_IN_SERVICE, outcome.run_id)
     assert set(results) == set(instance.get_dynamic_partitions("collections"))
     for record in results.values():
@@ -241,6 +276,10 @@ def test_a_run_where_a_model_was_taken_out_warns_on_every_partition(
         assert data.severity == dg.AssetCheckSeverity.WARN
         found = data.metadata["found"].value
         assert "gone: " in found and ", 0 answered" in found, found
+        # One model, one problem: its line holds "; …" (the last error, or the probe's answer),
+        # which is no second.
+        assert "; " in found
+        assert data.metadata["problems"].value == 1 and data.metadata["checked"].value == 2
     # A run whose fleet served to the end passes it.
     assert sync_then_ingest(instance, workspace.corpus, summarizer_for(sim), FIRST_FORCED).success
     latest = evaluation(instance, "wiki_pages", MODELS_IN_SERVICE)

@@ -27,7 +27,7 @@ RUN_KEYS = [
 MODEL_KEYS = [
     "name", "model", "workers", "auto", "peak_workers", "failed", "errors", "timeouts", "garbage",
     "breaker_trips", "prompt_tokens", "completion_tokens", "hit_max_tokens", "docs", "requests",
-    "answered", "parts", "busy_s", "hedges", "hedges_won", "checked", "points",
+    "answered", "cut", "parts", "busy_s", "hedges", "hedges_won", "checked", "points",
     "points_verified", "flagged", "flags", "second_opinions", "second_opinions_kept",
     "judgements", "controls", "controls_right", "sentences_checked", "sentences_supported",
     "superseded", "gone", "last_error", "busy_share", "docs_per_sec", "verified_share",

@@ -24,21 +24,25 @@ DOCS = 40
 def test_thousands_of_seeded_scenarios_keep_every_property() -> None:
     began = time.perf_counter()
     failures = []
-    clean = hedged = 0
+    clean = hedged = only_cut = 0
     for seed in SEEDS:
         outcome = run(generate(seed, DOCS))
         clean += outcome.scenario.clean
         hedged += outcome.report.tally.hedged
+        # A model whose only requests were cut as the run ended (second opinions, judgements
+        # still out): check() holds it to "in service", as any model with no failed request.
+        only_cut += sum(m.tally.requests == m.tally.cut > 0 for m in outcome.report.models)
         problems = check(outcome)
         if problems:
             failures.append(f"{problems[0]} · reproduce: {reproduce(seed)} --docs {DOCS}")
     print(
         f"{len(SEEDS)} scenarios ({clean} clean) in {time.perf_counter() - began:.1f} s, "
-        f"{hedged} hedges"
+        f"{hedged} hedges, {only_cut} models whose only requests were cut at the end"
     )
     assert not failures, "\n".join(failures[:10])
     assert clean > len(SEEDS) // 5, "the sweep must hold many scenarios to the makespan bound"
     assert hedged > 0, "the sweep must exercise hedged requests"
+    assert only_cut > 0, "the sweep must hold healthy models whose requests were all cut"
 
 
 def test_a_scenario_is_the_same_every_time() -> None:

@@ -8,11 +8,15 @@ from collections.abc import Mapping
 import dagster as dg
 
 from wiki_assets.defs.resources import CorpusResource
+from wiki_assets.engine.ingestion.report import IngestReport
 
 TAG_PREFIX = "wiki_assets/"
 SOURCE_TAG = f"{TAG_PREFIX}source"  # cli, schedule, backfill, sensor, ui: where a run was started
 CONFIG_TAG = f"{TAG_PREFIX}config"  # the config files it was configured from
 WIKI_TAG = f"{TAG_PREFIX}wiki"  # the wiki root an ingest wrote (absolute)
+# On a run one of whose models did not serve it to the end: each such model and why in a word
+# ("gateway (taken out)"), so that a run whose other models did the work is not just green.
+MODELS_OUT_TAG = f"{TAG_PREFIX}models_out"
 BACKFILL_TAG = "dagster/backfill"  # Dagster's own tags on the runs it launches
 SCHEDULE_TAG = "dagster/schedule_name"
 SENSOR_TAG = "dagster/sensor_name"
@@ -76,3 +80,11 @@ def tag_run(context: dg.AssetExecutionContext, dials: dg.Config, corpus: CorpusR
     missing = {key: value for key, value in wanted.items() if tags.get(key) != value}
     if missing:
         context.instance.add_run_tags(context.run_id, missing)
+
+
+def tag_models_out(context: dg.AssetExecutionContext, report: IngestReport) -> None:
+    """Tag the run with the models that did not serve it to the end, if any (the Runs list
+    shows the tag; the check models_in_service warns, and the run's models_out says more)."""
+    out = [f"{m.name} ({m.service})" for m in report.models if not m.in_service]
+    if out:
+        context.instance.add_run_tags(context.run_id, {MODELS_OUT_TAG: ", ".join(out)})

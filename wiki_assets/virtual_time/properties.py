@@ -4,7 +4,8 @@
 empty list is a pass). Among them: the run ends; every document is done once, failed with a
 reason, or left only when every model is down; no model idles next to a document it would finish
 first; each model races a document at most once; a hung request is not waited out when healthy
-models could finish well before its timeout; a clean scenario's makespan stays within its bound.
+models could finish well before its timeout; a clean scenario's makespan stays within its bound;
+a model none of whose requests failed is not reported out of service.
 ``python -m wiki_assets.virtual_time --seed N`` reproduces one scenario.
 """
 
@@ -75,6 +76,12 @@ def check(outcome: Outcome) -> list[str]:
                 f"({outcome.hang_free_s:.0f} s) although fault-free models alone would finish "
                 f"well before it: a hung request was waited out"
             )
+    # A model none of whose requests failed served the run, however few it answered (its second
+    # opinions cut as the run ended, its requests beaten by faster models).
+    healthy = [m for m in outcome.report.models if not m.tally.errors]
+    out = [line for m in healthy if (line := m.out()) is not None]
+    if out and not outcome.stuck:
+        problems.append(f"a model with no failed request reported out of service: {out[0]}")
     if scenario.clean and not outcome.stuck:
         bound = MAKESPAN_BOUND * outcome.ideal_s + outcome.blind_s + HEDGE_BLIND_S
         if outcome.fixed:

@@ -218,6 +218,8 @@ def run(scenario: Scenario) -> Outcome:
     except Stuck as error:
         outcome.stuck = str(error)
     outcome.unfinished = dispatcher.remaining()
+    for lane, stats in zip(lanes, report.models, strict=True):
+        stats.breaker_trips = lane.breaker.trips  # as the run takes it when it winds down
     superseded = {stats.name for stats in report.models if stats.tally.superseded}
     standing = [plan for plan in scenario.models if plan.sim.model not in superseded]
     if superseded and standing:

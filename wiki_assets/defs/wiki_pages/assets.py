@@ -7,7 +7,7 @@ from wiki_assets.defs.metadata.materializations import partition_metadata
 from wiki_assets.defs.metadata.run_figures import run_metadata
 from wiki_assets.defs.names import SYNCED_DOCUMENTS, WIKI_PAGES, collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
-from wiki_assets.defs.tags import tag_run
+from wiki_assets.defs.tags import tag_models_out, tag_run
 from wiki_assets.defs.wiki_pages import handoff
 from wiki_assets.defs.wiki_pages.backfill import backfill_policy
 from wiki_assets.defs.wiki_pages.config import IngestConfig
@@ -91,6 +91,7 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
             )
         # The whole report, for the CLI that executes this run in its own process.
         handoff.publish(context.run_id, report)
+        tag_models_out(context, report)
         figures = run_metadata(report)
         # Once per run, stopped early or not: `wiki-assets runs` lists both.
         context.log_event(dg.AssetObservation(asset_key=context.asset_key, metadata=figures))

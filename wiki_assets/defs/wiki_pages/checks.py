@@ -2,7 +2,8 @@
 (:mod:`wiki_assets.engine.wiki.audit`; the state store knows which documents failed and why) and
 of the run's fleet (``models_in_service``). Each partition a run covers gets its own result, also
 in a run over several (a single-run backfill): Dagster would otherwise record one result for the
-run, with no partition, and show every partition of the run as skipped.
+run, with no partition, and show every partition of the run as skipped. A run of the checks with
+no partition (the asset's Checks tab, "Execute all") checks every partition.
 
 The checks of the whole wiki are ``wiki_index``'s (:mod:`wiki_assets.defs.index.checks`).
 """
@@ -23,6 +24,7 @@ from wiki_assets.defs.metadata.materializations import CHECK
 from wiki_assets.defs.metadata.recording import build
 from wiki_assets.defs.names import WIKI_PAGES, collections_partitions
 from wiki_assets.defs.resources import CorpusResource
+from wiki_assets.engine.ingestion.model_stats import IN_SERVICE
 from wiki_assets.engine.state.journal import WRITTEN, Journal
 from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.wiki.audit import (
@@ -100,6 +102,22 @@ def _per_partition(
             target_materialization_data=targets.get(key),
             partition=key,
         )
+    if not (context.has_partition_key or context.has_partition_key_range) and outcomes:
+        # A run of no partition (the Checks tab's "Execute all"): Dagster planned one result
+        # without a partition too, which would otherwise stay pending (and show as skipped):
+        # the whole wiki's, every partition's findings together.
+        (check,) = {outcome.check for outcome in outcomes.values()}
+        found = (finding for outcome in outcomes.values() for finding in outcome.findings)
+        whole = Outcome(
+            check, sum(o.checked for o in outcomes.values()), tuple(dict.fromkeys(found))
+        )
+        yield dg.AssetCheckEvaluation(
+            asset_key=WIKI_PAGES,
+            check_name=check.name,
+            passed=whole.passed,
+            severity=SEVERITY[check.severity],
+            metadata=build(CHECK, whole),
+        )
     # The check's own output, with nothing in it: its results are the evaluations above, which
     # Dagster does not count as the output (it would log that the op "did not yield" it).
     for name in context.op_execution_context.selected_output_names:
@@ -118,10 +136,37 @@ def models_out_of(instance: dg.DagsterInstance, run_id: str) -> Outcome:
         if event is None or event.asset_key != WIKI_PAGES or observation is None:
             continue
         values = md.plain(observation.metadata)
-        out = md.MODELS_OUT.read(values)
-        findings = tuple(out.split("; ")) if out else ()
-        return Outcome(MODELS_IN_SERVICE, len(md.models_of(values)), findings)
+        models = md.models_of(values)
+        out = [
+            name
+            for name, figures in models.items()
+            if md.MODEL_SERVICE.read(figures) not in (*IN_SERVICE, None)
+        ]
+        findings = tuple(model_lines(md.MODELS_OUT.read(values) or "", out))
+        return Outcome(MODELS_IN_SERVICE, len(models), findings)
     return Outcome(MODELS_IN_SERVICE, 0)
+
+
+def model_lines(models_out: str, names: Sequence[str]) -> list[str]:
+    """``models_out``'s line for each of ``names``: one per model. The text joins them with
+    "; ", which a line may hold itself ("taken out (3 requests, 0 answered; the last error:
+    …)"), so it is cut where a model's name begins a line, not at every "; "."""
+    starts: dict[str, int] = {}
+    for name in names:
+        if models_out.startswith(f"{name}: "):
+            starts[name] = 0
+        elif (at := models_out.find(f"; {name}: ")) >= 0:
+            starts[name] = at + 2
+    found = sorted(starts.values())
+    lines = []
+    for name in names:
+        start = starts.get(name)
+        if start is None:  # (a run recorded before its models' lines were)
+            lines.append(f"{name}: did not serve the run to its end")
+            continue
+        end = next((other - 2 for other in found if other > start), len(models_out))
+        lines.append(models_out[start:end])
+    return lines
 
 
 def flagged_by_collection(
@@ -148,6 +193,16 @@ def flagged_by_collection(
     return outcomes
 
 
+def checked_partitions(context: dg.AssetCheckExecutionContext) -> list[str]:
+    """The partitions a run of the checks covers: its own, or every collection when it has none
+    (what the Checks tab's "Execute all" launches)."""
+    if context.has_partition_key or context.has_partition_key_range:
+        return list(context.partition_keys)
+    name = collections_partitions.name
+    assert name is not None
+    return list(context.instance.get_dynamic_partitions(name))
+
+
 def _per_partition_check(check: WikiCheck, asset: dg.AssetsDefinition) -> dict[str, Any]:
     """A multi-asset check's arguments for ``check`` on ``asset``, evaluated per collection."""
     spec = dg.AssetCheckSpec(
@@ -167,7 +222,7 @@ def build_page_checks(wiki_pages: dg.AssetsDefinition) -> list[dg.AssetChecksDef
         context: dg.AssetCheckExecutionContext, corpus: CorpusResource
     ) -> Iterator[dg.AssetCheckEvaluation | dg.Output[None]]:
         store = corpus.state_store()
-        outcomes = {key: failed_documents(store, [key]) for key in context.partition_keys}
+        outcomes = {key: failed_documents(store, [key]) for key in checked_partitions(context)}
         yield from _per_partition(context, outcomes)
 
     @dg.multi_asset_check(**_per_partition_check(FLAGGED_SHARE, wiki_pages))
@@ -175,7 +230,7 @@ def build_page_checks(wiki_pages: dg.AssetsDefinition) -> list[dg.AssetChecksDef
         context: dg.AssetCheckExecutionContext, corpus: CorpusResource, config: FlaggedShareConfig
     ) -> Iterator[dg.AssetCheckEvaluation | dg.Output[None]]:
         outcomes = flagged_by_collection(
-            corpus.state_store(), context.partition_keys, config.max_flagged_share
+            corpus.state_store(), checked_partitions(context), config.max_flagged_share
         )
         yield from _per_partition(context, outcomes)
 
@@ -184,6 +239,6 @@ def build_page_checks(wiki_pages: dg.AssetsDefinition) -> list[dg.AssetChecksDef
         context: dg.AssetCheckExecutionContext,
     ) -> Iterator[dg.AssetCheckEvaluation | dg.Output[None]]:
         outcome = models_out_of(context.instance, context.op_execution_context.run_id)
-        yield from _per_partition(context, dict.fromkeys(context.partition_keys, outcome))
+        yield from _per_partition(context, dict.fromkeys(checked_partitions(context), outcome))
 
     return [no_failed_documents, flagged_share, models_in_service]

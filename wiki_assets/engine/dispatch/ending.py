@@ -120,7 +120,7 @@ class RunEnd:
                     continue
                 if not self.opinions.worth_waiting(job.flags, lane.order, sent=True):
                     job.given_up = RUN_DONE
-                    attempt.task.cancel()
+                    attempt.cut_short()
         in_service = [lane.order for lane in self.lanes if not lane.breaker.tripped]
         dropped = self.queue.abandon(
             lambda job: (

@@ -147,6 +147,7 @@ class Judges:
                 task.cancel()
                 await asyncio.wait((task,))
         if task.cancelled():
+            lane.tally.cut += 1  # (not the judge's failure: the run ended, or work came back)
             if preempted():
                 self.waiting.appendleft(judging)  # judged later, if the run goes on that long
             else:
@@ -160,6 +161,7 @@ class Judges:
         if error is not None:
             raise error
         judgement = task.result()
+        lane.tally.answered += 1
         lane.tally.judgements += 1
         lane.tally.prompt_tokens += judgement.prompt_tokens
         lane.tally.completion_tokens += judgement.completion_tokens

@@ -64,6 +64,15 @@ class Attempt:
     give_up_s: float | None  # its 95th-percentile time for it: past that, presumed stuck
     hedge: bool
     task: asyncio.Future[Summary | Notes] | None = None
+    # Cancelled because the run ended or stopped (a second opinion still out as the last first
+    # answer came in, a stop): no failure of its model's (LaneTally.cut).
+    cut: bool = False
+
+    def cut_short(self) -> None:
+        """Cancel the request because the run ends or stops (see :attr:`cut`)."""
+        if self.task is not None:
+            self.cut = True
+            self.task.cancel()
 
     def outlook(self) -> tuple[float, float]:
         """(expected seconds, seconds past which it is presumed stuck) with what its model's

@@ -119,6 +119,7 @@ class Requests:
             # This worker itself is being cancelled: so is its request, which ends before the
             # worker does (no request outlives the run: if the worker is cancelled again while
             # it waits, end() waits for the request as the run ends).
+            attempt.cut = True
             task.cancel()
             await asyncio.wait((task,))
             raise
@@ -129,7 +130,9 @@ class Requests:
             job.running.remove(attempt)
             lane.attempts.remove(attempt)
             self.settled += 1
-            lane.tally.busy_s += self.clock() - attempt.started
+            if task.done() and not task.cancelled() and task.exception() is None:
+                lane.tally.busy_s += self.clock() - attempt.started  # (answered)
+            lane.tally.cut += task.cancelled() and attempt.cut
         recorded = False
         try:
             recorded = await self._settle(attempt, task)

@@ -28,8 +28,15 @@ class LaneTally:
     docs: int = 0  # documents whose page this model's answer is
     requests: int = 0  # every request sent to it: pages, parts, second opinions, hedges
     answered: int = 0  # of those, the ones it answered (whether or not its answer was used)
+    # Of those, the ones cancelled unanswered because the run ended or stopped (second opinions
+    # and judgements still out as the last first answer came in) or because its worker had other
+    # work: unanswered through no fault of the model's, unlike a failure or a lost race.
+    cut: int = 0
     parts: int = 0  # notes on a part of a long document it answered
-    busy_s: float = 0.0  # its requests' seconds in flight, added up (its share of the fleet's)
+    # Its answered requests' seconds in flight, added up (its share of the fleet's): a request
+    # that failed, lost a race or was cut did no work that shows, however long it took (a dead
+    # model's requests in its client's retries, lost to a healthy model's hedges).
+    busy_s: float = 0.0
     hedges: int = 0  # requests this model sent to race another model's slow request
     hedges_won: int = 0  # of those, the ones whose answer came first
     # Second opinions (the flagged_pages dial's 'retry'): answers this model gave on another

@@ -144,8 +144,7 @@ class Dispatcher:
         if cancel:
             for lane in self.lanes:
                 for attempt in lane.attempts:
-                    if attempt.task is not None:
-                        attempt.task.cancel()
+                    attempt.cut_short()
         self.wake()
 
     def wake(self) -> None:

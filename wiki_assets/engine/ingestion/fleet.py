@@ -1,15 +1,18 @@
 """The run's fleet as the dispatcher sees it: a :class:`~wiki_assets.engine.dispatch.Lane` per
 endpoint, with its client, its concurrency and, for a model a child process of the run serves,
-the check that says the process died; and each model's figures in the report."""
+the check that says the process died; and each model's figures in the report, the last of them
+taken as the run winds down."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
 
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Lane, concurrency_for
 from wiki_assets.engine.ingestion.model_stats import ModelStats
 from wiki_assets.engine.model.client import ModelClient
+from wiki_assets.engine.model.probe import probe
 
 
 def fleet_lanes(
@@ -39,3 +42,21 @@ def model_stats(lanes: Sequence[Lane]) -> list[ModelStats]:
         )
         for lane in lanes
     ]
+
+
+async def wound_down(lanes: Sequence[Lane], stats: Sequence[ModelStats]) -> None:
+    """Each model's last figures as the run ends, its client closed: where its concurrency
+    settled, its peak, its breaker's trips. A model that answered none of its requests though
+    none failed (other models' answers came first) may be a slow model in a short run, or an
+    endpoint that refuses every connection while the client's retries back off: one probe of
+    its endpoint (``GET /models``, a few seconds at most) tells them apart (``unreachable``)."""
+    for lane, model in zip(lanes, stats, strict=True):
+        await lane.client.close()
+        model.workers = lane.concurrency.limit
+        model.peak_workers = lane.concurrency.peak
+        model.breaker_trips = lane.breaker.trips
+    silent = [(lane, model) for lane, model in zip(lanes, stats, strict=True) if model.silent]
+    if silent:
+        answers = await asyncio.to_thread(probe, [lane.endpoint for lane, _ in silent])
+        for (_, model), answer in zip(silent, answers, strict=True):
+            model.unreachable = answer.problem

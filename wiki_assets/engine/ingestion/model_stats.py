@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from wiki_assets.engine.ingestion.judgement import Judged
 
 
+IN_SERVICE = frozenset({"ok", "outpaced"})  # the values of ModelStats.service that are no warning
+
+
 @dataclass
 class ModelStats:
     """One model's figures in the report. Its documents, requests, tokens, errors, hedges, second
@@ -42,32 +45,55 @@ class ModelStats:
     # of those, supported by their documents (quality/claims.py).
     sentences_checked: int = 0
     sentences_supported: int = 0
+    # For a model that answered none of its requests though none failed (:attr:`silent`): why
+    # its endpoint did not answer a probe as the run ended, or None when it did (fleet.py).
+    unreachable: str | None = None
+
+    @property
+    def silent(self) -> bool:
+        """It answered none of its requests, none failed, and not all were cut as the run
+        ended: other models' answers came first (a slow model, or one whose connections fail
+        while its client's retries back off)."""
+        tally = self.tally
+        return not tally.answered and not tally.errors and tally.requests > tally.cut
 
     @property
     def service(self) -> str:
-        """Whether it served the whole run: ``ok``, ``server died``, ``taken out`` (by its
-        breaker, after failures in a row) or ``no answer`` (it was sent requests and answered
-        none: they failed, or other models' answers came first)."""
-        if self.tally.gone is not None:
+        """Whether it served the whole run. Out of service: ``server died``, ``taken out`` (by
+        its breaker, after failures in a row) or ``no answer`` (it answered none of its
+        requests: they failed, or its endpoint did not answer a probe as the run ended). In
+        service: ``ok``, or ``outpaced`` (:attr:`silent`, its endpoint there: a slow model in a
+        short run). A request cut as the run ended (a second opinion still out as the last
+        first answer came in) is neither: a model whose only requests were cut is ``ok``."""
+        tally = self.tally
+        if tally.gone is not None:
             return "server died"
         if self.breaker_trips:
             return "taken out"
-        if self.tally.requests and not self.tally.answered:
-            return "no answer"
-        return "ok"
+        if tally.answered or tally.requests == tally.cut:
+            return "ok"
+        return "outpaced" if self.silent and self.unreachable is None else "no answer"
+
+    @property
+    def in_service(self) -> bool:
+        return self.service in IN_SERVICE
 
     def out(self) -> str | None:
         """Why it did not serve the whole run, in one line; None when it did."""
         service = self.service
-        if service == "ok":
+        if service in IN_SERVICE:
             return None
         tally = self.tally
         if tally.gone is not None:
             return f"{self.name}: {tally.gone.splitlines()[0]}"
         times = f" {self.breaker_trips}×" if self.breaker_trips else ""
         why = f"{tally.requests} requests, {tally.answered} answered"
+        why += f", {tally.errors} failed" if tally.errors else ""
+        why += f", {tally.cut} cut at the end" if tally.cut else ""
         if tally.last_error:
             why += f"; the last error: {tally.last_error}"
+        elif self.unreachable:
+            why += f"; unreachable as the run ended: {self.unreachable}"
         return f"{self.name}: {service}{times} ({why})"
 
     @property

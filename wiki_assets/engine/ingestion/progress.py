@@ -111,7 +111,7 @@ def log_done(log: Log, report: IngestReport, lanes: Sequence[Lane]) -> None:
     log.info(
         f"ingest done: {report.count} docs · {report.duration_s:.1f} s · "
         f"{report.docs_per_sec:.2f} docs/s · skipped {report.skipped} · "
-        f"failed {len(report.failed)} · removed {report.removed}"
+        f"failed {len(report.failed)} · flagged {report.flagged} pages · removed {report.removed}"
         + (f" ({report.relinked} pages re-linked)" if report.relinked else "")
         + (f" · no text {len(report.no_text)}" if report.no_text else "")
         + (f" · hedged {report.tally.hedged}" if report.tally.hedged else "")
@@ -128,6 +128,10 @@ def log_done(log: Log, report: IngestReport, lanes: Sequence[Lane]) -> None:
                 f"model {lane.endpoint.name}: automatic concurrency settled at "
                 f"{lane.concurrency.limit} (peak {lane.concurrency.peak})"
             )
+    # A model that did not serve to the end is a warning of its own, whatever else the run did:
+    # a run that finished on the rest of the fleet is otherwise all green.
+    for line in report.models_out():
+        log.warning(f"model {line}")
     stopped = report.tally.stopped
     if report.stopped_by:
         log.warning(f"{stopped}: {report.count} done, {report.unfinished} left for the next run")

@@ -106,7 +106,8 @@ class IngestReport:
         return stats.tally.docs / self.duration_s if self.duration_s > 0 else 0.0
 
     def busy_share(self, stats: ModelStats) -> float | None:
-        """The model's share of the fleet's busy time (its requests' seconds in flight)."""
+        """The model's share of the fleet's busy time (its answered requests' seconds in
+        flight: a dead model's is 0)."""
         busy = sum(m.tally.busy_s for m in self.models)
         return stats.tally.busy_s / busy if busy > 0 else None
 
@@ -216,8 +217,10 @@ MODEL_FIGURES: tuple[Figure[ModelRun], ...] = (
     Figure("requests", "requests sent to it: pages, parts, second opinions, hedges, judgements",
            lambda m: m.stats.tally.requests),
     Figure("answered", "of those, the ones it answered", lambda m: m.stats.tally.answered),
+    Figure("cut", "of those, the ones cancelled unanswered as the run ended or stopped",
+           lambda m: m.stats.tally.cut),
     Figure("parts", "notes on parts of long documents it answered", lambda m: m.stats.tally.parts),
-    Figure("busy_s", "its requests' seconds in flight, added up",
+    Figure("busy_s", "its answered requests' seconds in flight, added up",
            lambda m: round(m.stats.tally.busy_s, 3)),
     Figure("hedges", "requests it sent to race another model's slow one",
            lambda m: m.stats.tally.hedges),

@@ -28,7 +28,7 @@ from wiki_assets.engine.documents.texts import TEXTS_DIR, TextStore
 from wiki_assets.engine.ingestion.arrivals import Arrivals
 from wiki_assets.engine.ingestion.candidates import close_helper, plan_beside_helper
 from wiki_assets.engine.ingestion.fingerprints import fingerprints
-from wiki_assets.engine.ingestion.fleet import fleet_lanes, model_stats
+from wiki_assets.engine.ingestion.fleet import fleet_lanes, model_stats, wound_down
 from wiki_assets.engine.ingestion.flush import Pages
 from wiki_assets.engine.ingestion.gc_tuning import fewer_collections
 from wiki_assets.engine.ingestion.notext import record_no_text
@@ -289,11 +289,7 @@ class _Run:
         if leases is not None:
             leases.close()  # gives back every slot this run still holds
         pages.writer.close()
-        for lane, stats in zip(lanes, self.report.models, strict=True):
-            await lane.client.close()
-            stats.workers = lane.concurrency.limit
-            stats.peak_workers = lane.concurrency.peak
-            stats.breaker_trips = lane.breaker.trips
+        await wound_down(lanes, self.report.models)
         if self.report.tally.stopped is not None:
             self.report.unfinished = dispatcher.remaining()
         pages.final_flush()
