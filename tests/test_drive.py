@@ -1,9 +1,12 @@
 """A Korean team's whole drive, end to end through `wiki-assets ingest`: Word, Excel and
 PowerPoint 97-2003 files, OpenDocument, RTF, Outlook mail, a Word file with text in its header,
 footnotes, comments, text boxes and content controls and a text file saved in CP949 each
-become a page titled as the document is, its Korean intact; an encrypted file, a broken copy of
-each format and a file its reader panics on are each listed as holding no text, with the
-reason; and the run exits 0.
+become a page titled as the document is, its Korean intact; so does each document inside a zip
+(its member names in CP949, as Windows Explorer writes them, and a zip inside it), a tar.gz and
+a .gz, under the archive's path. An encrypted file, a broken copy of each format, a file its
+reader panics on, an encrypted zip, a zip bomb and an archive nested too deep are each listed
+as holding no text, with the reason; the run exits 0; and a member added to an archive is the
+only document the next run summarizes.
 
 Fixtures: tests/data/formats (scripts/make-documents' `drive` step and Apache POI's test-data);
 a broken file is a good one cut short.
@@ -20,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from wiki_assets.engine.documents.corpus import title_hint
 from wiki_assets.engine.wiki.audit import front_matter
 from wiki_assets.engine.wiki.files import page_for
 from wiki_assets.simulator import SimModel, SimServer
@@ -31,7 +35,10 @@ BROKEN = ["password-mfa-ko.doc", "laptop-refresh-ko.xls", "office-move-ko.ppt",
           "password-mfa-en.odt", "laptop-refresh-en.ods", "office-move-en.odp",
           "poi-attachment.msg"]  # fmt: skip
 HANGUL = range(0xAC00, 0xD7A4)
+MEETING = "회의자료.zip"  # member names in CP949 without the UTF-8 flag, a zip inside
 WHOLE = {"mail", "word-in-full"}  # Outlook mail; a Word file with text beside its body
+ARCHIVE_REASONS = {"password-protected": "password-protected",
+                   "zip bomb": "refused: a member expands 1,030 times (the limit is 100"}
 
 
 def drive(synced: Path) -> tuple[dict[str, dict], dict[str, str]]:
@@ -52,7 +59,30 @@ def drive(synced: Path) -> tuple[dict[str, dict], dict[str, str]]:
         data = (FORMATS / name).read_bytes()
         (folder / f"broken-{name}").write_bytes(data[: len(data) * 4 // 10])
         no_text[f"drive/broken-{name}"] = f"unreadable {name.rsplit('.', 1)[1].upper()} file: "
+    titles = {entry["source"]: entry["title"] for entry in MANIFEST if "title" in entry
+              and "source" in entry}  # fmt: skip
+    for entry in MANIFEST:
+        if entry["expect"] == "archive":  # a folder: each member a document under its path
+            shutil.copy(FORMATS / entry["file"], folder / entry["file"])
+            for member, source in entry["members"].items():
+                path = f"drive/{entry['file']}/{member}"
+                title = title_hint(path) if member.endswith(".csv") else titles[source]
+                documents[path] = {"title": title, "lang": source.rsplit("-", 1)[1]}
+            for member in entry.get("too_deep", []):
+                no_text[f"drive/{entry['file']}/{member}"] = "an archive inside an archive"
+        elif entry["kind"] in ("zip", "tar.gz", "gz") and entry["expect"] == "no-text":
+            shutil.copy(FORMATS / entry["file"], folder / entry["file"])
+            no_text[f"drive/{entry['file']}"] = ARCHIVE_REASONS[entry["reason"]]
     return documents, no_text
+
+
+def ingest(synced: Path, wiki: Path, home: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "wiki_assets.cli", "ingest", "--synced", str(synced),
+         "--wiki", str(wiki), "--config", str(config), "--json"],
+        capture_output=True, text=True, timeout=600,
+        env={**os.environ, "DAGSTER_HOME": str(home)},
+    )  # fmt: skip
 
 
 def test_a_drive_of_older_files_becomes_pages_and_the_run_exits_0(tmp_path: Path) -> None:
@@ -66,13 +96,18 @@ def test_a_drive_of_older_files_becomes_pages_and_the_run_exits_0(tmp_path: Path
             "resources": {"summarizer": {"config": {"models": [model]}}},
             "ops": {"wiki_pages": {"config": {"flush_seconds": 0.5}}},
         }))  # fmt: skip
-        done = subprocess.run(
-            [sys.executable, "-m", "wiki_assets.cli", "ingest", "--synced", str(synced),
-             "--wiki", str(wiki), "--config", str(config), "--json"],
-            capture_output=True, text=True, timeout=600,
-            env={**os.environ, "DAGSTER_HOME": str(home)},
-        )  # fmt: skip
+        done = ingest(synced, wiki, home, config)
+        # A member added to the meeting zip (by Info-ZIP's zip, as a person would): only it
+        # is summarized again, the members that did not change are not.
+        (tmp_path / "결정사항.md").write_text("# 결정사항\n\n다음 회의는 4월 2일입니다.\n")
+        subprocess.run(["zip", "-q", str(synced / "drive" / MEETING), "결정사항.md"],
+                       cwd=tmp_path, check=True)  # fmt: skip
+        again = ingest(synced, wiki, home, config)
     assert done.returncode == 0, done.stderr[-3000:]
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert json.loads(again.stdout)["count"] == 1
+    added = (wiki / page_for(f"drive/{MEETING}/결정사항.md")).read_text(encoding="utf-8")
+    assert f"/{MEETING}>)" in added  # its page links the archive a person can open
     report = json.loads(done.stdout)
     assert report["failed"] == [] and report["count"] == len(documents)
     listed = {item["path"]: item["reason"] for item in report["no_text"]}

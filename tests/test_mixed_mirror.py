@@ -1,9 +1,10 @@
 """A mirror as a team has it, end to end through `wiki-assets ingest`: PDF, Word, PowerPoint, Excel,
 CSV, Confluence export pages, HWP and HWPX, mail, RTF, Markdown, in English and in Korean,
-beside files that hold no text (an image, a scan, an archive, a locked and a broken PDF) and an
-export's furniture (a stylesheet, the space's page list, a lock file). A simulated model that
-quotes its documents writes the pages; the embedded multilingual-e5-small (the test install's
-`local` extra) finds link candidates by meaning, as it does for any fleet by default.
+a zip (a folder: its Markdown file gets a page), beside files that hold no text (an image, a
+scan, a locked and a broken PDF) and an export's furniture (a stylesheet, the space's page list,
+a lock file). A simulated model that quotes its documents writes the pages; the embedded
+multilingual-e5-small (the test install's `local` extra) finds link candidates by meaning, as it
+does for any fleet by default.
 
 Every document with text gets a page titled as the document is, with key points verified against
 its extracted text and, for a PDF or a deck, the page or slide each stands on; every file with no
@@ -43,7 +44,6 @@ NO_TEXT = {
     "drive/scan-library-ko.pdf": "no text layer (scanned?)",
     "drive/encrypted-vendor-security-en.pdf": "password-protected",
     "drive/corrupt-truncated.pdf": "unreadable PDF file",
-    "drive/brand-kit.zip": "archive",
 }
 # Flags a page would get from a text read wrong: points not found, markup for text, a cut.
 MISREAD = {"unverified_points", "wrong_language", "missing_title", "ungrounded_summary",
@@ -78,6 +78,7 @@ def mirror(synced: Path) -> dict[str, dict]:
             documents[path] = entry
     with zipfile.ZipFile(synced / "drive" / "brand-kit.zip", "w") as archive:
         archive.writestr("brand.md", "# Brand\n\nThe logo is blue.\n")
+    documents["drive/brand-kit.zip/brand.md"] = {"kind": "md", "title": "Brand"}  # a folder
     for name in FURNITURE:
         (synced / name).parent.mkdir(parents=True, exist_ok=True)
         (synced / name).write_text("body {}\n" if name.endswith(".css") else "<ul></ul>\n")
@@ -142,7 +143,7 @@ def test_a_mixed_mirror_becomes_a_wiki(tmp_path: Path) -> None:
     # Partners are offered each other as link candidates, across languages and formats (an
     # office file and Markdown too): what any model could link (this one links the first two
     # of its schema's list, whatever they are).
-    by_source = {entry["source"]: path for path, entry in documents.items()}
+    by_source = {entry["source"]: path for path, entry in documents.items() if "source" in entry}
     pairs = [
         (path, by_source[stem.removesuffix("-en") + "-ko"])
         for stem, path in by_source.items()

@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path, PurePosixPath
 
+from wiki_assets.engine.documents import archives
 from wiki_assets.engine.documents.encodings import decode
 from wiki_assets.engine.documents.formats import TEXT, Format, format_of
 from wiki_assets.engine.documents.ignore import Ignored, IgnoreRules
 from wiki_assets.engine.errors import DocumentError as DocumentError
+from wiki_assets.engine.errors import NoText
 
 ROOT_COLLECTION = "_root"
 """Partition key of the files that sit directly under the synced root."""
@@ -165,6 +167,9 @@ def scan_contents(
                 if ignored is not None:
                     ignored.append(Ignored(relative, rule))
                 continue
+            if archives.kind_of(relative) is not None:
+                yield from _archive(file, relative, collection, rules, ignored, keep_up_to)
+                continue
             try:
                 size, digest, head, data = _read_file(file, keep_up_to)
             except OSError:
@@ -174,6 +179,49 @@ def scan_contents(
                 SourceDocument(relative, collection, size, digest, format_of(relative, head)),
                 data,
             )
+
+
+def _archive(
+    file: str,
+    relative: str,
+    collection: str,
+    rules: IgnoreRules,
+    ignored: list[Ignored] | None,
+    keep_up_to: int,
+) -> Iterator[tuple[SourceDocument, bytes | None]]:
+    """The documents inside the archive at ``relative`` (archives.py), each under its path
+    (``drive/회의자료.zip/안건.docx``) and of the archive's collection, with its bytes when it has
+    at most ``keep_up_to`` of them; or the archive itself, holding no text, with the reason it
+    could not be opened (or was refused)."""
+    kind = archives.kind_of(relative) or "archive"
+    try:
+        size, digest, _, data = _read_file(file, archives.MAX_EXPANDED_BYTES)
+    except OSError:
+        yield SourceDocument(relative, collection, 0, ""), None
+        return
+    if data is None:
+        too_large = f"refused: larger than {archives.MAX_EXPANDED_BYTES:,} bytes"
+        yield SourceDocument(relative, collection, size, digest, Format(kind, too_large)), None
+        return
+    try:
+        for member in archives.members(data, relative):
+            path = f"{relative}/{member.name}"
+            rule = rules.rule_for(path)
+            if rule is not None:
+                if ignored is not None:
+                    ignored.append(Ignored(path, rule))
+                continue
+            content = member.data
+            what = (
+                format_of(path, content[:HEAD_BYTES])
+                if member.no_text is None
+                else Format(archives.kind_of(path) or "archive", member.no_text)
+            )
+            inside = hashlib.sha256(content).hexdigest()
+            doc = SourceDocument(path, collection, len(content), inside, what)
+            yield doc, content if len(content) <= keep_up_to else None
+    except NoText as error:
+        yield SourceDocument(relative, collection, size, digest, Format(kind, str(error))), None
 
 
 def collection_names(root: Path, depth: int = 1) -> set[str]:
@@ -212,7 +260,7 @@ def read_text(
         raise DocumentError(f"too large: {doc.size} bytes (limit {max_bytes})")
     if data is None:
         try:
-            data = (root / doc.path).read_bytes()
+            data = archives.read_bytes(root / doc.path)
         except OSError as error:
             raise DocumentError(f"unreadable file: {error.strerror or error}") from error
     text = decode(data)

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from wiki_assets.engine.documents import archives
 from wiki_assets.engine.documents.extract import extract
 from wiki_assets.engine.documents.extracted import Extracted, short
 from wiki_assets.engine.errors import DocumentError, NoText
@@ -54,7 +55,8 @@ def extracted(job: Job) -> Outcome:
     reaches Python as a ``BaseException``)."""
     path, name, max_bytes = job
     try:
-        return extract(Path(path), name, max_bytes), None, None
+        # (A file inside an archive is read from it: its bytes.)
+        return extract(archives.source(Path(path)), name, max_bytes), None, None
     except NoText as error:
         return None, str(error), None
     except DocumentError as error:

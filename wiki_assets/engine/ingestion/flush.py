@@ -21,6 +21,7 @@ from pathlib import Path
 from wiki_assets.engine.answers.results import Judgement, Summary
 from wiki_assets.engine.config import FlaggedPages
 from wiki_assets.engine.dispatch import Dispatcher, Job, Judging, Lane, Recorded
+from wiki_assets.engine.documents import archives
 from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.errors import disk_full
 from wiki_assets.engine.ingestion.fingerprints import SHAPED_BY, Shaping
@@ -133,9 +134,8 @@ class Pages:
             fields = result(title, prepared.language, summary, assessment)
         shaping = Shaping(lane.client.max_tokens, self.language, lane.endpoint.page_form)
         fields[SHAPED_BY] = shaping.fields()
-        from_source(
-            fields, prepared.source, self.wiki.original(self.synced_root, doc.path, job.page)
-        )
+        original = self.wiki.original(self.synced_root, archives.holder(doc.path), job.page)
+        from_source(fields, prepared.source, original)
         entry = Entry(
             path=doc.path,
             collection=doc.collection,
@@ -215,7 +215,8 @@ class Pages:
         if owner != doc.path:
             return owner
         earlier = self.journal.page_owner(page)
-        if earlier and earlier != doc.path and (self.synced_root / earlier).is_file():
+        exists = earlier and (self.synced_root / archives.holder(earlier)).is_file()
+        if earlier and earlier != doc.path and exists:
             del self.owners[page]
             return earlier
         return doc.path

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wiki_assets.engine.documents import archives
 from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument, scan_contents
 from wiki_assets.engine.documents.encodings import decode
 from wiki_assets.engine.documents.reader import DocumentText, Reader
@@ -102,7 +103,7 @@ class TreePass:
         try:
             if doc is not None:
                 return self.reader.read(doc).text
-            data = (self.synced_root / path).read_bytes()
+            data = archives.read_bytes(self.synced_root / path)
             return decode(data) if len(data) <= self.reader.max_bytes else None
         except (OSError, DocumentError, NoText):
             return None

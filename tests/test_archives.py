@@ -1,0 +1,70 @@
+"""Archives are folders: a zip written the way Windows Explorer writes one on a Korean PC (member
+names in CP949 without the UTF-8 flag) gives its members under their Korean names, a zip inside
+it is opened one level deep and the one inside that is not; a tar.gz and a .gz of one file give
+theirs; an encrypted zip and a zip bomb are refused with the reason; and a member's bytes are
+found again from its path alone, reading no other member.
+
+Fixtures: tests/data/formats, made by scripts/make-documents with Info-ZIP's zip, tar and gzip.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from wiki_assets.engine.documents import archives
+from wiki_assets.engine.documents.corpus import scan
+from wiki_assets.engine.errors import NoText
+
+FORMATS = Path(__file__).parent / "data" / "formats"
+MEETING = "회의자료.zip"
+
+
+def test_a_korean_windows_zip_gives_its_members_under_their_korean_names() -> None:
+    found = {m.name: m for m in archives.members(FORMATS / MEETING, MEETING)}
+    assert set(found) == {"안건.docx", "참고/예산.xlsx", "회의록.txt",
+                          "첨부.zip/office-move-en.pptx", "첨부.zip/더깊이.zip"}  # fmt: skip
+    assert found["안건.docx"].data == (FORMATS / "password-mfa-ko.docx").read_bytes()
+    assert found["첨부.zip/office-move-en.pptx"].no_text is None
+    assert found["첨부.zip/더깊이.zip"].no_text == "an archive inside an archive inside an archive"
+
+
+@pytest.mark.parametrize(
+    ("name", "inside"),
+    [("reports.tar.gz", ["data-retention-en.csv", "expense-claims-en.pdf"]),
+     ("okr-planning-ko.eml.gz", ["okr-planning-ko.eml"])],
+)  # fmt: skip
+def test_a_tar_gz_and_a_gz_give_their_files(name: str, inside: list[str]) -> None:
+    found = {m.name: m.data for m in archives.members(FORMATS / name, name)}
+    assert sorted(found) == inside
+    for member, data in found.items():
+        assert data == (FORMATS / member).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [("locked.zip", "password-protected"),
+     ("bomb.zip", "refused: a member expands 1,030 times (the limit is 100; a zip bomb?)")],
+)  # fmt: skip
+def test_an_encrypted_zip_and_a_zip_bomb_are_refused_with_the_reason(
+    name: str, reason: str
+) -> None:
+    with pytest.raises(NoText) as raised:
+        list(archives.members(FORMATS / name, name))
+    assert str(raised.value) == reason
+
+
+def test_a_scan_lists_members_by_their_own_hash_and_finds_their_bytes_again() -> None:
+    docs = {doc.path: doc for doc in scan(FORMATS.parent, collections=["formats"])}
+    deck = f"formats/{MEETING}/첨부.zip/office-move-en.pptx"
+    data = (FORMATS / "office-move-en.pptx").read_bytes()
+    assert docs[deck].content_hash == hashlib.sha256(data).hexdigest()
+    assert docs[deck].format.name == "pptx" and docs[deck].collection == "formats"
+    assert archives.read_bytes(FORMATS.parent / deck) == data
+    assert archives.holder(deck) == f"formats/{MEETING}"
+    assert docs["formats/locked.zip"].format.no_text == "password-protected"
+    assert f"formats/{MEETING}" not in docs  # a folder now, not a document
+    with pytest.raises(FileNotFoundError):
+        archives.source(FORMATS / MEETING / "없는파일.docx")
