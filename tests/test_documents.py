@@ -24,6 +24,7 @@ from pathlib import Path
 import fpdf  # (the test extra's: to write the PDF)
 import pytest
 
+from wiki_assets.engine.documents import ocr
 from wiki_assets.engine.documents.corpus import scan
 from wiki_assets.engine.documents.extract import extract
 from wiki_assets.engine.documents.formats import TEXT, format_of
@@ -108,8 +109,6 @@ def test_an_html_export_keeps_its_content_and_none_of_its_chrome() -> None:
 @pytest.mark.parametrize(
     ("name", "reason"),
     [
-        ("notext-photo.png", "image"),
-        ("scan-library-ko.pdf", "no text layer (scanned?)"),
         ("encrypted-vendor-security-en.pdf", "password-protected"),
         ("corrupt-truncated.pdf", "unreadable PDF file"),
         ("brand.zip", "archive"),
@@ -141,7 +140,8 @@ def test_a_pdf_that_is_really_text_is_text_and_a_binary_of_no_known_kind_is_list
 def test_the_reader_keeps_each_text_once_by_content(tmp_path: Path) -> None:
     synced = tmp_path / "synced"
     synced.mkdir()
-    for name in ("expense-claims-ko.pdf", "office-move-en.pptx", "scan-library-ko.pdf"):
+    locked = "encrypted-vendor-security-en.pdf"
+    for name in ("expense-claims-ko.pdf", "office-move-en.pptx", locked):
         (synced / name).write_bytes((FORMATS / name).read_bytes())
     store = TextStore(tmp_path / "texts")
     docs = {doc.path: doc for doc in scan(synced)}
@@ -149,13 +149,13 @@ def test_the_reader_keeps_each_text_once_by_content(tmp_path: Path) -> None:
         reader.extract_ahead(list(docs.values()))
         pdf = reader.read(docs["expense-claims-ko.pdf"])
         assert reader.extracted == 3
-        assert pdf.extractor == "pdf/1" and pdf.title == "경비 청구 안내"
+        assert pdf.extractor == "pdf/2" and pdf.title == "경비 청구 안내"
         assert pdf.where(1) == "page 1" and pdf.where(len(pdf.text.split("\n"))) == "page 4"
         # What the model saw, for a reader of the wiki's state.
         kept = store.text_path(docs["expense-claims-ko.pdf"].content_hash)
         assert kept.read_text(encoding="utf-8") == pdf.text
-        with pytest.raises(NoText, match="no text layer"):
-            reader.read(docs["scan-library-ko.pdf"])
+        with pytest.raises(NoText, match="password-protected"):
+            reader.read(docs["encrypted-vendor-security-en.pdf"])
     with Reader(synced, store) as again:
         again.extract_ahead(list(docs.values()))
         assert again.read(docs["office-move-en.pptx"]).locations[1] == (4, "slide 2")
@@ -270,3 +270,30 @@ def test_a_word_file_is_read_whole() -> None:
 
     plain = "\n".join(p.text for p in docx.Document(str(FORMATS / entry["file"])).paragraphs)
     assert [part for part, text in entry["holds"].items() if text in plain] == ["body"]
+
+
+@pytest.mark.parametrize("name", ["scan-library-bilingual.png", "scan-library-bilingual.pdf"])
+def test_a_scan_is_read_by_ocr_in_korean_and_english(name: str) -> None:
+    """With tesseract and its Korean data (CI installs them: scripts/test-tools), a picture
+    and a PDF without a text layer are read by OCR, and say so; without them, each holds no
+    text with the reason saying that OCR would read it and how to install it."""
+    entry = next(e for e in MANIFEST if e["file"] == name)
+    path = FORMATS / name
+    kind = format_of(name, path.read_bytes()[:4096])
+    if not ocr.available():
+        reason = kind.no_text
+        if reason is None:
+            with pytest.raises(NoText) as raised:
+                extract(path, kind.name, 2_000_000)
+            reason = str(raised.value)
+        assert reason.endswith(f"OCR would read it: {ocr.INSTALL}")
+        return
+    extracted = extract(path, kind.name, 2_000_000)
+    assert extracted.ocr
+    lines = [line.strip() for line in extracted.text.splitlines() if line.strip()]
+    # Every line of the scan, but for the one whose "층" OCR takes for an "S".
+    for line in entry["lines"]:
+        if "층" not in line:
+            assert line in lines, (line, lines)
+    if kind.name == "pdf":
+        assert [label for _, label in extracted.locations] == ["page 1"]

@@ -6,7 +6,10 @@ become a page titled as the document is, its Korean intact; so does each documen
 a .gz, under the archive's path. An encrypted file, a broken copy of each format, a file its
 reader panics on, an encrypted zip, a zip bomb and an archive nested too deep are each listed
 as holding no text, with the reason; the run exits 0; and a member added to an archive is the
-only document the next run summarizes.
+only document the next run summarizes. A scan in Korean and English (a PNG and an image-only
+PDF) is read by OCR where tesseract is installed (CI installs it), and its page says so; where
+it is not, `plan` and the run say how many files OCR would read and how to install it, and the
+run still exits 0.
 
 Fixtures: tests/data/formats (scripts/make-documents' `drive` step and Apache POI's test-data);
 a broken file is a good one cut short.
@@ -23,6 +26,7 @@ from pathlib import Path
 
 import yaml
 
+from wiki_assets.engine.documents import ocr
 from wiki_assets.engine.documents.corpus import title_hint
 from wiki_assets.engine.wiki.audit import front_matter
 from wiki_assets.engine.wiki.files import page_for
@@ -36,6 +40,7 @@ BROKEN = ["password-mfa-ko.doc", "laptop-refresh-ko.xls", "office-move-ko.ppt",
           "poi-attachment.msg"]  # fmt: skip
 HANGUL = range(0xAC00, 0xD7A4)
 MEETING = "회의자료.zip"  # member names in CP949 without the UTF-8 flag, a zip inside
+OCR_TITLE = "사내 도서관 이용 안내 / Library Guide"  # a scan's first line, as OCR reads it
 WHOLE = {"mail", "word-in-full"}  # Outlook mail; a Word file with text beside its body
 ARCHIVE_REASONS = {"password-protected": "password-protected",
                    "zip bomb": "refused: a member expands 1,030 times (the limit is 100"}
@@ -73,6 +78,14 @@ def drive(synced: Path) -> tuple[dict[str, dict], dict[str, str]]:
         elif entry["kind"] in ("zip", "tar.gz", "gz") and entry["expect"] == "no-text":
             shutil.copy(FORMATS / entry["file"], folder / entry["file"])
             no_text[f"drive/{entry['file']}"] = ARCHIVE_REASONS[entry["reason"]]
+    for entry in MANIFEST:
+        if entry["expect"] == "ocr":  # a scan in Korean and English: a PNG, an image-only PDF
+            shutil.copy(FORMATS / entry["file"], folder / entry["file"])
+            path = f"drive/{entry['file']}"
+            if ocr.available():
+                documents[path] = {"title": OCR_TITLE, "lang": "ko", "ocr": True}
+            else:
+                no_text[path] = "image" if path.endswith(".png") else "no text layer"
     return documents, no_text
 
 
@@ -121,3 +134,47 @@ def test_a_drive_of_older_files_becomes_pages_and_the_run_exits_0(tmp_path: Path
         assert meta["points_total"] > 0 and meta["points_verified"] == meta["points_total"], path
         if entry.get("lang") == "ko":
             assert sum(ord(char) in HANGUL for char in text) > 40, path  # its key points
+        assert ("text read by OCR" in text) == bool(entry.get("ocr")), path
+    if not ocr.available():  # the run says how many files OCR would read, and how to install it
+        assert f"OCR would read 2 files (scans and images): {ocr.INSTALL}" in done.stderr
+
+
+def test_without_tesseract_plan_and_the_run_say_what_ocr_would_read(tmp_path: Path) -> None:
+    synced, wiki, home = tmp_path / "synced", tmp_path / "wiki", tmp_path / "home"
+    (synced / "drive").mkdir(parents=True)
+    home.mkdir()
+    for entry in MANIFEST:
+        if entry["expect"] == "ocr":
+            shutil.copy(FORMATS / entry["file"], synced / "drive" / entry["file"])
+    (synced / "drive" / "notes.md").write_text("# Notes\n\nThe scans are in this folder.\n")
+    bare = tmp_path / "bin"  # a PATH without tesseract
+    bare.mkdir()
+    environment = {**os.environ, "DAGSTER_HOME": str(home), "PATH": str(bare)}
+    with SimServer(SimModel(model="quoting", behaviour="faithful", instant=True)) as server:
+        model = {"name": "quoting", "base_url": server.base_url, "model": "quoting"}
+        config = tmp_path / "wiki_assets.yaml"
+        config.write_text(yaml.safe_dump({
+            "resources": {"summarizer": {"config": {"models": [model]}}},
+            "ops": {"wiki_pages": {"config": {"flush_seconds": 0.5}}},
+        }))  # fmt: skip
+        arguments = ["--synced", str(synced), "--wiki", str(wiki), "--config", str(config)]
+        planned = subprocess.run(
+            [sys.executable, "-m", "wiki_assets.cli", "plan", *arguments],
+            capture_output=True, text=True, timeout=300, env=environment,
+        )  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "wiki_assets.cli", "ingest", *arguments, "--json"],
+            capture_output=True, text=True, timeout=300, env=environment,
+        )  # fmt: skip
+        replanned = subprocess.run(
+            [sys.executable, "-m", "wiki_assets.cli", "plan", *arguments],
+            capture_output=True, text=True, timeout=300, env=environment,
+        )  # fmt: skip
+    assert planned.returncode == 0, planned.stderr[-2000:]
+    # Before any run, the image is known by its name; the PDF is a scan once a run opened it.
+    assert f"plan: OCR would read 1 of them (scans, images): {ocr.INSTALL}" in planned.stdout
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["count"] == 1 and report["failed"] == []
+    assert f"OCR would read 2 files (scans and images): {ocr.INSTALL}" in done.stderr
+    assert f"plan: OCR would read 2 of them (scans, images): {ocr.INSTALL}" in replanned.stdout

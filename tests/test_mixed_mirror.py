@@ -1,7 +1,7 @@
 """A mirror as a team has it, end to end through `wiki-assets ingest`: PDF, Word, PowerPoint, Excel,
 CSV, Confluence export pages, HWP and HWPX, mail, RTF, Markdown, in English and in Korean,
-a zip (a folder: its Markdown file gets a page), beside files that hold no text (an image, a
-scan, a locked and a broken PDF) and an export's furniture (a stylesheet, the space's page list,
+a zip (a folder: its Markdown file gets a page), beside files that hold no text (a locked and a
+broken PDF) and an export's furniture (a stylesheet, the space's page list,
 a lock file). A simulated model that quotes its documents writes the pages; the embedded
 multilingual-e5-small (the test install's `local` extra) finds link candidates by meaning, as it
 does for any fleet by default.
@@ -40,17 +40,17 @@ MANIFEST = json.loads((FORMATS / "manifest.json").read_text(encoding="utf-8"))["
 # English in an office format beside its Korean partner in Markdown: links across formats too.
 MARKDOWN_PARTNERS = {"password-mfa-ko": "password-mfa-en", "office-move-ko": "office-move-en"}
 NO_TEXT = {
-    "drive/notext-photo.png": "image",
-    "drive/scan-library-ko.pdf": "no text layer (scanned?)",
     "drive/encrypted-vendor-security-en.pdf": "password-protected",
     "drive/corrupt-truncated.pdf": "unreadable PDF file",
 }
 # Flags a page would get from a text read wrong: points not found, markup for text, a cut.
 MISREAD = {"unverified_points", "wrong_language", "missing_title", "ungrounded_summary",
            "hit_max_tokens", "title_is_description"}  # fmt: skip
-# What else a team's drive holds (older Office files, Outlook mail, CP949 text, archives, scans):
+# What else a team's drive holds (older Office files, Outlook mail, CP949 text, archives, scans
+# and images, read by OCR):
 # their own end-to-end test, tests/test_drive.py.
-DRIVE = {"doc", "xls", "ppt", "odt", "ods", "odp", "msg", "cp949", "zip", "tar.gz", "gz", "scan"}
+DRIVE = {"doc", "xls", "ppt", "odt", "ods", "odp", "msg", "cp949", "zip", "tar.gz", "gz", "scan",
+         "image", "scanned-pdf"}  # fmt: skip
 TOP = 5  # candidates that count as offered: the first of the prompt's list
 FURNITURE = ["confluence/styles/site.css", "confluence/index.html", "drive/~$budget.xlsx"]
 

@@ -16,6 +16,7 @@ from wiki_assets.defs.metadata import run_figures as md
 from wiki_assets.defs.names import WIKI_PAGES
 from wiki_assets.defs.resources import SummarizerResource
 from wiki_assets.engine import CollectionState
+from wiki_assets.engine.documents import ocr
 
 RECENT_RUNS = 50  # how far back recorded rates are looked for
 # Each model's figures an estimate reads from a run's metadata.
@@ -151,7 +152,15 @@ def plan_lines(states: list[CollectionState]) -> list[str]:
         for reason, count in state.no_text.items():
             no_text[reason] = no_text.get(reason, 0) + count
     if no_text:
-        lines.append(f"plan: {sum(no_text.values())} files hold no text: " + counted(no_text))
+        # (Scans and images wait for OCR: said once, with how to install it.)
+        shown: dict[str, int] = {}
+        for reason, count in no_text.items():
+            short = reason.removesuffix(f": {ocr.WOULD_READ}")
+            shown[short] = shown.get(short, 0) + count
+        lines.append(f"plan: {sum(no_text.values())} files hold no text: " + counted(shown))
+        waiting = sum(n for reason, n in no_text.items() if reason.endswith(ocr.WOULD_READ))
+        if waiting:
+            lines.append(f"plan: OCR would read {waiting} of them (scans, images): {ocr.INSTALL}")
     return lines
 
 

@@ -24,7 +24,9 @@ import email.policy
 import io
 import re
 from collections.abc import Callable
+from typing import Any
 
+from wiki_assets.engine.documents import ocr
 from wiki_assets.engine.documents.encodings import decode
 from wiki_assets.engine.documents.extracted import (
     Extracted,
@@ -43,8 +45,9 @@ from wiki_assets.engine.errors import DocumentError, NoText
 # Each extractor's version: a new one re-extracts that format's files, and redoes the pages
 # whose text it changes (a page records the text it was written from).
 VERSIONS = {
-    "pdf": 1, "docx": 2, "pptx": 1, "xlsx": 1, "csv": 1, "tsv": 1, "html": 1, "hwp": 1, "eml": 1,
+    "pdf": 2, "docx": 2, "pptx": 1, "xlsx": 1, "csv": 1, "tsv": 1, "html": 1, "hwp": 1, "eml": 1,
     "doc": 1, "xls": 1, "ppt": 1, "rtf": 1, "odt": 1, "ods": 1, "odp": 1, "msg": 1,
+    "image": 1,
 }  # fmt: skip
 
 
@@ -96,11 +99,29 @@ def _pdf(source: Source, out: Lines) -> Extracted:
                 textpage.close()
                 page.close()
         if chars == 0:
-            raise NoText("no text layer (scanned?)")
+            if not ocr.available():
+                raise NoText(f"no text layer (scanned?): {ocr.WOULD_READ}")
+            return _scanned(pdf, Lines(out.max_bytes))
         title = pdf.get_metadata_dict().get("Title")
     finally:
         pdf.close()
     return out.done(title)
+
+
+def _scanned(pdf: Any, out: Lines) -> Extracted:
+    """A PDF without a text layer, read by OCR a page at a time (its title: its first line)."""
+    for index, text in ocr.pdf_pages(pdf):
+        out.begin(f"page {index + 1}")
+        out.add(text)
+    return out.done(None, ocr=True)
+
+
+def _image(source: Source, out: Lines) -> Extracted:
+    """A picture (a scan, a photo of a whiteboard), read by OCR."""
+    if not ocr.available():
+        raise NoText(f"image: {ocr.WOULD_READ}")
+    out.add(ocr.read_picture(read_all(source)))
+    return out.done(None, ocr=True)
 
 
 def _pptx(source: Source, out: Lines) -> Extracted:
@@ -242,6 +263,7 @@ _EXTRACTORS: dict[str, Callable[[Source, Lines], Extracted]] = {
     "html": _html,
     "hwp": _hwp,
     "eml": _eml,
+    "image": _image,
 }
 assert set(_EXTRACTORS) == set(VERSIONS)
 

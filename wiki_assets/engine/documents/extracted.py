@@ -36,6 +36,7 @@ class Extracted:
     text: str
     title: str | None = None
     locations: tuple[Location, ...] = ()
+    ocr: bool = False  # read from pictures by OCR (ocr.py), which the page says
 
 
 
@@ -61,14 +62,14 @@ class Lines:
             self.lines.append("")
         self.locations.append((len(self.lines) + 1, label))
 
-    def done(self, title: str | None) -> Extracted:
+    def done(self, title: str | None, ocr: bool = False) -> Extracted:
         text = "\n".join(self.lines).strip("\n")
         if not text.strip():
             raise NoText("no text")
         # Leading blank lines went with strip: the locations' line numbers move with them.
         lead = len(self.lines) - len("\n".join(self.lines).lstrip("\n").split("\n"))
         locations = tuple((max(1, line - lead), label) for line, label in self.locations)
-        return Extracted(text, clean(title), locations)
+        return Extracted(text, clean(title), locations, ocr)
 
 
 

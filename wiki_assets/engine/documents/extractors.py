@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from wiki_assets.engine.documents import archives
+from wiki_assets.engine.documents import archives, ocr
 from wiki_assets.engine.documents.extract import extract
 from wiki_assets.engine.documents.extracted import Extracted, short
 from wiki_assets.engine.errors import DocumentError, NoText
@@ -43,10 +43,14 @@ Job = tuple[str, str, int]  # (the file's path, its format, the most bytes of te
 # (docs/benchmarks.md: milliseconds a file, a second for a 600-page PDF), so only a converter
 # that hangs reaches it.
 TIME_LIMIT_S = 120.0
+# A PDF or a picture may be a scan, read by OCR: seconds a page, each page within its own limit.
+OCR_FORMATS = frozenset({"pdf", "image"})
 
 
 def time_limit(name: str) -> float:
     """The most seconds extracting one file of format ``name`` may take."""
+    if name in OCR_FORMATS:
+        return TIME_LIMIT_S + ocr.MAX_PAGES * ocr.PAGE_SECONDS
     return TIME_LIMIT_S
 
 
@@ -174,14 +178,14 @@ def _message(outcome: Outcome) -> dict[str, Any]:
     text, no_text, failure = outcome
     if text is None:
         return {"no_text": no_text, "failure": failure}
-    return {"text": text.text, "title": text.title, "locations": text.locations}
+    return {"text": text.text, "title": text.title, "locations": text.locations, "ocr": text.ocr}
 
 
 def _outcome(message: dict[str, Any]) -> Outcome:
     if "text" not in message:
         return None, message.get("no_text"), message.get("failure")
     locations = tuple((int(line), str(label)) for line, label in message["locations"])
-    return Extracted(message["text"], message["title"], locations), None, None
+    return Extracted(message["text"], message["title"], locations, message["ocr"]), None, None
 
 
 def main() -> None:

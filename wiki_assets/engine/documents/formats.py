@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from wiki_assets.engine.documents import ocr
 from wiki_assets.engine.documents.encodings import encoding_of
 
 TEXT = "text"  # decoded as it is (Markdown, plain text, and any file whose bytes are text)
@@ -45,6 +46,12 @@ EXTRACTED = {
     ".ods": "ods",
     ".odp": "odp",
     ".msg": "msg",
+    # Pictures a scan or a phone gives: read by OCR (ocr.py), where tesseract is installed.
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".tif": "image",
+    ".tiff": "image",
 }
 _OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Office 97-2003's container (and HWP 5's)
 _ZIP = b"PK\x03\x04"
@@ -63,6 +70,7 @@ _MAGIC: dict[str, tuple[bytes, ...] | None] = {
     "ods": (_ZIP,),
     "odp": (_ZIP,),
     "rtf": (b"{\\rtf",),
+    "image": (b"\x89PNG", b"\xff\xd8\xff", b"II*\x00", b"MM\x00*"),  # PNG, JPEG, TIFF
     "csv": None,
     "tsv": None,
     "html": None,
@@ -71,7 +79,7 @@ _MAGIC: dict[str, tuple[bytes, ...] | None] = {
 
 # Files that hold no text, by extension: what they are.
 _NO_TEXT_KINDS = {
-    "image": ".png .jpg .jpeg .gif .bmp .tif .tiff .webp .heic .heif .svg .ico .psd .ai .eps",
+    "image": ".gif .bmp .webp .heic .heif .svg .ico .psd .ai .eps",
     "archive": ".zip .7z .rar .tar .gz .tgz .bz2 .xz .zst .jar .war .iso .dmg",
     "font": ".ttf .otf .woff .woff2 .eot",
     "audio or video": ".mp3 .wav .m4a .flac .ogg .aac .mp4 .mov .avi .mkv .webm .wmv",
@@ -107,6 +115,8 @@ def format_of(path: str, head: bytes) -> Format:
     if extension in UNSUPPORTED:
         return Format(extension.lstrip("."), no_text=f"unsupported format: {extension}")
     name = EXTRACTED.get(extension)
+    if name == "image" and not ocr.available():
+        return Format(name, no_text=f"image: {ocr.WOULD_READ}")
     if name is not None:
         magic = _MAGIC[name]
         if magic is None or head.startswith(magic) or not looks_like_text(head):

@@ -43,6 +43,7 @@ class DocumentText:
     title: str
     extractor: str | None = None
     locations: tuple[Location, ...] = ()
+    ocr: bool = False  # its text was read from pictures by OCR
 
     @property
     def text_hash(self) -> str:
@@ -111,7 +112,9 @@ class Reader:
         title = extracted.title or (
             title_hint(doc.path) if kind.name in TABULAR else title_of(extracted.text, doc.path)
         )
-        return DocumentText(extracted.text, title, kept.extractor, extracted.locations)
+        return DocumentText(
+            extracted.text, title, kept.extractor, extracted.locations, extracted.ocr
+        )
 
     def extract_ahead(self, docs: Sequence[SourceDocument]) -> None:
         """Extract those of ``docs`` the store does not hold yet, in parallel, so that reading

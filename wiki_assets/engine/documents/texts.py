@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from wiki_assets.engine.documents import ocr
 from wiki_assets.engine.documents.extracted import Extracted
 
 TEXTS_DIR = "texts"  # in the wiki's state folder
@@ -51,12 +52,14 @@ class TextStore:
             if meta.get("extractor") != extractor:
                 return None
             if meta.get("no_text") is not None:
+                if ocr.could_read(meta["no_text"]):
+                    return None  # a scan seen before OCR was installed: read again, by it
                 return Kept(extractor, None, str(meta["no_text"]))
             text = self.text_path(content_hash).read_text(encoding="utf-8")
         except (OSError, ValueError):
             return None  # not there, or half of it: extracted again
         locations = tuple((int(line), str(label)) for line, label in meta.get("locations", []))
-        return Kept(extractor, Extracted(text, meta.get("title"), locations))
+        return Kept(extractor, Extracted(text, meta.get("title"), locations, bool(meta.get("ocr"))))
 
     def put(self, content_hash: str, kept: Kept) -> None:
         """Keep what an extractor made of a file: the text first, then its description (which
@@ -68,6 +71,8 @@ class TextStore:
             _write(path, kept.extracted.text)
             meta["title"] = kept.extracted.title
             meta["locations"] = [list(location) for location in kept.extracted.locations]
+            if kept.extracted.ocr:
+                meta["ocr"] = True
         else:
             meta["no_text"] = kept.no_text
         _write(path.with_suffix(".json"), json.dumps(meta, ensure_ascii=False))

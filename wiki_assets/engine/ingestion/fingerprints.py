@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from wiki_assets.engine.answers.prompts import PROMPT_VERSION
 from wiki_assets.engine.config import Dials, Endpoint
+from wiki_assets.engine.documents import ocr
 from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.state.journal import NO_TEXT, SUMMARIZED, WRITTEN, Entry
 
@@ -139,11 +140,12 @@ def is_current(entry: Entry | None, doc: SourceDocument, current: Currency) -> b
 
 
 SKIP, RECOVER, HOLDS_NO_TEXT = "skip", "recover", "no text"
+OCR = "ocr"  # a scan or an image found with no text before OCR was installed, which reads it now
 # Why a document would be summarized, in the order they are checked. A page whose settings
 # changed gives the settings' names ("max_tokens", "language", "page shape", or several joined
 # with ", "); "dials" is a page journaled before answers kept their settings.
 REASONS = (
-    "new", "changed", "earlier failure", "forced", "model", "prompt version", "extractor",
+    "new", "changed", "earlier failure", "forced", "model", "prompt version", "extractor", OCR,
     *CHANGED.values(), "dials",
 )  # fmt: skip
 
@@ -156,7 +158,7 @@ def standing(entry: Entry | None, doc: SourceDocument, current: Currency, force:
     if doc.format.no_text is not None:
         return HOLDS_NO_TEXT
     if entry is not None and entry.status == NO_TEXT and entry.content_hash == doc.content_hash:
-        return HOLDS_NO_TEXT
+        return OCR if ocr.could_read(entry.reason) else HOLDS_NO_TEXT
     if not force and is_current(entry, doc, current):
         assert entry is not None
         if entry.status == WRITTEN:

@@ -88,6 +88,8 @@ def from_source(fields: dict[str, Any], source: DocumentText | None, original: s
         return
     fields["extractor"] = source.extractor
     fields["text_hash"] = source.text_hash
+    if source.ocr:
+        fields["ocr"] = True
     for point in fields.get("key_points", []):
         found = point.get("found") if isinstance(point, dict) else None
         where = source.where(found[0]) if found else None

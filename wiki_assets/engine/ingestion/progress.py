@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from wiki_assets.engine.config import Dials
 from wiki_assets.engine.dispatch import Lane
+from wiki_assets.engine.documents import ocr
 from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.related.embed_missing import Embedded
 
@@ -122,6 +123,9 @@ def log_done(log: Log, report: IngestReport, lanes: Sequence[Lane]) -> None:
         )
         + _second_opinions(report)
     )
+    waiting = sum(1 for item in report.no_text if item["reason"].endswith(ocr.WOULD_READ))
+    if waiting:
+        log.warning(f"OCR would read {waiting} files (scans and images): {ocr.INSTALL}")
     for lane in lanes:
         if lane.concurrency.auto:
             log.info(

@@ -64,6 +64,7 @@ class Page:
     picked: bool = False
     original: str | None = None  # the link to the document's file (relative to the page)
     extractor: str | None = None  # what read its text (``pdf/1``); None: plain text
+    ocr: bool = False  # its text was read from pictures by OCR (a scan, an image)
     # Each sentence of the description and the summary as checked against the document (none:
     # journaled before sentences were checked, or a page without the model's prose).
     prose: tuple[SentenceCheck, ...] = ()
@@ -122,6 +123,7 @@ class Page:
             picked=result.get("picked", False),
             original=result.get("original"),
             extractor=result.get("extractor"),
+            ocr=bool(result.get("ocr")),
             prose=ProseCheck.from_json(result.get("prose")).sentences,
         )
 

@@ -114,6 +114,7 @@ def render_page(page: Page) -> str:
         "flags": list(page.verdict.reasons) if page.verdict else [],
         "summarized": page.summarized,
         **({"extracted_by": page.extractor} if page.extractor else {}),
+        **({"ocr": True} if page.ocr else {}),
         "tags": tags,
         "related": [link.page for link in page.related],
     }
@@ -151,11 +152,12 @@ def render_page(page: Page) -> str:
         lines += ["## Backlinks", ""]
         lines += [f"- {link_to(page.name, link)}" for link in page.backlinks] + [""]
     shown = page.source.replace("`", "'")
+    read = " · *text read by OCR from its pictures: it may hold misread words*" if page.ocr else ""
     if page.original and not set("<>\n").intersection(page.original):
         # In angle brackets: a file name may hold spaces. Outside the wiki, so never a page.
-        lines += [f"*Source:* [`{shown}`](<{page.original}>)", ""]
+        lines += [f"*Source:* [`{shown}`](<{page.original}>){read}", ""]
     else:
-        lines += [f"*Source:* `{shown}`", ""]
+        lines += [f"*Source:* `{shown}`{read}", ""]
     return "\n".join(lines)
 
 
