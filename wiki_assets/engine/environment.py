@@ -134,3 +134,9 @@ def helper_environment() -> dict[str, str]:
     """The environment of the link candidates helper process: this process's, with
     :data:`HELPER_THREADS`."""
     return dict(os.environ) | HELPER_THREADS
+
+
+def ocr_environment() -> dict[str, str]:
+    """The environment of a tesseract process: this process's, with one thread (the run's other
+    work, and other pages, have the other cores)."""
+    return dict(os.environ) | {"OMP_THREAD_LIMIT": "1"}

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import functools
 import io
-import os
 import shutil
 import subprocess
 from collections.abc import Iterator
 from typing import Any
 
+from wiki_assets.engine import environment
 from wiki_assets.engine.errors import NoText
 
 LANGUAGES = ("kor", "eng")
@@ -65,8 +65,7 @@ def read_picture(picture: bytes) -> str:
             capture_output=True,
             timeout=PAGE_SECONDS,
             check=False,
-            # One thread: the run's other work (and other pages) have the other cores.
-            env={**os.environ, "OMP_THREAD_LIMIT": "1"},
+            env=environment.ocr_environment(),
         )
     except subprocess.TimeoutExpired:
         raise NoText(f"unreadable by OCR: over {PAGE_SECONDS:.0f} s a page") from None
