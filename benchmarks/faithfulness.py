@@ -1,8 +1,8 @@
 """How well the rules of :mod:`wiki_assets.engine.quality.claims` tell a summary's true sentences
 from false ones, in English and in Korean.
 
-Run ``python -m benchmarks.faithfulness [--show-misses]``. Nothing is downloaded; it takes a few
-seconds.
+Run ``python -m benchmarks.faithfulness [--show-misses]``. Nothing is downloaded; it takes about
+half a minute (the verification pass on the simulator, :mod:`benchmarks.verification`, most of it).
 
 1. **The labelled set** (:mod:`benchmarks.faithfulness_set`): short policy-like documents and,
    for each, true sentences (copied, reworded, the same figures written otherwise) and planted
@@ -18,6 +18,10 @@ seconds.
    sentences copied. A planted page is caught when any of its sentences is contradicted or
    unsupported; a control page so flagged is a false alarm. Documents with no such sentence are
    skipped. Targets: at least 90% caught, at most 5% of control pages flagged.
+3. **Real model prose** (:mod:`benchmarks.real_prose`): what the embedded SmolLM2 wrote on the
+   sample, the tests' English/Korean pairs and the policy documents, each sentence labelled by
+   reading its document; the precision of "supported", false sentences caught, false alarms.
+4. **The verification pass** on the simulator's judges (:mod:`benchmarks.verification`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks import real_prose, verification
 from benchmarks.faithfulness_set import DOCUMENTS, ITEMS, KINDS
 from wiki_assets.engine.documents.corpus import title_of
 from wiki_assets.engine.documents.markdown import SENTENCE_END
@@ -197,10 +202,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "SmolLM2-135M; needs the 'local' extra)",
     )  # fmt: skip
     parser.add_argument("--judge-url", help="an OpenAI-compatible endpoint to judge instead")
+    parser.add_argument(
+        "--no-verification", action="store_true",
+        help="leave out the verification pass on the simulator's judges (about 20 s)",
+    )  # fmt: skip
     parser.add_argument("--judge-model", help="its model id")
     args = parser.parse_args(argv)
     labelled(args.show_misses)
     as_measured(args.show_misses)
+    print()
+    print("\n".join(real_prose.report(args.show_misses)))
+    if not args.no_verification:
+        print("\n".join(verification.report()))
     if args.judge or args.judge_url:
         judged_by_model(args.judge_url, args.judge_model)
     return 0

@@ -25,7 +25,7 @@ MAX_LINES = 350
 MAX_METHODS = 25
 DEFS = PACKAGE / "defs"
 DEFS_ROOT_MODULES = 6  # at most, __init__.py included
-DEFS_DOMAINS = ("wiki_pages", "index", "digest", "sync")
+DEFS_DOMAINS = ("wiki_pages", "index", "verification", "digest", "sync")
 
 
 def _modules() -> dict[str, Path]:

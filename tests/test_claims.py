@@ -10,11 +10,13 @@ from wiki_assets.engine.quality.claims import check_prose
 from wiki_assets.engine.quality.quantities import agrees, quantities
 from wiki_assets.engine.quality.sentences import (
     DESCRIPTION,
+    OPENS,
     SUMMARY,
     ProseCheck,
     SentenceCheck,
     Support,
     opening_line,
+    page_line,
     quotable,
 )
 
@@ -97,9 +99,11 @@ def test_a_changed_korean_number_is_contradicted() -> None:
     check = one("정규직 직원은 매년 18일의 유급 연차를 받습니다.", KO_LEAVE)
     assert check.status is Support.CONTRADICTED
     assert check.document_says == "15일"
-    assert (
-        one("정규직 직원은 해마다 유급 연차 15일을 받습니다.", KO_LEAVE).status is Support.SUPPORTED
-    )
+    copied = one("정규직 직원은 매년 15일의 유급 연차를 받습니다.", KO_LEAVE)
+    assert copied.status is Support.SUPPORTED
+    # A word said otherwise (해마다 for 매년): the rules cannot know it says the same, a judge may.
+    reworded = one("정규직 직원은 해마다 유급 연차 15일을 받습니다.", KO_LEAVE)
+    assert reworded.status is Support.UNCHECKED
 
 
 def test_korean_amounts_in_man_and_in_digits_are_the_same() -> None:
@@ -148,14 +152,20 @@ def test_a_wrong_english_date_is_contradicted() -> None:
 def test_a_swapped_english_name_is_contradicted() -> None:
     check = one("Owner: People team, Maria Kim.", LEAVE)
     assert check.status is Support.CONTRADICTED
-    assert check.document_says == "John Park"
+    # The reader is shown what the document says in its place: the line's sentence.
+    assert check.document_says == "Owner: People team, John Park."
     assert one("Owner: People team, John Park.", LEAVE).status is Support.SUPPORTED
 
 
 def test_a_swapped_korean_name_is_contradicted() -> None:
-    check = one("휴가는 이지은 팀장이 3영업일 안에 승인합니다.", KO_LEAVE)
+    check = one("휴가는 박서연 팀장이 3영업일 안에 승인합니다.", KO_LEAVE)
     assert check.status is Support.CONTRADICTED
-    assert check.document_says == "김민수"
+    assert check.document_says == "휴가는 김민수 팀장이 3영업일 안에 승인합니다."
+    # A name in a claim the document makes of no one: not contradicted by the byline's name
+    # (a reason no reader would follow), but a name it never gives.
+    check = one("담당 팀장 이지은 팀장이 병가를 승인합니다.", KO_LEAVE)
+    assert check.status is Support.UNSUPPORTED
+    assert check.document_says == "the document never names 이지은"
 
 
 def test_a_name_the_document_never_gives_is_unsupported() -> None:
@@ -177,8 +187,13 @@ def test_a_negation_flip_is_unsupported_in_english_and_korean() -> None:
 
 
 def test_no_more_than_is_no_negation() -> None:
+    # Not said the other way round: the document's "up to 3 days" in other words, which the rules
+    # leave to a judge (the claim's "more" is not the document's).
     check = one("Employees may work remotely for no more than 3 days per week.", LEAVE)
-    assert check.status is Support.SUPPORTED
+    assert check.status is Support.UNCHECKED
+    assert one("Employees may not work remotely up to 3 days per week.", LEAVE).status is (
+        Support.UNSUPPORTED
+    )
 
 
 def test_only_when_is_not_flagged_against_not_except_when() -> None:
@@ -219,9 +234,10 @@ def test_a_blend_of_two_lines_is_not_supported() -> None:
     )
     shuttle = "A shuttle runs from Gangnam station every 20 minutes in the first month."
     assert one(shuttle, MOVE).status is Support.SUPPORTED
-    # Two figures, each from its own line, one of them the core line's: no blend.
+    # Two figures, each from its own line: no blend, but no one sentence of the document says
+    # it, so the rules leave it to a judge rather than call it supported.
     both = "A shuttle runs every 20 minutes; the office is a seven-minute walk from Pangyo."
-    assert one(both, MOVE).status is Support.SUPPORTED
+    assert one(both, MOVE).status is Support.UNCHECKED
 
 
 def test_one_word_of_a_short_sentence_found_is_no_passage() -> None:
@@ -294,18 +310,33 @@ def test_json_round_trip() -> None:
     assert odd.sentences == (SentenceCheck("x", SUMMARY, Support.UNCHECKED),)
 
 
-def test_quotable_keeps_the_supported_description_sentences_only() -> None:
+def test_quotable_keeps_quotes_and_judged_sentences_only() -> None:
     description = (
         "Every employee receives 25 days of paid annual leave per year. "
-        "Leave requests must be submitted within 37 days of the start of the quarter."
+        "Leave requests must be submitted within 37 days of the start of the quarter. "
+        "Requests are submitted within 30 days of the quarter's start."
     )
     prose = check_prose(
         description, "Staff get a free gym membership.", LEAVE, "Annual Leave Policy"
     )
-    quoted = quotable(description, prose.to_json())
+    copied, changed, reworded, _ = prose.sentences
+    assert copied.quoted and copied.status is Support.SUPPORTED
+    assert changed.status is Support.CONTRADICTED and not changed.quoted
+    assert not reworded.quoted
+    quoted = quotable(description, prose.sentences)
     assert quoted == "Every employee receives 25 days of paid annual leave per year."
-    assert quotable(description, None) == description  # journaled before sentences were checked
-    assert quotable("-", []) == quotable(" - ", None) == ""  # no description, as pages show it
+    # A judge's verdict makes a sentence quotable; the rules' own "supported" of a sentence that
+    # is not the document's words does not.
+    judged = SentenceCheck(reworded.text, DESCRIPTION, Support.SUPPORTED, (3, 3), "", "judge-m")
+    ruled = SentenceCheck(reworded.text, DESCRIPTION, Support.SUPPORTED, (3, 3))
+    assert quotable(description, [judged]) == reworded.text
+    assert quotable(description, [ruled]) == ""
+    assert quotable(description, []) == ""  # nothing checked: nothing to quote
+    assert quotable("-", []) == quotable(" - ", [copied]) == ""  # no description, as pages show it
+    # Where nothing may be quoted, a page is listed by its document's opening, saying so.
+    assert page_line(description, [ruled], "Leave is for rest.") == f"{OPENS}Leave is for rest."
+    assert page_line(description, [judged], "Leave is for rest.") == reworded.text
+    assert page_line(description, [], "") == ""
 
 
 def test_opening_line_is_the_first_sentence_cut_at_a_word() -> None:
@@ -343,3 +374,40 @@ def test_quantities_read_korean_and_english_forms() -> None:
         ("25", "minute", "twenty-five minutes"),
         ("14", "day", "two weeks"),
     ]
+
+
+POSTMORTEM = """Outage of 2026-03-11
+Severity: SEV1.
+The outage was caused by a renamed config key that the deploy did not reject.
+Deploys go to one zone at a time, and the next zone waits 30 minutes.
+Billing tickets were mostly about SLA credits.
+Feature requests are reviewed monthly by Product.
+Next step: the team shares its findings with the customer in a written report."""
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # True words in a wrong relation, a wrong actor, an invented thing of two real words: a
+        # small model's false sentences, whose words the document has, but not its claim.
+        "The outage was caused by a deploy to one zone at a time.",
+        "The customer asked the team to share its findings.",
+        "The company will also provide updates on the issue of feature credit.",
+        "Product reviews the SLA credits monthly.",
+    ],
+)
+def test_the_words_of_the_document_in_another_claim_are_not_supported(sentence: str) -> None:
+    assert one(sentence, POSTMORTEM).status is Support.UNCHECKED
+
+
+def test_a_sentence_the_document_states_is_supported_and_its_own_words_are_quoted() -> None:
+    copied = one("Deploys go to one zone at a time.", POSTMORTEM)
+    assert copied.status is Support.SUPPORTED and copied.quoted and copied.lines == (4, 4)
+    near = one("The team shares its findings with the customer in a report.", POSTMORTEM)
+    assert near.status is Support.SUPPORTED and not near.quoted and near.lines == (7, 7)
+    # Fewer than two words that claim anything, besides the title's: nothing to place.
+    assert one("SHOCKED: SEV1.", POSTMORTEM).status is Support.UNCHECKED
+    # A sentence that runs on over a line break (a list's items) is one sentence of the document.
+    items = "Checks:\n- tests pass\n- the config keys are validated\n- a reviewer approves"
+    wrapped = one("Tests pass, the config keys are validated and a reviewer approves.", items)
+    assert wrapped.status is Support.SUPPORTED and wrapped.lines == (2, 4)

@@ -25,6 +25,7 @@ def test_definitions_load_with_the_fixed_names() -> None:
         "synced_documents",
         "wiki_pages",
         "wiki_index",
+        "wiki_verification",
         "wiki_digest",
     }
     wiki_pages = graph.get(dg.AssetKey("wiki_pages"))
@@ -36,6 +37,16 @@ def test_definitions_load_with_the_fixed_names() -> None:
     schedule = defs.resolve_schedule_def("daily_sync_then_ingest")
     assert schedule.cron_schedule == "0 6 * * *" and schedule.job_name == "sync_job"
     assert defs.resolve_sensor_def("ingest_after_sync") is not None
+    # The verification pass runs after the pages and the index, in the same job, partitioned and
+    # backfilled as the pages are.
+    verification = graph.get(dg.AssetKey("wiki_verification"))
+    assert verification.parent_keys == {dg.AssetKey("wiki_index")}
+    assert verification.partitions_def == wiki_pages.partitions_def
+    assert verification.backfill_policy == wiki_pages.backfill_policy
+    ingest_job = defs.resolve_job_def("ingest_job")
+    assert {key.to_user_string() for key in ingest_job.asset_layer.executable_asset_keys} == {
+        "wiki_pages", "wiki_index", "wiki_verification",
+    }  # fmt: skip
     wiki_digest = graph.get(dg.AssetKey("wiki_digest"))
     assert wiki_digest.parent_keys == {dg.AssetKey("wiki_index")}
     assert isinstance(wiki_digest.partitions_def, dg.DailyPartitionsDefinition)

@@ -13,12 +13,14 @@ from conftest import page_record
 
 from wiki_assets.engine.answers.page import PageDraft
 from wiki_assets.engine.quality import PointCheck, Status, Verdict, assess
+from wiki_assets.engine.quality.sentences import DESCRIPTION, SUMMARY, SentenceCheck, Support
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.wiki.files import INDEX_PAGE, Wiki
 from wiki_assets.engine.wiki.index import build_index
 from wiki_assets.engine.wiki.record import Link, Page
 from wiki_assets.engine.wiki.render import (
+    UNCHECKED_NOTES,
     UNGROUNDED_NOTES,
     UNVERIFIED_NOTE,
     render_index,
@@ -175,6 +177,33 @@ def test_a_page_says_when_its_prose_is_unchecked_in_its_language() -> None:
     # An extractive page shows the document's own words: nothing to warn of.
     extract = dataclasses.replace(page((), flagged), summarized=False)
     assert "[!caution]" not in render_page(extract)
+
+
+def test_a_page_whose_prose_is_mostly_unchecked_says_so_in_its_language() -> None:
+    def checked(*statuses: Support) -> tuple[SentenceCheck, ...]:
+        parts = [DESCRIPTION, *[SUMMARY] * (len(statuses) - 1)]
+        pairs = enumerate(zip(parts, statuses, strict=True))
+        return tuple(SentenceCheck(f"S{i}.", part, status) for i, (part, status) in pairs)
+
+    mostly = dataclasses.replace(
+        page((VERIFIED,), Verdict()),
+        description="S0.",
+        summary="S1. S2. S3.",
+        prose=checked(Support.SUPPORTED, *[Support.UNCHECKED] * 3),
+    )
+    body = render_page(mostly).split("\n---\n", 1)[1]
+    note = UNCHECKED_NOTES["en"].format(unchecked=3, total=4)
+    assert note in body and "3 of the 4 sentences below" in note
+    assert body.index("> S0.") < body.index(note) < body.index("S1.")
+    korean = dataclasses.replace(mostly, language="Korean")
+    assert UNCHECKED_NOTES["ko"].format(unchecked=3, total=4) in render_page(korean)
+    # Half or fewer unchecked: no note; nor where the ungrounded note already says it.
+    half = dataclasses.replace(
+        mostly, prose=checked(Support.SUPPORTED, Support.SUPPORTED, *[Support.UNCHECKED] * 2)
+    )
+    assert "Mostly unchecked" not in render_page(half)
+    ungrounded = dataclasses.replace(mostly, verdict=Verdict.of(["ungrounded_summary"]))
+    assert "Mostly unchecked" not in render_page(ungrounded)
 
 
 def test_junk_topics_are_on_no_page_and_not_in_the_index(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ from wiki_assets.defs.sync import (
     build_sync_job,
     synced_documents,
 )
+from wiki_assets.defs.verification import build_wiki_verification
 from wiki_assets.defs.wiki_pages import (
     IngestConfig,
     build_ingest_job,
@@ -46,17 +47,18 @@ def build_defs(
 ) -> dg.Definitions:
     """The definitions of one deployment, a domain at a time (each a folder of
     :mod:`wiki_assets.defs`): the synced documents and their daily sync, the wiki pages, the link
-    index and the digest."""
+    index, the verification pass and the digest."""
     dials = dials or IngestConfig()
     digest = digest or DigestResource()
     wiki_pages = build_wiki_pages(dials_with_defaults(dials))
-    ingest_job = build_ingest_job(wiki_pages, wiki_index)
+    wiki_verification = build_wiki_verification()
+    ingest_job = build_ingest_job(wiki_pages, wiki_index, wiki_verification)
     sync_job = build_sync_job(dials)
     partitions = digest.partitions()
     wiki_digest = build_wiki_digest(partitions)
     digest_job = build_digest_job(wiki_digest, partitions)
     return dg.Definitions(
-        assets=[synced_documents, wiki_pages, wiki_index, wiki_digest],
+        assets=[synced_documents, wiki_pages, wiki_index, wiki_verification, wiki_digest],
         asset_checks=build_page_checks(wiki_pages),
         jobs=[ingest_job, sync_job, digest_job],
         schedules=[build_schedule(sync_job)],

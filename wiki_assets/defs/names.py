@@ -10,6 +10,7 @@ SYNCED_DOCUMENTS = dg.AssetKey("synced_documents")
 WIKI_PAGES = dg.AssetKey("wiki_pages")
 WIKI_INDEX = dg.AssetKey("wiki_index")
 WIKI_DIGEST = dg.AssetKey("wiki_digest")
+WIKI_VERIFICATION = dg.AssetKey("wiki_verification")
 
 # The partitions of synced_documents and wiki_pages, which the instance keeps under this name: one
 # per collection (a folder level of the synced root), never one per document, as Dagster spends

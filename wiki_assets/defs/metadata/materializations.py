@@ -17,6 +17,7 @@ from wiki_assets.engine import CollectionState
 from wiki_assets.engine.digest import DigestFiles
 from wiki_assets.engine.documents.corpus import collection_of
 from wiki_assets.engine.ingestion.report import IngestReport
+from wiki_assets.engine.verification import VerificationReport
 from wiki_assets.engine.wiki.audit import SHOWN_FINDINGS, Outcome
 from wiki_assets.engine.wiki.index import IndexReport
 
@@ -92,6 +93,25 @@ INDEX = (
     Key[IndexRun]("rewritten", int, lambda i: i.report.rewritten),
     Key[IndexRun]("dangling_links", int, lambda i: i.dangling_links),
 )
+
+# A verification pass: what it found, judged and left, and the prose's statuses after it.
+VERIFICATION = (
+    Key[VerificationReport]("pages", int, lambda v: v.pages),
+    Key[VerificationReport]("pages_waiting", int, lambda v: v.waiting),
+    Key[VerificationReport]("pages_judged", int, lambda v: v.judged),
+    Key[VerificationReport]("sentences_settled", int, lambda v: v.settled),
+    Key[VerificationReport]("sentences_unchecked", int, lambda v: v.unchecked),
+    Key[VerificationReport]("sentences", int, lambda v: v.sentences),
+    Key[VerificationReport]("supported_share", float, lambda v: v.supported_share),
+    Key[VerificationReport]("budget_pages", int, lambda v: v.budget),
+    Key[VerificationReport]("pages_skipped", str, lambda v: ", ".join(
+        f"{why} {n}" for why, n in sorted(v.skipped.items()) if n) or "none"),
+    Key[VerificationReport]("judges", str, lambda v: "; ".join(
+        f"{j.name}: {j.requests} requests, controls {j.controls_right}/{j.controls}, "
+        f"{j.settled} settled, {'holding' if j.holding else 'not holding'}"
+        for j in v.judges if j.requests) or "none"),
+    Key[VerificationReport]("duration_s", float, lambda v: round(v.seconds, 2)),
+)  # fmt: skip
 
 # Each collection's documents, on every observation (and materialization) of synced_documents.
 SYNCED = (Key[CollectionState]("documents", int, lambda state: state.documents),)

@@ -16,7 +16,9 @@ from wiki_assets.engine.wiki.files import DIGEST_DIR
 from wiki_assets.engine.wiki.record import Link
 from wiki_assets.engine.wiki.render import escape, link_to
 
-DIGEST_VERSION = 2  # 2: a description holds only its sentences the document supports
+# 2: a description holds only its sentences the document supports; 3: only those a judge verified
+# or that quote the document, else the document's opening ("The document opens: …")
+DIGEST_VERSION = 3
 
 NOTHING_CHANGED = "Nothing changed in the wiki on this day."
 

@@ -33,6 +33,7 @@ from wiki_assets.engine.ingestion.page_entry import (
     picked,
     rank,
     result,
+    with_opening,
 )
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.ingestion.report import IngestReport
@@ -132,6 +133,7 @@ class Pages:
             fields = extractive(title, prepared.text, prepared.language, summary, assessment)
         else:
             fields = result(title, prepared.language, summary, assessment)
+            with_opening(fields, prepared.text, title)
         shaping = Shaping(lane.client.max_tokens, self.language, lane.endpoint.page_form)
         fields[SHAPED_BY] = shaping.fields()
         original = self.wiki.original(self.synced_root, archives.holder(doc.path), job.page)

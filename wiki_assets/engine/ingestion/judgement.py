@@ -70,14 +70,30 @@ def judged_entry(
     """The page's entry with the judge's verdicts applied, and its prose before and after; None
     when the judge's verdicts do not hold (its controls say so) or change nothing."""
     kept: ToJudge = judging.payload
-    result = kept.entry.result or {}
+    return apply_judgement(kept.entry, kept.request, judging.text, judge, judgement, holds)
+
+
+def apply_judgement(
+    entry: Entry,
+    request: JudgeRequest,
+    text: str,
+    judge: str,
+    judgement: Judgement,
+    holds: Callable[[int, int], bool],
+) -> Judged | None:
+    """``entry`` (a page's, whose document is ``text``) with the verdicts of ``judge``'s answer
+    to ``request`` applied where ``holds`` (told how many controls it answered and got right)
+    says they hold: its prose, and its flags (a contradicted or unsupported sentence flags the
+    page). None when they do not hold, or change nothing. The run's judges and the verification
+    pass both apply an answer so."""
+    result = entry.result or {}
     before = ProseCheck.from_json(result.get("prose"))
     verdicts = {v.index: (v.verdict, v.lines, v.document_says) for v in judgement.verdicts}
-    lines = len(document_lines(judging.text))
-    scored = apply_verdicts(before, kept.request, verdicts, judge, lines, trust=False)
+    lines = len(document_lines(text))
+    scored = apply_verdicts(before, request, verdicts, judge, lines, trust=False)
     if not holds(scored.controls_answered, scored.controls_right):
         return None
-    after = apply_verdicts(before, kept.request, verdicts, judge, lines, trust=True).prose
+    after = apply_verdicts(before, request, verdicts, judge, lines, trust=True).prose
     if after == before:
         return None
     flags_before = tuple(result.get("flags", []))
@@ -85,4 +101,4 @@ def judged_entry(
     flags += [reason for status, reason in _PROSE_REASONS.items() if after.count(status)]
     flags_after = Verdict.of(flags).reasons
     fields = {**result, "prose": after.to_json(), "flags": list(flags_after)}
-    return Judged(replace(kept.entry, result=fields), before, after, flags_before, flags_after)
+    return Judged(replace(entry, result=fields), before, after, flags_before, flags_after)

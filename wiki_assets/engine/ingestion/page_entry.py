@@ -13,6 +13,7 @@ from wiki_assets.engine.answers.results import Summary
 from wiki_assets.engine.documents.reader import DocumentText
 from wiki_assets.engine.quality import Assessment
 from wiki_assets.engine.quality.extract import extract
+from wiki_assets.engine.quality.sentences import ProseCheck, opening_line, quotable
 from wiki_assets.engine.wiki.record import now_iso
 
 Rank = tuple[bool, int, int]
@@ -76,6 +77,15 @@ def result(title: str, language: str, summary: Summary, assessment: Assessment) 
         "finish_reason": summary.finish_reason,
         **assessment.result_fields(),  # key_points (checked) and flags
     }
+
+
+def with_opening(fields: dict[str, Any], text: str, title: str) -> None:
+    """The document's opening sentence kept beside an answer nothing of whose description may
+    be quoted (:func:`~wiki_assets.engine.quality.sentences.quotable`): the index and the digest
+    list the page by it, saying so."""
+    checked = ProseCheck.from_json(fields.get("prose")).sentences
+    if not quotable(str(fields.get("description") or ""), checked):
+        fields["opening"] = opening_line(extract(text, title).opening)
 
 
 def from_source(fields: dict[str, Any], source: DocumentText | None, original: str) -> None:

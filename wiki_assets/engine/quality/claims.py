@@ -5,13 +5,14 @@ A sentence's :class:`Support`:
 * **supported**: a passage of the document (at most :data:`~.evidence.MAX_CITED_LINES` lines)
   holds at least :data:`~.evidence.AGREEMENT` of its words (and two of them where it has two or
   more: one word of "Panda: SEV1" found is a coincidence, not a passage), every quantity it states
-  (:mod:`.quantities`), every name it gives, and says it with the same polarity (a "not" in one
-  and none in the other is not the same statement). The page cites those lines.
+  (:mod:`.quantities`), every name it gives, says it with the same polarity (a "not" in one and
+  none in the other is not the same statement), and a sentence of it states the sentence's claim,
+  not only its words (:mod:`.stated`). The page cites that sentence's line.
 * **contradicted**: it states a quantity (an amount, a duration, a count, a share, a version, a
   date) or a name (of a person, team or product) that the document never gives, where the
   passage that says the rest of it gives another of the same kind ("37 days" where the document
-  says "30 days"; "approved by Maria Kim" where it says "approved by John Park"). The page says
-  what the document says, and where.
+  says "30 days"; "approved by Maria Kim" where a line says the same approved by John Park). The
+  page says what the document says (the figure; for a name, the line's sentence), and where.
 * **unsupported**: it states a quantity the document never gives, and nothing gives another in
   its place; or a name the document never gives (where it can tell a name: "Maria Kim",
   "이지은 팀장"); or the passage that says it says it the other way round (a negation).
@@ -28,11 +29,11 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.evidence import AGREEMENT
-from wiki_assets.engine.quality.prose import DocumentUnits, sentence_units
+from wiki_assets.engine.quality.prose import DocumentUnits, claim_words, sentence_units
 from wiki_assets.engine.quality.quantities import (
     Quantity,
     agrees,
@@ -41,6 +42,7 @@ from wiki_assets.engine.quality.quantities import (
     quantities,
 )
 from wiki_assets.engine.quality.sentences import ProseCheck, SentenceCheck, Support, prose_sentences
+from wiki_assets.engine.quality.stated import quoted, stated_by
 from wiki_assets.engine.quality.units import normalize
 
 MIN_WORDS_FOUND = 2  # of a sentence's words, that its passage must hold (if it has as many)
@@ -55,6 +57,7 @@ class _Document:
         self.units = units if units is not None else DocumentUnits(text)
         self.raw = self.units.raw_lines
         self.besides = frozenset(sentence_units(normalize(title)))
+        self.title_words = frozenset(claim_words(title))
         self.normalized = f" {normalize(text)} "
         self._given: list[Quantity] = []  # the quantities of the lines read so far
         self._unread = iter(self.raw)  # the lines not read yet
@@ -120,9 +123,14 @@ def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
     if passage is None or not found:
         return SentenceCheck(sentence, part, Support.UNCHECKED)
     passage_lines = document.lines(passage.first, passage.last)
-    if (swapped := _swapped_name(sentence, passage_lines, document.normalized)) is not None:
-        line, name = swapped
-        return SentenceCheck(sentence, part, Support.CONTRADICTED, (line, line), name)
+    for line, mine, theirs in _swapped_names(sentence, passage_lines, document.normalized):
+        # Contradicted only where the line says the same with its own name: the reader is shown
+        # that sentence of the line. Else another claim merely shares a word with it (a name it
+        # never gives is then unsupported, below, or the sentence unchecked).
+        own_line = [(line, document.raw[line - 1])]
+        if stated_by(sentence.replace(mine, theirs), own_line, document.title_words) is not None:
+            says = _closest(sentence, document.raw[line - 1], SENTENCE_END).strip(" -*#>")
+            return SentenceCheck(sentence, part, Support.CONTRADICTED, (line, line), says)
     if any(not any(agrees(q, g) for _, text in passage_lines for g in quantities(text))
            for q in stated):  # fmt: skip
         # Every quantity is in the document, but not where the rest of the sentence is.
@@ -140,9 +148,13 @@ def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
             return SentenceCheck(sentence, part, Support.UNCHECKED)
         return SentenceCheck(sentence, part, Support.UNSUPPORTED, (passage.core, passage.core),
                              "the document says it the other way round")  # fmt: skip
-    if len(_words(sentence) & _words(core)) >= AGREEMENT * len(_words(sentence)):
-        lines = (passage.core, passage.core)  # one line says it: cite that one
-    return SentenceCheck(sentence, part, Support.SUPPORTED, lines)
+    # Its words are there; supported only where a sentence of the passage states its claim.
+    stating = stated_by(sentence, passage_lines, document.title_words)
+    if stating is None:
+        return SentenceCheck(sentence, part, Support.UNCHECKED)
+    stating_lines = [text for _, text in document.lines(*stating)]
+    return SentenceCheck(sentence, part, Support.SUPPORTED, stating,
+                         quoted=quoted(sentence, [" ".join(stating_lines)]))  # fmt: skip
 
 
 def _blended(stated: Sequence[Quantity], core: str) -> bool:
@@ -215,11 +227,12 @@ def _names(text: str) -> tuple[tuple[str, str, str], ...]:
     return tuple(found)
 
 
-def _swapped_name(
+def _swapped_names(
     sentence: str, lines: Sequence[tuple[int, str]], document: str
-) -> tuple[int, str] | None:
-    """A name of ``sentence`` that the document never gives, where ``lines`` give another in
-    the same place (the same word before or after it): (its line, the document's name)."""
+) -> Iterator[tuple[int, str, str]]:
+    """Each name of ``sentence`` that the document never gives, where a line of ``lines`` gives
+    another in the same place (the same word before or after it): (that line, the sentence's
+    name, the document's)."""
     own = _names(sentence)
     owned = {normalize(mine) for mine, _, _ in own}
     for name, before, after in own:
@@ -232,8 +245,7 @@ def _swapped_name(
                 if normalize(other) in owned or mine <= theirs or theirs <= mine:
                     continue  # the same, longer or shorter, or plural ("Berlin Share", "Mondays")
                 if (before and before == other_before) or (after and after == other_after):
-                    return number, other
-    return None
+                    yield number, name, other
 
 
 # Common Korean family names: a three-syllable word that starts with one and stands before a role
@@ -253,7 +265,10 @@ def _absent_name(sentence: str, document: str) -> str:
         new = any(f" {normalize(word)} " not in document for word in words)
         if len(words) - (match.start() == 0) >= 2 and new:
             return " ".join(words)
-    korean = (n for n, _, after in _names(text) if after.startswith(_ROLES) and len(n) == 3)
+    # A full name is three syllables as written: 이지은 keeps its 은, which is no particle here.
+    words = _HANGUL_WORD.findall(text)
+    korean = (word for word, after in zip(words, words[1:], strict=False)
+              if len(word) == 3 and after.startswith(_ROLES))  # fmt: skip
     return next((n for n in korean if n[0] in _SURNAMES and n not in document), "")
 
 

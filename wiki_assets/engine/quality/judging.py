@@ -18,7 +18,7 @@ from wiki_assets.engine.documents.lines import document_lines
 from wiki_assets.engine.quality.evidence import MAX_CITED_LINES
 from wiki_assets.engine.quality.sentences import ProseCheck, Support
 
-__all__ = ["JudgeRequest", "JudgedProse", "apply_verdicts", "judge_request"]
+__all__ = ["JudgeRequest", "JudgedProse", "apply_verdicts", "control_request", "judge_request"]
 
 _CONTROL_WORDS = 6  # a control sentence has at least this many words: it says something
 _NUMBER = re.compile(r"\d+")
@@ -67,6 +67,18 @@ def judge_request(prose: ProseCheck, document: str, key: str) -> JudgeRequest | 
         tuple(target for _, target, _ in items),
         tuple(truth for _, _, truth in items),
     )
+
+
+def control_request(document: str, key: str) -> JudgeRequest | None:
+    """A request of controls alone, from ``document`` (placed by ``key``): what tells how far a
+    judge holds where its pages held too few controls to tell (None: the document gives none)."""
+    controls = _controls(document, zlib.crc32(key.encode("utf-8")))
+    if not controls:
+        return None
+    return JudgeRequest(
+        tuple(text for text, _ in controls), (None,) * len(controls),
+        tuple(truth for _, truth in controls),
+    )  # fmt: skip
 
 
 def _controls(document: str, seed: int) -> list[tuple[str, str]]:

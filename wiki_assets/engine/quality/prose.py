@@ -28,7 +28,15 @@ from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.evidence import AGREEMENT, MAX_CITED_LINES, Source
 from wiki_assets.engine.quality.units import content_units, normalize, numbers, units_and_numbers
 
-__all__ = ["DocumentUnits", "Passage", "grounded", "says_nothing", "sentences", "sentence_units"]
+__all__ = [
+    "DocumentUnits",
+    "Passage",
+    "claim_words",
+    "grounded",
+    "says_nothing",
+    "sentence_units",
+    "sentences",
+]
 
 _STEM = 5  # as content units cut a Latin word
 _HANGUL = re.compile(r"[\uac00-\ud7a3]+")
@@ -103,6 +111,41 @@ def _said_words(text: str) -> tuple[set[str], set[str]]:
             elif len(word) >= 3 and word not in _STOPWORDS and word[:_STEM] not in _META:
                 latin.add(word[:_STEM])
     return latin, korean
+
+
+_KO_UNITS = frozenset("원일주개년월시분초명건회번배억만천")  # a figure's unit, spaced off: "6만 원"
+_MONTHS = frozenset(
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+
+
+@functools.lru_cache(maxsize=8192)
+def claim_words(text: str) -> tuple[str, ...]:
+    """The words of ``text`` that make its claim, in order: Latin stems, Korean words with their
+    particle or ending off, no stopword, figure or word about the document (as
+    :func:`_said_words` reads them). Cached: a document's sentences are read for each sentence
+    of its page."""
+    found: list[str] = []
+    figure = False  # the token before was a figure: a short Korean word after it is its unit
+    for token in normalize(text).split():
+        if any(letter.isdigit() for letter in token):
+            figure = True  # a figure ("15일", "2027"): the rules compare quantities on their own
+            continue
+        unit = figure and len(token) <= 3 and token[0] in _KO_UNITS
+        figure = False
+        if unit or token in _MONTHS:
+            continue  # "6만 원까지", "March 31": part of a quantity or a date
+        hangul = _HANGUL.findall(token)
+        word = ""
+        if hangul:
+            stem = _stem_ko("".join(hangul))
+            word = "" if stem in _META_KO else stem
+        elif token.isalpha() and len(token) >= 3 and token not in _STOPWORDS:
+            word = "" if token[:_STEM] in _META else token[:_STEM]
+        if word:
+            found.append(word)
+    return tuple(found)
 
 
 def says_nothing(text: str, title: str) -> bool:

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -14,12 +15,14 @@ from wiki_assets.engine.quality.units import wordless
 __all__ = [
     "DESCRIPTION",
     "NOTHING_CHECKED",
+    "OPENS",
     "RULES",
     "SUMMARY",
     "ProseCheck",
     "SentenceCheck",
     "Support",
     "opening_line",
+    "page_line",
     "prose_sentences",
     "quotable",
 ]
@@ -54,6 +57,8 @@ class SentenceCheck:
     lines: tuple[int, int] | None = None
     document_says: str = ""
     checked_by: str = RULES
+    # The document's own words (a sentence of it, or a run of one): quotable without a judge.
+    quoted: bool = False
 
     @property
     def reference(self) -> str:
@@ -70,6 +75,7 @@ class SentenceCheck:
             "lines": list(self.lines) if self.lines else None,
             "document_says": self.document_says or None,
             "checked_by": self.checked_by,
+            "quoted": self.quoted,
         }
 
     @classmethod
@@ -88,6 +94,7 @@ class SentenceCheck:
             found,
             str(value.get("document_says") or ""),
             str(value.get("checked_by") or RULES),
+            value.get("quoted") is True,
         )
 
 
@@ -122,19 +129,34 @@ class ProseCheck:
 NOTHING_CHECKED = ProseCheck()
 
 
-def quotable(description: str, prose: Any) -> str:
-    """What may be quoted of a page's ``description`` (a digest, a bot): where ``prose`` (a
-    result's journaled sentence checks) checked it, its supported sentences only; unchecked
-    (a result journaled before sentences were checked) the description as it is."""
+def quotable(description: str, checked: Sequence[SentenceCheck]) -> str:
+    """What may be quoted of a page's ``description`` (the index, a digest, a bot): its sentences
+    that a judge found supported, or that are the document's own words (``quoted``). A sentence
+    the rules call supported but that is not a quote stays out: the rules can miss a wrong
+    relation between true words, a judge reading the document less so."""
     if wordless(description):  # "-": no description, as the page and the index show it
         return ""
-    # Only the description's sentences are read (a page's events quote every page written).
-    items = prose if isinstance(prose, list) else []
-    mine = [item for item in items if isinstance(item, dict) and _part(item) == DESCRIPTION]
-    checked = ProseCheck.from_json(mine).sentences
-    if not checked:
-        return description
-    return " ".join(s.text for s in checked if s.status is Support.SUPPORTED)
+    return " ".join(
+        s.text
+        for s in checked
+        if s.part == DESCRIPTION
+        and s.status is Support.SUPPORTED
+        and (s.quoted or s.checked_by != RULES)
+    )
+
+
+OPENS = "The document opens: "
+"""What the index and the digest say before a page's line where nothing of its description may be
+quoted (:func:`quotable`) and the line is the document's own opening."""
+
+
+def page_line(description: str, checked: Sequence[SentenceCheck], opening: str) -> str:
+    """The line that lists a summarized page (the index, the digest): what may be quoted of its
+    description, else its document's ``opening`` sentence, saying so (empty where it has none)."""
+    said = quotable(description, checked)
+    if said:
+        return said
+    return f"{OPENS}{opening}" if opening else ""
 
 
 def opening_line(opening: str) -> str:

@@ -8,10 +8,10 @@ changed is not an event: only a new result whose page differs from the last even
 
 A store created before this table existed gets an ``existing`` event per page when the table is
 created: not a change of that day, but what the page said before, so its first change has an old
-description too. An event's description is what a digest may quote of it: where the page's
-sentences were checked against its document, only the supported ones
-(:func:`~wiki_assets.engine.quality.sentences.quotable`); for a page the model did not summarize,
-the first sentence of the document's opening, as the index lists it
+description too. An event's description is what a digest may quote of it, as the index lists the
+page (:func:`~wiki_assets.engine.quality.sentences.page_line`): the description's sentences a
+judge verified or that quote the document, else the document's opening, saying so; for a page the
+model did not summarize, the first sentence of the document's opening
 (:func:`~wiki_assets.engine.quality.sentences.opening_line`).
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from wiki_assets.engine.documents.language import language_code
-from wiki_assets.engine.quality.sentences import opening_line, quotable
+from wiki_assets.engine.quality.sentences import ProseCheck, opening_line, page_line
 from wiki_assets.engine.state.store import Db
 
 EventKind = Literal["added", "changed", "removed", "existing"]
@@ -111,7 +111,11 @@ def page_event(
         page,
         content_hash,
         result.get("title", ""),
-        quotable(result.get("description", ""), result.get("prose"))
+        page_line(
+            result.get("description", ""),
+            ProseCheck.from_json(result.get("prose")).sentences,
+            result.get("opening", ""),
+        )
         if result.get("summarized", True)
         else opening_line(result.get("summary", "")),
         verdict,

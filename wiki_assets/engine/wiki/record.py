@@ -18,7 +18,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from wiki_assets.engine.quality.evidence import PointCheck, Status
-from wiki_assets.engine.quality.sentences import ProseCheck, SentenceCheck, opening_line
+from wiki_assets.engine.quality.sentences import (
+    ProseCheck,
+    SentenceCheck,
+    opening_line,
+    page_line,
+)
 from wiki_assets.engine.quality.topics import kept_topics
 from wiki_assets.engine.quality.units import wordless
 from wiki_assets.engine.quality.verdict import Verdict
@@ -68,6 +73,9 @@ class Page:
     # Each sentence of the description and the summary as checked against the document (none:
     # journaled before sentences were checked, or a page without the model's prose).
     prose: tuple[SentenceCheck, ...] = ()
+    # The first sentence of the document's opening, kept where nothing of the description may
+    # be quoted (the index lists the page by it then).
+    opening: str = ""
 
     def __post_init__(self) -> None:
         # A page built by hand may list its points as plain strings, like old results.
@@ -80,9 +88,12 @@ class Page:
 
     @property
     def one_line(self) -> str:
-        """The page in one line, as the index lists it: its description; for a page the model
-        did not summarize, the first sentence of the document's opening."""
-        return self.description if self.summarized else opening_line(self.summary)
+        """The page in one line, as the index lists it: what may be quoted of its description
+        (:func:`~wiki_assets.engine.quality.sentences.page_line`); for a page the model did not
+        summarize, the first sentence of the document's opening."""
+        if not self.summarized:
+            return opening_line(self.summary)
+        return page_line(self.description, self.prose, self.opening)
 
     @property
     def verified_points(self) -> int:
@@ -125,6 +136,7 @@ class Page:
             extractor=result.get("extractor"),
             ocr=bool(result.get("ocr")),
             prose=ProseCheck.from_json(result.get("prose")).sentences,
+            opening=str(result.get("opening") or ""),
         )
 
 

@@ -134,6 +134,9 @@ def render_page(page: Page) -> str:
             lines += [ungrounded_note(page.language), ""]
     elif page.hit_max_tokens:
         lines += ["> [!warning] The model hit the max_tokens limit on this page.", ""]
+    ungrounded = page.verdict is not None and Reason.UNGROUNDED_SUMMARY in page.verdict.reasons
+    if page.summarized and mostly_unchecked(page.prose) and not ungrounded:  # that note says so
+        lines += [unchecked_note(page.prose, page.language), ""]
     if page.summary:
         lines += [checked_prose(page.summary, page.prose, SUMMARY), ""]
     lines += _key_points(page.key_points)
@@ -194,6 +197,27 @@ language (English for a language without a note of its own)."""
 
 def ungrounded_note(language: str) -> str:
     return UNGROUNDED_NOTES.get(language_code(language), UNGROUNDED_NOTES["en"])
+
+
+UNCHECKED_NOTES = {
+    "en": "> [!note] Mostly unchecked: {unchecked} of the {total} sentences below could not be "
+    "checked against the document, by rule or by a judge; they are the model's words.",
+    "ko": "> [!note] 대부분 확인되지 않음: 아래 {total}개 문장 중 {unchecked}개는 규칙으로도 "
+    "검증 모델로도 문서와 대조하지 못했습니다. 모델이 쓴 문장입니다.",
+}
+"""What a page most of whose prose is unchecked says above its summary, in its language."""
+
+
+def mostly_unchecked(prose: Sequence[SentenceCheck]) -> bool:
+    """More than half of the description's and summary's sentences are unchecked."""
+    unchecked = sum(1 for sentence in prose if sentence.status is Support.UNCHECKED)
+    return 2 * unchecked > len(prose)
+
+
+def unchecked_note(prose: Sequence[SentenceCheck], language: str) -> str:
+    unchecked = sum(1 for sentence in prose if sentence.status is Support.UNCHECKED)
+    note = UNCHECKED_NOTES.get(language_code(language), UNCHECKED_NOTES["en"])
+    return note.format(unchecked=unchecked, total=len(prose))
 
 
 def checked_prose(

@@ -1,0 +1,119 @@
+"""Record a real model's prose on the documents the labelled real-prose set is about.
+
+Run ``python -m benchmarks.real_prose_record [--out FILE] [--corpora …] [--shape full]
+[--base-url URL --model ID]``: with no endpoint, the embedded SmolLM2-135M is started as a run
+starts it (the ``local`` extra), except that it writes prose in every language
+(``prose_languages`` left empty), so its Korean pages have prose to judge too; ``--shape full``
+asks it for the full page (a description and a summary of its own) instead of the compact one.
+The documents are three corpora, each a collection of one ingest run on a scratch wiki
+(``flagged_pages: keep``: the first answer is what is recorded):
+
+* ``sample``: the sample corpus (``synced/``);
+* ``bilingual``: the English/Korean pairs of ``tests/data/bilingual/``;
+* ``policies``: the short policy documents of :mod:`benchmarks.faithfulness_set`.
+
+Each page becomes one JSON line (corpus, source, model, the request's shape, language, title,
+description, summary), read back from the wiki's ``catalog.jsonl``. Labels are written by a
+person reading the document (``benchmarks/real_prose.md``), never by this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import json
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks.faithfulness_set import DOCUMENTS
+from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine.wiki.catalog import read_catalog
+from wiki_assets.engine.wiki.index import index_wiki
+
+PROJECT = Path(__file__).resolve().parents[1]
+CORPORA = ("sample", "bilingual", "policies")
+RECORDED = PROJECT / "benchmarks" / "real_prose_answers.jsonl"
+
+
+def build_corpora(synced: Path, corpora: Sequence[str] = CORPORA) -> None:
+    """The corpora under ``synced``, one collection each."""
+    if "sample" in corpora:
+        shutil.copytree(PROJECT / "synced", synced / "sample")
+    if "bilingual" in corpora:
+        (synced / "bilingual").mkdir(parents=True)
+        for path in sorted((PROJECT / "tests" / "data" / "bilingual").glob("*.md")):
+            shutil.copy(path, synced / "bilingual" / path.name)
+    if "policies" in corpora:
+        (synced / "policies").mkdir(parents=True)
+        for name, text in DOCUMENTS.items():
+            (synced / "policies" / f"{name}.txt").write_text(text + "\n", "utf-8")
+
+
+def document_text(corpus: str, source: str) -> str:
+    """The text of a recorded page's document, as the run read it (a converted format's text is
+    the one the wiki kept; see :func:`benchmarks.real_prose.document`)."""
+    relative = source.split("/", 1)[1]
+    if corpus == "sample":
+        return (PROJECT / "synced" / relative).read_text("utf-8")
+    if corpus == "bilingual":
+        return (PROJECT / "tests" / "data" / "bilingual" / relative).read_text("utf-8")
+    return DOCUMENTS[Path(relative).stem] + "\n"
+
+
+def record(endpoint: Endpoint, out: Path, corpora: Sequence[str] = CORPORA) -> int:
+    with tempfile.TemporaryDirectory(prefix="wiki-assets-real-prose-") as scratch:
+        root = Path(scratch)
+        build_corpora(root / "synced", corpora)
+        dials = Dials(flagged_pages="keep", judge_share=0.0)
+        ingest(
+            synced_root=root / "synced", wiki_root=root / "wiki", collections=list(corpora),
+            endpoints=[endpoint], dials=dials,
+        )  # fmt: skip
+        index_wiki(root / "wiki")
+        rows = []
+        for page in read_catalog(root / "wiki"):
+            if not page.get("summarized", True):
+                continue
+            corpus = page["source"].split("/", 1)[0]
+            rows.append({
+                "corpus": corpus, "source": page["source"], "model": page["model"],
+                "shape": endpoint.page_shape,
+                "language": page["language"], "title": page["title"],
+                "description": page["description"], "summary": page["summary"],
+            })  # fmt: skip
+    rows.sort(key=lambda row: row["source"])
+    with out.open("a", encoding="utf-8") as sink:
+        for row in rows:
+            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return len(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.real_prose_record")
+    parser.add_argument("--out", type=Path, default=RECORDED, help="appended to")
+    parser.add_argument("--base-url", help="an OpenAI-compatible endpoint instead of SmolLM2")
+    parser.add_argument("--model", help="its model id")
+    parser.add_argument("--corpora", nargs="+", choices=CORPORA, default=list(CORPORA))
+    parser.add_argument(
+        "--shape", choices=("compact", "full"), default="compact",
+        help="the embedded model's request: compact (as a run asks it) or the full page",
+    )  # fmt: skip
+    args = parser.parse_args(argv)
+    with contextlib.ExitStack() as stack:
+        if args.base_url is None:
+            from wiki_assets.engine.model.local_server import embedded_server
+
+            embedded = stack.enter_context(embedded_server()).endpoint
+            endpoint = dataclasses.replace(embedded, prose_languages=(), page_shape=args.shape)
+        else:
+            endpoint = Endpoint(name="recorded", base_url=args.base_url, model=args.model or "")
+        count = record(endpoint, args.out, args.corpora)
+    print(f"{count} pages recorded to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

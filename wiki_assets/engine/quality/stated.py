@@ -1,0 +1,137 @@
+"""Whether a sentence of the document states what a sentence of the prose states: its claim, not
+only its words.
+
+Word overlap is a weak pass rule: a small model's false sentences are mostly made of the
+document's true words in a wrong relation ("the customer asked to share their findings", where
+the team shares them), or join two real words into a thing the document never names ("feature
+credit", beside "SLA credits" and "feature requests"). So the rules call a sentence supported
+only where the document says it nearly word for word, in one of its sentences (which may run on
+over a line break) (:func:`stated_by`):
+
+* it holds all of the prose sentence's claim words (content words; one of the title's may be
+  missing), or all but one in eight (the word left out is often the claim: "caused by");
+* in the same order (a wrong actor or a turned-round relation reorders them);
+* each two claim words that stand together in the prose stand within a few words of each other
+  in the document's sentence (two words from two clauses are not one thing).
+
+A sentence of fewer than two claim words (beside the title's) asserts nothing the rules can
+place ("SHOCKED: SEV1"). Anything else may be true, but the rules cannot know: it is unchecked,
+for a judge. :func:`quoted` tells a sentence that is the document's own words, which a digest may
+quote without a judge.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+
+from wiki_assets.engine.documents.markdown import SENTENCE_END
+from wiki_assets.engine.quality.prose import claim_words
+from wiki_assets.engine.quality.units import normalize
+
+__all__ = ["MIN_CLAIM", "quoted", "stated_by"]
+
+MIN_CLAIM = 2  # claim words (besides the title's) a sentence needs to assert something checkable
+_MISSING = 8  # claim words per one a sentence may have that its document sentence lacks
+_GAP = 3  # claim words at most between two that stand together in the prose sentence
+_CLOSING = (".", "!", "?", "。", "！", "？")  # a line that ends so ends its sentence
+_QUOTE_WORDS = 4  # a quote shorter than this is a phrase, not a sentence of the document
+
+
+def stated_by(
+    sentence: str, lines: Sequence[tuple[int, str]], title_words: frozenset[str]
+) -> tuple[int, int] | None:
+    """The lines among ``lines`` (number, text; a passage in a row) that state ``sentence``'s
+    claim (see the module docstring): one of its sentences, a whole line, or the passage read
+    as one text (a sentence the model copied across a line break); None where none does."""
+    words = claim_words(sentence)
+    if len([word for word in words if word not in title_words]) < MIN_CLAIM:
+        return None
+    for number, line in lines:
+        if _lacks(words, title_words, line):
+            continue  # the whole line lacks too many of its words: so does each sentence of it
+        if any(_states(words, title_words, piece) for piece in _pieces((line,))):
+            return number, number
+    # A sentence that runs on over a line break (a wrapped line, a list's items without a
+    # closing mark) is one sentence of the document; two sentences of two lines are not.
+    start = 0
+    for end in range(1, len(lines) + 1):
+        if end == len(lines) or lines[end - 1][1].rstrip().endswith(_CLOSING):
+            if end - start > 1:
+                joined = " ".join(line for _, line in lines[start:end])
+                if any(_states(words, title_words, piece) for piece in _pieces((joined,))):
+                    return lines[start][0], lines[end - 1][0]
+            start = end
+    return None
+
+
+def quoted(sentence: str, lines: Iterable[str]) -> bool:
+    """Whether ``sentence`` is, word for word, a sentence of ``lines`` or a run of one that
+    states its claim (case, spacing and punctuation aside)."""
+    said = normalize(sentence)
+    if len(said.split()) < _QUOTE_WORDS:
+        return False
+    words = claim_words(sentence)
+    for piece in _pieces(lines):
+        if f" {said} " in f" {normalize(piece)} " and _states(words, frozenset(), piece):
+            return True
+    return False
+
+
+def _pieces(lines: Iterable[str]) -> Iterable[str]:
+    for line in lines:
+        parts = [part for part in SENTENCE_END.split(line) if part.strip()]
+        yield from parts
+        if len(parts) > 1:
+            yield line
+
+
+def _lacks(words: tuple[str, ...], title_words: frozenset[str], text: str) -> bool:
+    """Whether ``text`` lacks more of ``words`` than a text that states them may."""
+    theirs = _positions(text)
+    return (
+        _missing([word for word in words if word not in theirs], title_words)
+        > len(words) // _MISSING
+    )
+
+
+def _missing(absent: list[str], title_words: frozenset[str]) -> int:
+    """How many of ``absent`` count as missing: one word of the title may be (the document's
+    subject, which a sentence about it names and its lines need not)."""
+    of_title = sum(1 for word in absent if word in title_words)
+    return len(absent) - of_title + max(0, of_title - 1)
+
+
+def _states(words: tuple[str, ...], title_words: frozenset[str], piece: str) -> bool:
+    theirs = _positions(piece)
+    found: list[int | None] = []
+    last = -1
+    for word in words:
+        places = theirs.get(word, ())
+        # A word said twice: its next place after the last word placed, where it has one.
+        found.append(next((at for at in places if at > last), places[0] if places else None))
+        last = found[-1] if found[-1] is not None else last
+    absent = [w for w, at in zip(words, found, strict=True) if at is None]
+    if _missing(absent, title_words) > len(words) // _MISSING:
+        return False
+    placed = [at for at in found if at is not None]
+    if len(placed) < MIN_CLAIM:
+        return False
+    inversions = sum(1 for a, b in zip(placed, placed[1:], strict=False) if b < a)
+    if inversions > (1 if len(placed) >= 5 else 0):
+        return False
+    # Neighbours in the prose stand near each other in the document's sentence.
+    return all(
+        abs(b - a) <= _GAP + 1
+        for a, b in zip(found, found[1:], strict=False)
+        if a is not None and b is not None
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _positions(piece: str) -> dict[str, tuple[int, ...]]:
+    """Each claim word of ``piece`` and its places (counted in claim words), in order."""
+    at: dict[str, list[int]] = {}
+    for index, word in enumerate(claim_words(piece)):
+        at.setdefault(word, []).append(index)
+    return {word: tuple(places) for word, places in at.items()}
