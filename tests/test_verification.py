@@ -102,6 +102,8 @@ def test_a_judge_that_holds_settles_every_unchecked_sentence_and_the_pages_say_s
     judged = [page for page in pages if "checked by judge" in page]
     assert len(judged) == report.judged
     assert all('verdict: "flagged"' in page and "unsupported_prose" in page for page in judged)
+    assert report.flagged == report.judged  # none of them was flagged before
+    assert f"{report.judged} judged ({report.flagged} flagged by a verdict)" in report.line()
     false_marked = ("unsupported", "contradicted")
     assert not [
         page for page in read_catalog(wiki)
@@ -165,6 +167,7 @@ def test_ingest_job_runs_the_pass_after_the_pages_and_records_it(
     metadata = {k: v.value for k, v in event.asset_materialization.metadata.items()}
     assert metadata["pages_judged"] == metadata["pages_waiting"] > 0
     assert metadata["sentences_settled"] > 0 and metadata["sentences_unchecked"] == 0
+    assert metadata["pages_flagged"] > 0 and metadata["pages_skipped"] == "none"
     checks = {
         key.name: instance.event_log_storage.get_latest_asset_check_execution_by_key([key])
         for key in (dg.AssetCheckKey(dg.AssetKey("wiki_verification"), name)

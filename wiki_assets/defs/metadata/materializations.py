@@ -104,8 +104,8 @@ VERIFICATION = (
     Key[VerificationReport]("sentences", int, lambda v: v.sentences),
     Key[VerificationReport]("supported_share", float, lambda v: v.supported_share),
     Key[VerificationReport]("budget_pages", int, lambda v: v.budget),
-    Key[VerificationReport]("pages_skipped", str, lambda v: ", ".join(
-        f"{why} {n}" for why, n in sorted(v.skipped.items()) if n) or "none"),
+    Key[VerificationReport]("pages_flagged", int, lambda v: v.flagged),
+    Key[VerificationReport]("pages_skipped", str, lambda v: v.skipped_said()),
     Key[VerificationReport]("judges", str, lambda v: "; ".join(
         f"{j.name}: {j.requests} requests, controls {j.controls_right}/{j.controls}, "
         f"{j.settled} settled, {'holding' if j.holding else 'not holding'}"

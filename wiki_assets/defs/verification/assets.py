@@ -94,8 +94,6 @@ def _checks(report: VerificationReport) -> list[dg.AssetCheckResult]:
         ),
         dg.AssetCheckResult(
             check_name=PROSE_SETTLED, passed=left == 0, severity=dg.AssetCheckSeverity.WARN,
-            metadata={"pages_left": left, "why": ", ".join(
-                f"{why} {n}" for why, n in sorted(report.skipped.items()) if n
-            ) or "none"},
+            metadata={"pages_left": left, "why": report.skipped_said()},
         ),
     ]  # fmt: skip

@@ -46,6 +46,7 @@ class VerificationReport:
     pages: int = 0  # pages with prose it looked at
     waiting: int = 0  # of those, with a sentence unchecked when it started
     judged: int = 0  # pages whose judge's verdicts held and changed a sentence
+    flagged: int = 0  # of those, pages a verdict flagged that were not flagged before
     settled: int = 0  # sentences a judge settled
     skipped: Counter[str] = field(default_factory=Counter)  # pages not judged, by why
     judges: list[JudgeFigures] = field(default_factory=list)
@@ -70,17 +71,23 @@ class VerificationReport:
         """The pass in one line, as the log and the asset's description say it."""
         share = self.supported_share
         said = "-" if share is None else f"{share:.2f}"
-        skipped = ", ".join(f"{why} {n}" for why, n in sorted(self.skipped.items())) or "none"
         return (
             f"verification: {self.pages} pages · {self.waiting} with unchecked sentences · "
-            f"{self.judged} judged · {self.settled} sentences settled · {self.unchecked} left "
-            f"unchecked · supported share {said} · pages skipped: {skipped}"
+            f"{self.judged} judged ({self.flagged} flagged by a verdict) · {self.settled} "
+            f"sentences settled · {self.unchecked} left unchecked · supported share {said} · "
+            f"pages skipped: {self.skipped_said()}"
         )
+
+    def skipped_said(self) -> str:
+        """The pages skipped, by why ("none")."""
+        said = [f"{why} {n}" for why, n in sorted(self.skipped.items()) if n]
+        return ", ".join(said) or "none"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "collections": list(self.collections), "budget": self.budget, "pages": self.pages,
-            "waiting": self.waiting, "judged": self.judged, "settled": self.settled,
+            "waiting": self.waiting, "judged": self.judged, "flagged": self.flagged,
+            "settled": self.settled,
             "skipped": dict(self.skipped), "statuses": dict(self.statuses),
             "supported_share": self.supported_share, "seconds": round(self.seconds, 2),
             "judges": [judge.to_json() for judge in self.judges],

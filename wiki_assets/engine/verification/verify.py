@@ -167,7 +167,8 @@ def _waiting(
             continue
         found.append(_Page(entry, text, request, len(prose.unchecked())))
     found.sort(key=lambda page: (-page.unchecked, page.entry.path))
-    report.skipped[OVER_BUDGET] += max(0, len(found) - report.budget)
+    if len(found) > report.budget:
+        report.skipped[OVER_BUDGET] += len(found) - report.budget
     return found[: report.budget]
 
 
@@ -227,6 +228,7 @@ async def _judge_all(
             j.figures.settled += settled
             report.settled += settled
             report.judged += 1
+            report.flagged += bool(applied.flags_after) and not applied.flags_before
             judged.append(applied)
     return judged
 
