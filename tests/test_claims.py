@@ -411,3 +411,17 @@ def test_a_sentence_the_document_states_is_supported_and_its_own_words_are_quote
     items = "Checks:\n- tests pass\n- the config keys are validated\n- a reviewer approves"
     wrapped = one("Tests pass, the config keys are validated and a reviewer approves.", items)
     assert wrapped.status is Support.SUPPORTED and wrapped.lines == (2, 4)
+
+
+def test_the_labelled_real_prose_is_whole_and_the_rules_mark_no_false_sentence_supported() -> None:
+    """Every label of benchmarks/real_prose_labels.jsonl is one of the three and names a sentence
+    the recorded answers hold; measured as the benchmark does, no sentence labelled FALSE by
+    reading its document is marked supported by the rules."""
+    from benchmarks.real_prose import load_labels, measure
+
+    labels = load_labels()
+    assert {item["label"] for item in labels.values()} <= {"TRUE", "FALSE", "VAGUE"}
+    assert all(item["why"].strip() for item in labels.values())
+    measured = measure()
+    assert {(item.source, item.text) for item in measured} == set(labels)
+    assert not [i for i in measured if i.label == "FALSE" and i.status is Support.SUPPORTED]

@@ -113,6 +113,9 @@ def _said_words(text: str) -> tuple[set[str], set[str]]:
     return latin, korean
 
 
+# Korean auxiliary and light verbs as their stems come out (합니다, 됩니다, 해야, 주세요): they
+# carry a sentence's tense and mood, not its claim, so two of them are no claim to place.
+_AUXILIARY_KO = frozenset("합 됩 해야 해야 하여 해 돼 되어 주 주세 주세요 있습 없습 입 이".split())
 _KO_UNITS = frozenset("원일주개년월시분초명건회번배억만천")  # a figure's unit, spaced off: "6만 원"
 _MONTHS = frozenset(
     "january february march april may june july august september october november december "
@@ -140,7 +143,7 @@ def claim_words(text: str) -> tuple[str, ...]:
         word = ""
         if hangul:
             stem = _stem_ko("".join(hangul))
-            word = "" if stem in _META_KO else stem
+            word = "" if stem in _META_KO or stem in _AUXILIARY_KO else stem
         elif token.isalpha() and len(token) >= 3 and token not in _STOPWORDS:
             word = "" if token[:_STEM] in _META else token[:_STEM]
         if word:
