@@ -425,3 +425,18 @@ def test_the_labelled_real_prose_is_whole_and_the_rules_mark_no_false_sentence_s
     measured = measure()
     assert {(item.source, item.text) for item in measured} == set(labels)
     assert not [i for i in measured if i.label == "FALSE" and i.status is Support.SUPPORTED]
+
+
+def test_a_not_of_another_claim_on_the_line_is_no_flipped_sentence() -> None:
+    policy = (
+        "Annual Leave Policy\n"
+        "Every full-time employee receives 25 days of paid annual leave per year.\n"
+        "Sick leave is separate and does not reduce annual leave."
+    )
+    sentence = (
+        "This document provides a policy for employees, including paid annual leave and sick leave."
+    )
+    assert one(sentence, policy).status is Support.UNCHECKED
+    flipped = one("Sick leave is separate and reduces annual leave.", policy)
+    assert flipped.status is Support.UNSUPPORTED
+    assert flipped.document_says == "the document says it the other way round"

@@ -146,6 +146,10 @@ def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
     if _negated(sentence) not in (_negated(core), _negated(_closest(sentence, core, _CLAUSE))):
         if _ONLY.search(sentence):  # "only when X" says what "not, except when X" does
             return SentenceCheck(sentence, part, Support.UNCHECKED)
+        if not _same_claim(sentence, _closest(sentence, core, SENTENCE_END)):
+            # The "not" is another claim's ("sick leave … does not reduce annual leave" beside
+            # "a policy … including annual leave and sick leave"): no reason a reader would follow.
+            return SentenceCheck(sentence, part, Support.UNCHECKED)
         return SentenceCheck(sentence, part, Support.UNSUPPORTED, (passage.core, passage.core),
                              "the document says it the other way round")  # fmt: skip
     # Its words are there; supported only where a sentence of the passage states its claim.
@@ -155,6 +159,13 @@ def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
     stating_lines = [text for _, text in document.lines(*stating)]
     return SentenceCheck(sentence, part, Support.SUPPORTED, stating,
                          quoted=quoted(sentence, [" ".join(stating_lines)]))  # fmt: skip
+
+
+def _same_claim(sentence: str, theirs: str) -> bool:
+    """Whether ``theirs`` (a sentence of the document) holds at least half of ``sentence``'s
+    claim words: the two speak of the same thing, so a "not" in one only is a flipped claim."""
+    words = set(claim_words(sentence))
+    return bool(words) and 2 * len(words & set(claim_words(theirs))) >= len(words)
 
 
 def _blended(stated: Sequence[Quantity], core: str) -> bool:
