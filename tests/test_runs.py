@@ -30,6 +30,8 @@ from wiki_assets.cli.runner import (
 )
 from wiki_assets.cli.text import brief_text
 from wiki_assets.defs.metadata import run_figures as md
+from wiki_assets.defs.metadata.comparison import RUNS
+from wiki_assets.defs.metadata.recording import Markdown
 from wiki_assets.defs.names import INGEST_JOB
 from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerResource
 from wiki_assets.defs.sync.plan import MODEL_READS
@@ -184,6 +186,51 @@ def test_cli_json_and_table(history: History) -> None:
     assert bad.returncode == 1 and "--sort speed" in bad.stderr
 
 
+def test_compare_puts_the_runs_side_by_side_with_the_dials_that_differ(history: History) -> None:
+    """`runs --compare`, and the UI's `runs` table in the second run's figures: both runs, newest
+    first, their docs/s overall and per model, the flagged share of their documents, and as
+    columns only the dials that differ (claim 4 and 16, flush 0.2 and 0.5 s, workers 2 and
+    auto); max_tokens, the same in both, said once below."""
+    first, second = history.first.run_id, history.second.run_id
+    assert first and second
+    done = cli(history, "--compare")
+    assert done.returncode == 0, done.stderr
+    header, newer, older, *below = done.stdout.splitlines()
+    differing = ["claim", "flush_s", "workers"]
+    assert header.split() == ["run", "when", "docs", "docs/s", "flagged", "sim0/s", *differing]
+    assert newer.startswith(second[:8]) and older.startswith(first[:8])
+    # docs, docs/s, flagged share, sim0's docs/s and the dials, read back as numbers and words
+    docs, speed, flagged, sim0, claim, flush, workers = newer.split()[3:]
+    assert (docs, claim, flush, workers) == ("1", "16", "0.5", "auto")
+    assert float(speed) == float(sim0) > 0  # one model: its docs/s are the run's
+    assert older.split()[3] == str(len(history.workspace.documents()))
+    assert older.split()[-3:] == ["4", "0.2", "2"]
+    # The default simulated model's pages repeat the prompt's words: all flagged, never more.
+    assert flagged == older.split()[5] == "100%"
+    assert "max_tokens 200" in " ".join(below) and "claim_size" not in " ".join(below)
+    rows = json.loads(cli(history, "--compare", "--json").stdout)
+    assert [row["run_id"] for row in rows] == [second, first]
+    assert all(0 <= row["flagged_share"] <= 1 for row in rows)
+    assert rows[1]["dials"]["workers_per_model"] == 2 and rows[0]["models"]["sim0"] > 0
+    # The UI: the second run's figures hold the same comparison, each run id a link to its run.
+    (record,) = [
+        r
+        for r in history.instance.fetch_observations(dg.AssetKey("wiki_pages"), limit=10).records
+        if r.run_id == second
+    ]
+    shown = record.asset_observation.metadata[RUNS.name].value  # type: ignore[union-attr]
+    table, *every = shown.split("\n\n")
+    lines = table.splitlines()
+    assert (
+        lines[0] == "| run | when | docs | docs/s | flagged | sim0/s | claim | flush_s | workers |"
+    )
+    assert lines[2].startswith(f"| [{second[:8]}](/runs/{second}) |") and "| auto |" in lines[2]
+    assert lines[3].startswith(f"| [{first[:8]}](/runs/{first}) |") and "| 100% |" in lines[3]
+    assert "max_tokens 200" in every[0]
+    # Recorded once per run, first after its outcome.
+    assert list(record.asset_observation.metadata)[:2] == ["outcome", "runs"]  # type: ignore[union-attr]
+
+
 def test_the_brief_view_cuts_only_its_last_column() -> None:
     """Many models (or long names) would wrap a terminal's line: the models column, the last,
     is cut at 100 characters; every other column stays whole."""
@@ -242,6 +289,7 @@ def test_every_key_the_readers_read_is_one_the_writer_writes(history: History) -
         bool: dg.BoolMetadataValue,
         str: dg.TextMetadataValue,
         list: dg.JsonMetadataValue,
+        Markdown: dg.MarkdownMetadataValue,
     }
     columns = {int: "int", float: "float", bool: "bool", str: "string"}
     records = history.instance.fetch_observations(dg.AssetKey("wiki_pages"), limit=10).records
@@ -260,7 +308,7 @@ def test_every_key_the_readers_read_is_one_the_writer_writes(history: History) -
         assert {key.name for key in md.PLOTTED} - {md.REQUESTS_PER_DOC.name} <= plotted
         assert plotted <= {key.name for key in md.PLOTTED}
         tables = (md.DETAILS_TABLE, md.DIALS_TABLE, md.MODELS_TABLE, md.MODEL_DETAILS_TABLE)
-        defined = {key.name: key for key in (*md.HEADLINE, *md.PLOTTED, *md.OUTCOME)}
+        defined = {key.name: key for key in (*md.HEADLINE, RUNS, *md.PLOTTED, *md.OUTCOME)}
         assert set(recorded) <= set(defined) | {table.name for table in tables}
         for name, value in recorded.items():
             if name in defined:
@@ -281,6 +329,9 @@ def test_every_key_the_readers_read_is_one_the_writer_writes(history: History) -
         for key in READS:
             if key is md.WORKERS_PER_MODEL and not fixed:
                 assert key.name not in values  # the empty column of an 'auto' run
+                continue
+            if key in (md.JUDGE, md.REDO_MODELS):
+                assert key.name not in values  # dials with no value unless set
                 continue
             assert key.read(values) is not None, key.name
         for key in (MODEL_SPEED, *MODEL_READS):

@@ -147,6 +147,13 @@ def _add_runs(subcommands: Subcommands) -> None:
     runs.add_argument(
         "--wide", action="store_true", help="every column (wider than most terminals)"
     )
+    runs.add_argument(
+        "--compare",
+        action="store_true",
+        help="the runs side by side, newest first: docs/s overall and per model, the flagged "
+        "share, what went wrong and only the dials that differ between them (the others said "
+        "once below); the view the UI shows as each run's `runs` table",
+    )
     runs.add_argument("--json", action="store_true", help="print the rows as a JSON list")
 
 
@@ -191,7 +198,13 @@ def _run(args: argparse.Namespace) -> int:
         return commands.run_digest(args.day, args.wiki, args.timezone, as_json=args.json)
     if args.command == "runs":
         return commands.run_runs(
-            args.partition, args.sort, args.desc, args.limit, as_json=args.json, wide=args.wide
+            args.partition,
+            args.sort,
+            args.desc,
+            args.limit,
+            as_json=args.json,
+            wide=args.wide,
+            compare=args.compare,
         )
     if args.command == "check":
         return commands.run_check(args.synced, args.wiki, args.max_flagged_share, as_json=args.json)

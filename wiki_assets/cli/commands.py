@@ -269,6 +269,7 @@ def run_runs(
     *,
     as_json: bool = False,
     wide: bool = False,
+    compare: bool = False,
 ) -> int:
     log = logging.getLogger("wiki_assets")
     home = _dagster_home()
@@ -277,8 +278,8 @@ def run_runs(
         return EXIT_RUN_FAILED
     import dagster as dg
 
-    from wiki_assets.cli.history import COLUMNS, runs_table
-    from wiki_assets.cli.text import SORT_NAMES, to_json, to_text
+    from wiki_assets.cli.history import COLUMNS, compared_runs, runs_table
+    from wiki_assets.cli.text import SORT_NAMES, compare_text, to_json, to_text
 
     if sort not in COLUMNS and sort not in SORT_NAMES:
         log.error(f"--sort {sort}: not a column; one of {', '.join(COLUMNS)}")
@@ -288,10 +289,15 @@ def run_runs(
         log.error(f"--limit {limit}: must be 0 (all runs) or more")
         return EXIT_RUN_FAILED
     with dg.DagsterInstance.get() as instance:
-        table = runs_table(
-            instance, partition=partition, sort=sort, descending=descending, limit=limit or None
-        )
-    if as_json:
+        if compare:
+            compared = compared_runs(instance, partition, limit or None)
+        else:
+            table = runs_table(
+                instance, partition=partition, sort=sort, descending=descending, limit=limit or None
+            )
+    if compare:
+        print(compare_text(compared, as_json=as_json))
+    elif as_json:
         print(to_json(table))
     elif table.is_empty():
         which = f" of partition {partition}" if partition is not None else ""

@@ -20,14 +20,23 @@ import dagster as dg
 import polars as pl
 
 from wiki_assets.defs.metadata import run_figures as md
+from wiki_assets.defs.metadata.comparison import RunSummary, summary
 from wiki_assets.defs.names import INGEST_JOB, WIKI_PAGES, collections_partitions
 from wiki_assets.defs.sync.observe import PARTITION_RANGE_END, PARTITION_RANGE_START
 from wiki_assets.defs.tags import WIKI_TAG
 
 PAGE_SIZE = 500
 
-# The metadata keys a row reads, each a column of its name and type.
-DIALS = (md.WORKERS_PER_MODEL, md.WORKERS_AUTO, md.CLAIM_SIZE, md.FLUSH_SECONDS, md.MAX_TOKENS)
+# The metadata keys a row reads, each a column of its name and type: every dial, those tuned most
+# often first.
+FIRST_DIALS = (
+    md.WORKERS_PER_MODEL,
+    md.WORKERS_AUTO,
+    md.CLAIM_SIZE,
+    md.FLUSH_SECONDS,
+    md.MAX_TOKENS,
+)
+DIALS = (*FIRST_DIALS, *(key for key in md.DIALS if key not in FIRST_DIALS))
 FIGURES = (
     md.COUNT, md.SKIPPED, md.FAILED, md.UNFINISHED, md.DURATION_S, md.DOCS_PER_SEC,
     md.REQUESTS_PER_DOC, md.VERIFIED_SHARE, md.FLAGGED,
@@ -38,7 +47,7 @@ MODEL_WORKERS = md.MODEL_STATS["workers"]  # the workers column: each model's re
 REASONS = md.MODEL_FLAGS
 READS = (*DIALS, *FIGURES)  # of the run's keys; and MODEL_SPEED of each model's
 
-_DTYPES: dict[type, Any] = {int: pl.Int64, float: pl.Float64, bool: pl.Boolean}
+_DTYPES: dict[type, Any] = {int: pl.Int64, float: pl.Float64, bool: pl.Boolean, str: pl.String}
 SCHEMA: dict[str, Any] = {
     "time": pl.Datetime("us"),
     "partition": pl.String,
@@ -107,6 +116,24 @@ def runs_table(
         .sort([sort, "_exact"], descending=descending, nulls_last=True)
         .drop("_exact")
     )
+
+
+def compared_runs(
+    instance: dg.DagsterInstance, partition: str | None = None, limit: int | None = 20
+) -> list[RunSummary]:
+    """The newest ``limit`` runs (all when ``None``) that recorded figures, of ``partition`` when
+    given, as :mod:`~wiki_assets.defs.metadata.comparison` compares them: newest first."""
+    runs: dict[str, RunSummary] = {}
+    for record in _run_records(instance, partition):
+        observation = record.asset_observation
+        if record.run_id in runs or observation is None:
+            continue
+        runs[record.run_id] = summary(
+            record.run_id, record.timestamp, md.plain(observation.metadata)
+        )
+        if limit is not None and len(runs) == limit:
+            break
+    return list(runs.values())
 
 
 def _runs_without_figures(

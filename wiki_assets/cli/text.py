@@ -1,16 +1,20 @@
 """What the commands print as tables: ``wiki-assets runs``' rows (:mod:`.history`) as text, the
 brief view a terminal gets by default, the columns users compare in 100 characters
-(:data:`BRIEF`), or every column (``--wide``), and as JSON; ``wiki-assets check``'s table, one row
-per check (:func:`audit_table`)."""
+(:data:`BRIEF`), or every column (``--wide``), and as JSON; ``runs --compare``
+(:func:`compare_text`); ``wiki-assets check``'s table, one row per check (:func:`audit_table`)."""
 
 from __future__ import annotations
 
 import json
+import textwrap
+from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import PurePath
 from typing import Any
 
 import polars as pl
 
+from wiki_assets.defs.metadata.comparison import RunSummary, columns
 from wiki_assets.engine.wiki.audit import Audit, Outcome, Severity
 
 SHORT_RUN_ID = 8  # as the Dagster UI shows run ids
@@ -141,3 +145,31 @@ def _verdict(outcome: Outcome) -> str:
     if outcome.passed:
         return "passed"
     return "FAILED" if outcome.check.severity is Severity.ERROR else "warning"
+
+
+def compare_text(runs: Sequence[RunSummary], *, as_json: bool = False) -> str:
+    """``runs --compare``: the runs side by side (:func:`~wiki_assets.defs.metadata.comparison.
+    columns`), aligned, numbers to the right, and the dials every run shares on a line below;
+    or the runs as a JSON list (each with its ``flagged_share`` and every dial)."""
+    if as_json:
+        listed = [
+            asdict(run) | {"time": run.time.isoformat(), "flagged_share": run.flagged_share}
+            for run in runs
+        ]
+        return json.dumps(listed, ensure_ascii=False, indent=2)
+    if not runs:
+        return "no wiki_pages runs with figures to compare"
+    headers, rows, shared = columns(runs)
+    left = {"run", "when", "notes"}
+    widths = [max(len(line[i]) for line in [headers, *rows]) for i in range(len(headers))]
+    lines = [
+        "  ".join(
+            cell.ljust(size) if header in left else cell.rjust(size)
+            for header, cell, size in zip(headers, line, widths, strict=True)
+        ).rstrip()
+        for line in [headers, *rows]
+    ]
+    if shared:
+        every = "every run: " + " · ".join(f"{k} {v}" for k, v in shared.items())
+        lines += textwrap.wrap(every, BRIEF_WIDTH, subsequent_indent="  ")
+    return "\n".join(lines)

@@ -188,20 +188,9 @@ DETAILS = (
     PARTITIONS,
 )
 DIALS = (
-    WORKERS_AUTO,
-    MAX_WORKERS,
-    CLAIM_SIZE,
-    FLUSH_SECONDS,
-    MAX_TOKENS,
-    FORCE,
-    LANGUAGE,
-    WORKERS_PER_MODEL,
-    FLAGGED_PAGES,
-    SECOND_OPINION_SHARE,
-    JUDGE_SHARE,
-    JUDGE,
-    REDO_MODELS,
-)
+    WORKERS_AUTO, MAX_WORKERS, CLAIM_SIZE, FLUSH_SECONDS, MAX_TOKENS, FORCE, LANGUAGE,
+    WORKERS_PER_MODEL, FLAGGED_PAGES, SECOND_OPINION_SHARE, JUDGE_SHARE, JUDGE, REDO_MODELS,
+)  # fmt: skip
 FIGURES = (*PLOTTED, *DETAILS)
 OUTCOME = (FAILED_DOCUMENTS, NO_TEXT_FILES, STOPPED_BY)
 RUN = (*HEADLINE, *FIGURES, *DIALS, *OUTCOME)  # every run key (DETAILS, DIALS: from their tables)
@@ -218,7 +207,7 @@ DIALS_TABLE = Table[IngestReport]("dials", DIALS)
 MODEL_FIELDS: tuple[tuple[str, type], ...] = (
     ("model", str),  # the model id the endpoint serves
     ("docs", int), ("failed", int), ("garbage", int), ("errors", int), ("timeouts", int),
-    ("breaker_trips", int), ("requests", int), ("parts", int),
+    ("breaker_trips", int), ("requests", int), ("answered", int), ("cut", int), ("parts", int),
     ("workers", int),  # where automatic concurrency settled, or the fixed count
     ("auto", bool), ("peak_workers", int), ("prompt_tokens", int), ("completion_tokens", int),
     ("hit_max_tokens", int), ("hedges", int), ("hedges_won", int),
@@ -245,7 +234,11 @@ def _stat(field: str, kind: type) -> Key[ModelRun]:
 
 
 def _flagged_by(reason: Reason) -> Key[ModelRun]:
-    return Key[ModelRun](f"flagged_{reason}", int, lambda m: m.stats.flags.get(reason, 0))
+    def of(m: ModelRun) -> int | None:  # (None: no model's page, so no column)
+        flagged = any(reason in model.flags for model in m.report.models)
+        return m.stats.flags.get(reason, 0) if flagged else None
+
+    return Key[ModelRun](f"flagged_{reason}", int, of)
 
 
 MODEL_PREFIX = "model/"
@@ -272,13 +265,15 @@ MODEL_SUPPORTED_SHARE = Key[ModelRun](
 MODEL_BUSY_SHARE = Key[ModelRun](
     "busy_share", float, lambda m: _share(m.report.busy_share(m.stats))
 )
-# How often each reason flagged one of the model's pages: flagged_<reason>, every reason (zero
-# included) so that runs read alike.
+# How often each reason flagged one of the model's answers: flagged_<reason>, each reason that
+# flagged an answer of the run (zero for the models it did not), so the table stays narrow.
 MODEL_FLAGS = tuple(_flagged_by(reason) for reason in Reason)
 # In service to the end, or why not (in words; the run's models_out says more).
 MODEL_SERVICE = Key[ModelRun]("service", str, lambda m: m.stats.service)
 # What a screen shows of each model: a few columns, its name first (the table scrolls no further
 # than a screen); the rest in MODEL_DETAILS_TABLE.
+# Its flagged share, not its count of flagged answers: those include its second opinions on
+# other models' pages, and may outnumber its docs (the pages it wrote).
 MODEL_BRIEF = (
     MODEL_NAME,
     MODEL_ID,
@@ -287,15 +282,13 @@ MODEL_BRIEF = (
     MODEL_STATS["workers"],
     MODEL_BUSY_SHARE,
     MODEL_STATS["failed"],
-    MODEL_FLAGGED,
+    MODEL_FLAGGED_SHARE,
     MODEL_VERIFIED_SHARE,
     MODEL_SERVICE,
 )
 MODEL_DETAILS = (
     MODEL_NAME,
-    *(key for key in MODEL_STATS.values() if key not in MODEL_BRIEF),
-    MODEL_FLAGGED_SHARE,
-    MODEL_SUPPORTED_SHARE,
+    *(key for key in (*MODEL_STATS.values(), MODEL_SUPPORTED_SHARE) if key not in MODEL_BRIEF),
     *MODEL_FLAGS,
 )
 MODEL = (*MODEL_BRIEF, *MODEL_DETAILS[1:])

@@ -1,8 +1,11 @@
 """``wiki_pages``: librarian-style markdown pages summarized from the synced documents, one
 partition per collection."""
 
+import time
+
 import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
 
+from wiki_assets.defs.metadata.comparison import with_comparison
 from wiki_assets.defs.metadata.materializations import partition_metadata
 from wiki_assets.defs.metadata.run_figures import run_metadata
 from wiki_assets.defs.names import SYNCED_DOCUMENTS, WIKI_PAGES, collections_partitions
@@ -92,7 +95,9 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
         # The whole report, for the CLI that executes this run in its own process.
         handoff.publish(context.run_id, report)
         tag_models_out(context, report)
-        figures = run_metadata(report)
+        figures = with_comparison(
+            run_metadata(report), context.instance, context.run_id, time.time()
+        )
         # Once per run, stopped early or not: `wiki-assets runs` lists both.
         context.log_event(dg.AssetObservation(asset_key=context.asset_key, metadata=figures))
         if report.tally.stopped:
