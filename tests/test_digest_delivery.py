@@ -10,7 +10,7 @@ import json
 import threading
 import uuid
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -197,6 +197,37 @@ def test_the_sensor_requests_the_digest_of_the_day_an_ingest_job_run_finished(
     assert materialize_day(workspace, instance, today, DigestResource()).success
     _, data = digest_files(workspace, today)
     assert data["counts"]["added"] == len(workspace.documents())
+
+
+def test_a_run_of_many_days_writes_the_days_that_changed_and_posts_none(
+    two_days: Workspace, instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What "Materialize all" asks of the digest, every day since its start (each lies downstream
+    of wiki_index): one run over the range, with a webhook set, writes the two days that saw an
+    ingest and no file for the quiet days around them, and posts nothing."""
+    first, last = DAY1 - timedelta(days=3), DAY2 + timedelta(days=2)
+    with Receiver([200]) as receiver:
+        monkeypatch.setenv(WEBHOOK_ENV, receiver.url)
+        defs = build_defs(two_days.corpus, digest=DigestResource(webhook_url_env=WEBHOOK_ENV))
+        result = defs.resolve_job_def("wiki_digest_job").execute_in_process(
+            instance=instance,
+            tags={
+                "dagster/asset_partition_range_start": first.isoformat(),
+                "dagster/asset_partition_range_end": last.isoformat(),
+            },
+        )
+    assert result.success and receiver.bodies == []
+    written = sorted(path.name for path in (two_days.wiki / "digest").iterdir())
+    assert written == [f"{day}.{kind}" for day in (DAY1, DAY2) for kind in ("json", "md")]
+    _, data = digest_files(two_days, DAY2)
+    assert materialization(instance, DAY2)["added"] == data["counts"]["added"] == 1
+    assert materialization(instance, DAY2)["delivered"] is False
+    # A day materialized alone afterwards is posted as ever.
+    with Receiver([200]) as receiver:
+        monkeypatch.setenv(WEBHOOK_ENV, receiver.url)
+        digest = DigestResource(webhook_url_env=WEBHOOK_ENV)
+        assert materialize_day(two_days, instance, DAY2, digest).success
+    assert len(receiver.bodies) == 1
 
 
 def test_the_receiver_gets_the_day_as_block_kit_with_links(

@@ -182,6 +182,16 @@ def test_a_fresh_instance_gets_its_partitions_from_the_register_sensor(
         dg.build_sensor_context(instance=instance, resources={"corpus": workspace.corpus})
     )
     assert isinstance(again, dg.SkipReason)
+    # A partition added by hand that names no collection (the UI's "Add a partition", a typo)
+    # is removed again at the sensor's next look; the collections stay.
+    instance.add_dynamic_partitions("collections", ["enginering"])
+    removed = sensor(
+        dg.build_sensor_context(instance=instance, resources={"corpus": workspace.corpus})
+    )
+    assert isinstance(removed, dg.SensorResult)
+    (delete,) = removed.dynamic_partitions_requests or []
+    assert isinstance(delete, dg.DeleteDynamicPartitionsRequest)
+    assert list(delete.partition_keys) == ["enginering"]
 
 
 def test_new_collection_is_picked_up_by_sync(

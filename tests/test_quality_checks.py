@@ -314,7 +314,7 @@ def test_a_korean_small_models_page_is_judged_in_korean() -> None:
     ["The-document-is-for-the", "this-page-has-been-added", "description", "Title", "summary",
      "key points", "key_points", "tags", "this page", "for the on-call team", "the",
      "how to request leave in the HR system today", "이 문서는", "본 문서", "요약", "문서입니다",
-     "휴가를 신청하는"],
+     "휴가를 신청하는", "People-team-to-ensure-it", "#People-team-to-ensure-it", "send it to them"],
 )  # fmt: skip
 def test_junk_topics(topic: str) -> None:
     assert junk_topic(topic) or placeholder_topic(topic)
@@ -325,7 +325,8 @@ def test_junk_topics(topic: str) -> None:
     "topic",
     ["annual leave", "on-call", "on-call rotation", "HR system", "end-to-end testing",
      "state-of-the-art storage", "up-to-date runbooks", "A/B testing", "SEV1 incidents",
-     "metad disk pressure", "휴가 정책", "코드 리뷰", "회의", "신청 절차", "2026 roadmap"],
+     "metad disk pressure", "휴가 정책", "코드 리뷰", "회의", "신청 절차", "2026 roadmap",
+     "Corporate IT", "IT", "people team"],
 )  # fmt: skip
 def test_subjects_are_kept(topic: str) -> None:
     assert not junk_topic(topic) and not placeholder_topic(topic)

@@ -103,9 +103,12 @@ def sync_then_ingest(
     plan = sync(instance, corpus, summarizer, log, dials)
     if log:
         recovered = sum(state.recovered for state in plan.states)
+        to_summarize = sum(state.to_summarize for state in plan.states)
+        # Each count says what it counts: collections and documents are easily taken for another.
         log.info(
-            f"sync: {len(plan.states)} collections · {plan.documents} documents · "
-            f"{len(plan.added)} new · {len(plan.pending)} to ingest"
+            f"sync: {plan.documents} documents in {len(plan.states)} collections · "
+            f"{len(plan.added)} new collections · {len(plan.pending)} collections to ingest "
+            f"({to_summarize} documents to summarize)"
             + (f" · {recovered} {RECOVERED}" if recovered else "")
         )
         if plan.repair:

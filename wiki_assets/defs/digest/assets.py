@@ -20,7 +20,7 @@ from wiki_assets.defs.names import WIKI_DIGEST, WIKI_INDEX
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.defs.tags import tag_source
 from wiki_assets.engine import environment
-from wiki_assets.engine.digest import write_digest
+from wiki_assets.engine.digest import write_changed_digest, write_digest
 from wiki_assets.engine.digest.webhook import DeliveryFailed, post, slack_message
 
 
@@ -35,12 +35,16 @@ class DigestConfig(dg.Config):
 def build_wiki_digest(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefinition:
     timezone = partitions.timezone  # one definition of the day: the partitions'
 
+    # A backfill of many days (the UI's Materialize → All: every day since start_date) is one
+    # run, not a run per day, which writes only the days that saw a change and posts none
+    # (_many_days).
     @dg.asset(
         key=WIKI_DIGEST,
         partitions_def=partitions,
         deps=[WIKI_INDEX],
         group_name="wiki",
         kinds={"markdown", "slack"},
+        backfill_policy=dg.BackfillPolicy.single_run(),
     )
     def wiki_digest(
         context: dg.AssetExecutionContext,
@@ -50,8 +54,12 @@ def build_wiki_digest(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefi
     ) -> dg.MaterializeResult:
         """The day's digest: pages added, changed (old and new description), removed and
         flagged, in ``digest/YYYY-MM-DD.md`` and ``.json``; posted to the chat webhook when one
-        is configured, once a day."""
+        is configured, once a day. A run of several days (a backfill, "Materialize all") writes
+        the days that saw a change and posts none."""
         tag_source(context)
+        if context.has_partition_key_range and len(context.partition_keys) > 1:
+            _many_days(context, corpus, timezone)
+            return dg.MaterializeResult()
         day = date.fromisoformat(context.partition_key)
         files = write_digest(corpus.wiki_path, day, timezone, corpus.state_store())
         counts = files.digest.counts()
@@ -91,6 +99,27 @@ def build_wiki_digest(partitions: dg.DailyPartitionsDefinition) -> dg.AssetsDefi
         return dg.MaterializeResult(metadata={**metadata, **build(DELIVERY, delivered)})
 
     return wiki_digest
+
+
+def _many_days(context: dg.AssetExecutionContext, corpus: CorpusResource, timezone: str) -> None:
+    """A run over several days: each day that saw a change gets its files and its counts; the
+    others get nothing but a line that counts them. Nothing is posted: the channel hears of a
+    day on that day (the sensor), not in a flood of past ones."""
+    store, quiet = corpus.state_store(), 0
+    for key in context.partition_keys:
+        files = write_changed_digest(corpus.wiki_path, date.fromisoformat(key), timezone, store)
+        if files is None:
+            quiet += 1
+            continue
+        metadata = build(DIGEST, DigestRun(files, timezone))
+        context.add_asset_metadata(
+            {**metadata, **build(DELIVERY, Delivered(False))}, partition_key=key
+        )
+        context.log.info(f"digest {key}: {files.digest.counts()} → {files.markdown} (not posted)")
+    context.log.info(
+        f"digest of {len(context.partition_keys)} days: {quiet} without a change have no "
+        "files; none posted (a day is posted on that day, or by materializing it alone)"
+    )
 
 
 def _posted_in_run(context: dg.AssetExecutionContext) -> str | None:

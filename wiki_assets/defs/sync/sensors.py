@@ -14,7 +14,7 @@ from wiki_assets.defs.sync.observe import SyncPlan
 from wiki_assets.defs.tags import launched_by
 from wiki_assets.defs.wiki_pages.config import IngestConfig
 from wiki_assets.engine import environment
-from wiki_assets.engine.documents.corpus import collection_names
+from wiki_assets.engine.documents.corpus import ROOT_COLLECTION, collection_names
 
 REGISTER_EVERY_S = 60
 
@@ -23,7 +23,9 @@ def build_register_sensor() -> dg.SensorDefinition:
     """Registers each collection of the synced root (its folders, by name: no file is read) as
     a partition, as soon as the daemon evaluates it after the code location loads, and every
     minute after: partitions appear without waiting for the first sync. The sync observes and
-    plans them; this only names them."""
+    plans them; this only names them. A partition added by hand that names no collection (no
+    folder in the synced root, none of pages in the wiki: a typo in the UI's "Add a partition")
+    is removed again, as the sync would, with a line that says so."""
 
     @dg.sensor(
         name=REGISTER_SENSOR,
@@ -39,12 +41,24 @@ def build_register_sensor() -> dg.SensorDefinition:
         name = collections_partitions.name
         assert name is not None
         known = set(context.instance.get_dynamic_partitions(name))
-        new = sorted(collection_names(corpus.synced_path, corpus.collection_depth) - known)
-        if not new:
-            return dg.SkipReason(f"every collection of {corpus.synced_path} is a partition")
-        return dg.SensorResult(
-            dynamic_partitions_requests=[collections_partitions.build_add_request(new)]
+        collections = collection_names(corpus.synced_path, corpus.collection_depth)
+        new = sorted(collections - known)
+        stray = sorted(
+            key
+            for key in known - collections
+            if key != ROOT_COLLECTION and not (corpus.wiki_path / key).is_dir()
         )
+        for key in stray:
+            context.log.info(
+                f"partition {key!r} names no collection in {corpus.synced_path}: removed"
+            )
+        requests: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = [
+            *([collections_partitions.build_add_request(new)] if new else []),
+            *([collections_partitions.build_delete_request(stray)] if stray else []),
+        ]
+        if not requests:
+            return dg.SkipReason(f"every collection of {corpus.synced_path} is a partition")
+        return dg.SensorResult(dynamic_partitions_requests=requests)
 
     return register_collections
 

@@ -26,7 +26,15 @@ from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.wiki.files import Wiki
 
-__all__ = ["DayWindow", "Digest", "DigestFiles", "PageChange", "build_digest", "write_digest"]
+__all__ = [
+    "DayWindow",
+    "Digest",
+    "DigestFiles",
+    "PageChange",
+    "build_digest",
+    "write_changed_digest",
+    "write_digest",
+]
 
 DEFAULT_TIMEZONE = "UTC"
 
@@ -45,15 +53,31 @@ def write_digest(
     SQLite in the wiki's state folder) and write its two files atomically; a day with no change
     gets files that say so."""
     wiki = Wiki(wiki_root)
+    return _write(wiki, day, _built(wiki, day, timezone, store))
+
+
+def write_changed_digest(
+    wiki_root: Path, day: date, timezone: str = DEFAULT_TIMEZONE, store: StateStore | None = None
+) -> DigestFiles | None:
+    """:func:`write_digest` for a day that saw a change; None, and no file, for one that saw
+    none (a run over many days writes only the days that have something to say)."""
+    wiki = Wiki(wiki_root)
+    digest = _built(wiki, day, timezone, store)
+    return _write(wiki, day, digest) if any(digest.counts().values()) else None
+
+
+def _built(wiki: Wiki, day: date, timezone: str, store: StateStore | None) -> Digest:
     store = store or StateStore(wiki.state_dir)
     window = DayWindow.of(day, timezone)
-    if store.has_state():
-        with Journal(store) as journal:
-            digest = build_digest(journal.history, window)
-            written = [change.source for change in (*digest.added, *digest.changed)]
-            digest = replace(digest, prose=prose_by_model(journal.get_many(written).values()))
-    else:
-        digest = Digest(window)  # nothing ever ingested (reading must not create the store)
+    if not store.has_state():
+        return Digest(window)  # nothing ever ingested (reading must not create the store)
+    with Journal(store) as journal:
+        digest = build_digest(journal.history, window)
+        written = [change.source for change in (*digest.added, *digest.changed)]
+        return replace(digest, prose=prose_by_model(journal.get_many(written).values()))
+
+
+def _write(wiki: Wiki, day: date, digest: Digest) -> DigestFiles:
     markdown, data = digest_files(day)
     wiki.write(markdown, render_markdown(digest))
     wiki.write(data, render_json(digest))

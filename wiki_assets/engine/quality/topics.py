@@ -62,6 +62,10 @@ _TRAILING = frozenset(
     "is are was were be been being has have had do does did will would can could should must "
     "may might shall".split()
 )
+# Or after its object pronoun ("People-team-to-ensure-it"); "it" only as written in lower case:
+# "IT", "Corporate IT" name a subject.
+_TRAILING_OBJECTS = frozenset("it them us him me".split())
+_IT = re.compile(r"(?<![A-Za-z])IT(?![A-Za-z])")
 # Korean: a demonstrative before a noun ("이 문서", "본 페이지"), or a particle or verb ending
 # after one ("문서는", "대한", "설명합니다"): a subject is a noun phrase, without either.
 _LEADING_KO = frozenset("이 그 저 이런 그런 저런 이번 본 해당 여기 이것 그것 저것 우리".split())
@@ -103,7 +107,10 @@ def junk_topic(topic: str) -> bool:
     if len(words) > MAX_TOPIC_WORDS:
         return True
     first, last = words[0], words[-1]
-    if first in _LEADING or last in _TRAILING or first in _LEADING_KO:
+    acronym = _IT.search(topic) is not None  # "IT" is no pronoun
+    if (first in _LEADING and not (first == "it" and acronym)) or last in _TRAILING:
+        return True
+    if first in _LEADING_KO or (last in _TRAILING_OBJECTS and not (last == "it" and acronym)):
         return True
     if len(last) >= 3 and _TRAILING_KO.search(last):
         return True  # a particle or an ending after a word ("문서는", "합니다", "주세요")
