@@ -15,6 +15,7 @@ from dagster._core.storage.asset_check_execution_record import (
     AssetCheckExecutionRecordStatus,
 )
 
+from wiki_assets.cli.history import compared_runs, runs_table
 from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.defs.metadata import run_figures as md
 from wiki_assets.defs.names import WIKI_PAGES
@@ -265,6 +266,10 @@ def test_a_dead_model_shows_in_the_log_the_tag_the_models_table_and_the_check(
     service = run_figures(instance, outcome.run_id)["model/gone/service"]
     assert service in ("no answer", "taken out")  # (taken out should its requests fail first)
     assert run is not None and run.tags[MODELS_OUT_TAG] == f"gone ({service})"
+    # `wiki-assets runs` and `runs --compare` say so too.
+    (row,) = [r for r in runs_table(instance).to_dicts() if r["run_id"] == outcome.run_id]
+    assert row["models_out"] == f"gone {service}" and row["status"] == "success"
+    assert compared_runs(instance, limit=1)[0].notes == (f"gone {service}",)
     figures = run_figures(instance, outcome.run_id)
     assert figures["model/gone/busy_share"] in (0.0, None)  # its failed requests are no work
     assert figures["model/sim0/busy_share"] == 1.0 and figures["model/sim0/service"] == "ok"

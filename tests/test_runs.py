@@ -261,6 +261,9 @@ def test_the_brief_view_cuts_only_its_last_column() -> None:
     assert failed.splitlines()[1].endswith("failure  m")
     stopped = row | {"status": "failure", "unfinished": 7, "models": "m"}
     assert brief_text(pl.DataFrame([stopped], schema=SCHEMA)).splitlines()[1].endswith("stopped  m")
+    # A run whose other models did the work is no plain "ok" when one of them was out.
+    out = row | {"failed": 0, "models_out": "gw no answer", "models": "m"}
+    assert brief_text(pl.DataFrame([out], schema=SCHEMA)).splitlines()[1].endswith("1 model out  m")
 
 
 def test_empty_history(instance: dg.DagsterInstance, workspace: Workspace) -> None:

@@ -125,6 +125,7 @@ def _add_runs(subcommands: Subcommands) -> None:
         "./dagster_home): the most recent --limit runs, ordered by --sort. By default the "
         "columns runs are compared by, in 100 characters: when, run, docs (summarized), "
         "seconds, docs/s, workers (per model, or auto), claim, status (ok, N failed documents, "
+        "N models out of service, "
         "or the run's status when it did not succeed) and models (each one's docs/s). --wide "
         "shows every column, each dial and figure under its own name.",
     )

@@ -60,6 +60,8 @@ SCHEMA: dict[str, Any] = {
     "models": pl.String,
     **{key.name: _DTYPES[key.type] for key in FIGURES},
     "quality": pl.String,
+    # The models that did not serve the run to its end, and why ("gateway no answer"), or empty.
+    "models_out": pl.String,
     # The Dagster run's: success, failure (a step failed, e.g. wiki_index after the pages were
     # written), canceled, started (still running).
     "status": pl.String,
@@ -265,6 +267,7 @@ def _row(
         _models(metadata),
         *(figure.read(metadata) for figure in FIGURES),
         _quality(metadata),
+        ", ".join(summary(record.run_id, record.timestamp, metadata).models_out) or None,
         status,
     )
 

@@ -55,7 +55,8 @@ def to_text(table: pl.DataFrame, *, wide: bool = False) -> str:
 
 def brief_text(table: pl.DataFrame, width: int = BRIEF_WIDTH) -> str:
     """The :data:`BRIEF` columns as plain aligned text, numbers right-aligned: ``when`` to the
-    minute, ``workers`` each model's, ``status`` ``ok``, ``N failed`` (documents), ``stopped``
+    minute, ``workers`` each model's, ``status`` ``ok``, ``N failed`` (documents) and ``N models
+    out`` (of service), ``stopped``
     (documents left for the next run) or the run's status where it did not succeed; ``wiki``
     (in place of ``req/doc``) before ``models`` when the rows are of more than one wiki; the
     last column cut at ``width``."""
@@ -96,8 +97,11 @@ def _cell(row: dict[str, Any], column: str) -> str:
     """One cell of the brief view."""
     value = row[column]
     if column == "status":
+        out = len(row["models_out"].split(", ")) if row["models_out"] else 0
+        said = [f"{row['failed']} failed"] if row["failed"] else []
+        said += [f"{out} model{'s' if out > 1 else ''} out"] if out else []
         if value == "success":
-            return f"{row['failed']} failed" if row["failed"] else "ok"
+            return ", ".join(said) or "ok"
         return "stopped" if row["unfinished"] else value or ""
     if column == "time":
         return value.strftime("%Y-%m-%d %H:%M") if value is not None else ""

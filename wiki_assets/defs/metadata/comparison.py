@@ -43,6 +43,7 @@ class RunSummary:
     models: dict[str, float | None] = field(default_factory=dict)  # docs/s by model, fleet order
     dials: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # what went wrong: failed documents, a stop, models out
+    models_out: tuple[str, ...] = ()  # of the notes, the models out of service ("gw no answer")
 
     @property
     def flagged_share(self) -> float | None:
@@ -63,11 +64,12 @@ def summary(run_id: str, timestamp: float, values: Mapping[str, Any]) -> RunSumm
         notes.append(f"{failed} failed")
     if md.UNFINISHED.read(values):
         notes.append("stopped")
-    notes += [
+    out = [
         f"{name} {service}"
         for name, figures in models.items()
         if (service := md.MODEL_SERVICE.read(figures)) not in (*IN_SERVICE, None)
     ]
+    notes += out
     return RunSummary(
         run_id=run_id,
         time=datetime.fromtimestamp(timestamp).replace(microsecond=0),
@@ -77,6 +79,7 @@ def summary(run_id: str, timestamp: float, values: Mapping[str, Any]) -> RunSumm
         models={name: md.MODEL_DOCS_PER_SEC.read(figures) for name, figures in models.items()},
         dials=dials,
         notes=tuple(notes),
+        models_out=tuple(out),
     )
 
 
