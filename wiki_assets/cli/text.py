@@ -6,7 +6,6 @@ brief view a terminal gets by default, the columns users compare in 100 characte
 from __future__ import annotations
 
 import json
-import textwrap
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import PurePath
@@ -173,7 +172,14 @@ def compare_text(runs: Sequence[RunSummary], *, as_json: bool = False) -> str:
         ).rstrip()
         for line in [headers, *rows]
     ]
+    line = "every run:"
+    for name, value in shared.items():  # a dial and its value never split between two lines
+        item = f"{name} {value}"
+        if len(line) + len(item) + 3 > BRIEF_WIDTH:
+            lines.append(line + " ·")
+            line = "  " + item
+        else:
+            line += (" · " if line != "every run:" else " ") + item
     if shared:
-        every = "every run: " + " · ".join(f"{k} {v}" for k, v in shared.items())
-        lines += textwrap.wrap(every, BRIEF_WIDTH, subsequent_indent="  ")
+        lines.append(line)
     return "\n".join(lines)

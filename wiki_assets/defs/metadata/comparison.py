@@ -127,7 +127,8 @@ def columns(runs: Sequence[RunSummary]) -> tuple[list[str], list[list[str]], dic
                 _shown(run.docs),
                 f"{run.docs_per_sec:.2f}" if run.docs_per_sec is not None else "",
                 f"{share:.0%}" if share is not None else "",
-                *(_speed(run.models, name) for name in names),
+                # (none for a run that summarized nothing, as the run's own rate)
+                *(_speed(run.models, name) if run.docs else "" for name in names),
                 *(_shown(run.dials.get(name)) for name in differ),
                 ", ".join(run.notes),
             ]
