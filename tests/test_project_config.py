@@ -150,6 +150,12 @@ TYPOS = [
      "missing key 'base_url' in resources.summarizer.config.models[0]"),
     ({"ops": {"wiki_pages": {"config": {"workers_per_model": "many"}}}},
      "bad value for 'workers_per_model' in ops.wiki_pages.config: must be an integer of at"),
+    ({"ops": {"wiki_verification": {"config": {"budget_page": 5}}}},
+     "unknown key 'budget_page' in ops.wiki_verification.config; did you mean 'budget_pages'?"),
+    ({"ops": {"wiki_verificaton": {"config": {}}}},
+     "unknown key 'wiki_verificaton' in ops; did you mean 'wiki_verification'?"),
+    ({"ops": {"wiki_verification": {"config": {"budget_pages": -1}}}},
+     "bad value for 'budget_pages' in ops.wiki_verification.config: Input should be greater"),
 ]  # fmt: skip
 
 
@@ -214,11 +220,33 @@ def test_broken_yaml_is_one_line(tmp_path: Path) -> None:
         load_settings(bad)
 
 
+def test_the_verification_pass_takes_its_settings_from_the_project_file(
+    workspace: Workspace, sim: SimServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ops.wiki_verification.config`` in the project file: the launchpad's defaults (what the
+    schedule's and the sensor's runs and a UI materialization run with) are the file's."""
+    project = project_file(workspace.home.parent / "wiki_assets.yaml", workspace, sim)
+    written = yaml.safe_load(project.read_text())
+    written["ops"]["wiki_verification"] = {"config": {"budget_pages": 3, "judge": "sim"}}
+    project.write_text(yaml.safe_dump(written))
+    monkeypatch.setenv("WIKI_ASSETS_CONFIG", str(project))
+    from wiki_assets.definitions import project_defs
+
+    job = project_defs().resolve_job_def("ingest_job")
+    ops = job.run_config_schema.config_type.fields["ops"].config_type  # type: ignore[attr-defined]
+    launchpad = ops.fields["wiki_verification"].config_type.fields["config"].config_type.fields
+    assert launchpad["budget_pages"].default_value == 3
+    assert launchpad["judge"].default_value == "sim"
+
+
 def test_a_cli_run_is_a_run_of_the_code_locations_job(
     workspace: Workspace, instance: dg.DagsterInstance, sim: SimServer
 ) -> None:
     project = project_file(workspace.home.parent / "wiki_assets.yaml", workspace, sim)
-    done = cli(workspace, project, "--json")
+    # The verification pass's settings from a --config file layered over the project file.
+    tuning = workspace.home.parent / "verify.yaml"
+    tuning.write_text("ops: {wiki_verification: {config: {budget_pages: 7}}}\n")
+    done = cli(workspace, project, "--config", str(tuning), "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
 
@@ -234,12 +262,16 @@ def test_a_cli_run_is_a_run_of_the_code_locations_job(
     assert run.remote_job_origin is not None
     assert run.remote_job_origin.location_name == "wiki_assets.definitions:defs"
     assert run.tags["wiki_assets/source"] == "cli"
-    assert run.tags["wiki_assets/config"] == str(project)
+    assert run.tags["wiki_assets/config"] == f"{project} + {tuning}"
     assert run.tags["wiki_assets/claim_size"] == "8"  # a tag per dial
     # A re-execution gets the same fleet and dials: they are in the run's own config.
     models = run.run_config["resources"]["summarizer"]["config"]["models"]
     assert [model["base_url"] for model in models] == [sim.base_url]
     assert run.run_config["ops"]["wiki_pages"]["config"]["claim_size"] == 8
+    assert run.run_config["ops"]["wiki_verification"]["config"]["budget_pages"] == 7
+    verified = instance.fetch_materializations(dg.AssetKey("wiki_verification"), limit=100)
+    budgets = {r.asset_materialization.metadata["budget_pages"].value for r in verified.records}  # type: ignore[union-attr]
+    assert budgets == {7}, "the pass ran with the --config file's budget"
 
     # The partitions' own counts add up to the run's.
     records = instance.fetch_materializations(dg.AssetKey("wiki_pages"), limit=100).records

@@ -20,7 +20,7 @@ from wiki_assets.defs.digest import (
 )
 from wiki_assets.defs.index import build_automation_sensor, wiki_index
 from wiki_assets.defs.loggers import aligned_console_logger
-from wiki_assets.defs.resources import CorpusResource, SummarizerResource
+from wiki_assets.defs.resources import CorpusResource, SummarizerResource, with_defaults
 from wiki_assets.defs.settings import Settings, load_settings
 from wiki_assets.defs.sync import (
     build_ingest_sensor,
@@ -29,13 +29,12 @@ from wiki_assets.defs.sync import (
     build_sync_job,
     synced_documents,
 )
-from wiki_assets.defs.verification import build_wiki_verification
+from wiki_assets.defs.verification import VerifyConfig, build_wiki_verification
 from wiki_assets.defs.wiki_pages import (
     IngestConfig,
     build_ingest_job,
     build_page_checks,
     build_wiki_pages,
-    dials_with_defaults,
 )
 
 
@@ -44,14 +43,15 @@ def build_defs(
     summarizer: SummarizerResource | None = None,
     dials: IngestConfig | None = None,
     digest: DigestResource | None = None,
+    verification: VerifyConfig | None = None,
 ) -> dg.Definitions:
     """The definitions of one deployment, a domain at a time (each a folder of
     :mod:`wiki_assets.defs`): the synced documents and their daily sync, the wiki pages, the link
     index, the verification pass and the digest."""
     dials = dials or IngestConfig()
     digest = digest or DigestResource()
-    wiki_pages = build_wiki_pages(dials_with_defaults(dials))
-    wiki_verification = build_wiki_verification()
+    wiki_pages = build_wiki_pages(with_defaults(dials))
+    wiki_verification = build_wiki_verification(with_defaults(verification or VerifyConfig()))
     ingest_job = build_ingest_job(wiki_pages, wiki_index, wiki_verification)
     sync_job = build_sync_job(dials)
     partitions = digest.partitions()
@@ -84,7 +84,9 @@ def build_defs(
 def project_defs(settings: Settings | None = None) -> dg.Definitions:
     """The definitions of the project file's deployment."""
     settings = settings or load_settings()
-    return build_defs(settings.corpus, settings.summarizer, settings.dials, settings.digest)
+    return build_defs(
+        settings.corpus, settings.summarizer, settings.dials, settings.digest, settings.verification
+    )
 
 
 @dg.definitions

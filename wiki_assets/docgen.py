@@ -26,6 +26,7 @@ from pydantic.fields import FieldInfo
 
 from wiki_assets.defs.resources import SummarizerResource
 from wiki_assets.defs.settings import NESTED, SECTIONS
+from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine.environment import PACKAGE_ROOT, project_variables_unset
 
 EXAMPLE_FILE = PACKAGE_ROOT / "wiki_assets.example.yaml"
@@ -34,8 +35,7 @@ DIALS_START = "<!-- dials:start (python -m wiki_assets.docgen writes this table)
 DIALS_END = "<!-- dials:end -->"
 WIDTH = 100  # the project's line length
 
-# The dials' section: ops.wiki_pages.config.
-DIALS_CLASS = next(cls for keys, cls in SECTIONS.items() if keys[0] == "ops")
+DIALS_CLASS = IngestConfig  # the dials' section: ops.wiki_pages.config
 
 HEADER = """\
 # wiki_assets project file: the one home of a deployment's configuration.

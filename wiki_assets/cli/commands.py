@@ -232,7 +232,7 @@ def run_ingest(
     try:
         outcome = sync_then_ingest(
             dg.DagsterInstance.get(), corpus, summarizer, dials, log=log,
-            config_source=settings.source,
+            config_source=settings.source, verification=settings.verification,
         )  # fmt: skip
     except Exception as error:
         # A full disk before the run (sync reads and records in the state store) is named like

@@ -22,11 +22,19 @@ from dagster._core.utils import make_new_run_id
 from dagster._utils.hosted_user_process import recon_job_from_origin
 
 from wiki_assets.defs.metadata.run_figures import plain
-from wiki_assets.defs.names import INGEST_JOB, WIKI_INDEX, WIKI_PAGES, collections_partitions, node
+from wiki_assets.defs.names import (
+    INGEST_JOB,
+    WIKI_INDEX,
+    WIKI_PAGES,
+    WIKI_VERIFICATION,
+    collections_partitions,
+    node,
+)
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.sync import SyncPlan, sync
 from wiki_assets.defs.sync.plan import RECOVERED
 from wiki_assets.defs.tags import run_tags
+from wiki_assets.defs.verification import VerifyConfig
 from wiki_assets.defs.wiki_pages import handoff
 from wiki_assets.defs.wiki_pages.config import IngestConfig, run_config
 from wiki_assets.engine.errors import DiskFull
@@ -98,6 +106,7 @@ def sync_then_ingest(
     dials: IngestConfig | None = None,
     log: Any = None,
     config_source: str = "",
+    verification: VerifyConfig | None = None,
 ) -> IngestOutcome:
     dials = dials or IngestConfig()
     plan = sync(instance, corpus, summarizer, log, dials)
@@ -125,8 +134,12 @@ def sync_then_ingest(
         **(plan.run_tags() if plan.pending else {}),
         **run_tags("cli", dials, config_source),
     }
+    ops = run_config(dials)["ops"]
+    if not index_only:  # the pass runs after the pages (a run of the index alone has none)
+        ops[node(WIKI_VERIFICATION)] = {"config": (verification or VerifyConfig()).model_dump()}
     config = {
         **run_config(dials),
+        "ops": ops,
         # The fleet and folders of this run travel in its run config, so a re-execution from the
         # UI uses them too. Steps run in this process, one after the other (the definitions'
         # executor).

@@ -171,6 +171,23 @@ def fields_from(
     return derive
 
 
+def with_defaults(values: ConfigClass) -> type[ConfigClass]:
+    """``values``' config class whose defaults are ``values`` (the project file's): what the
+    launchpad pre-fills and what a UI materialization runs with when nothing is changed."""
+    cls = type(values)
+    fields: dict[str, Any] = {}
+    for name, info in cls.model_fields.items():
+        value = getattr(values, name)
+        if value == info.default:
+            continue
+        overridden = copy.copy(info)
+        overridden.default = value
+        fields[name] = (info.annotation, overridden)
+    if not fields:
+        return cls
+    return create_model(cls.__name__, __base__=cls, **fields)
+
+
 # max_retries is the engine's (the embedded model and tests set it), not an endpoint config key.
 @fields_from(Endpoint, exclude={"max_retries"})
 class ModelConfig(dg.Config):

@@ -2,8 +2,9 @@
 
 ``wiki_assets.yaml`` in the working directory, or the file named by ``WIKI_ASSETS_CONFIG``. Its
 shape is :data:`SECTIONS`: the fleet (``resources.summarizer``), where documents and the wiki live
-(``resources.corpus``), the daily digest (``resources.digest``) and the dials
-(``ops.wiki_pages``); ``wiki_assets.example.yaml`` is that shape written out with every key.
+(``resources.corpus``), the daily digest (``resources.digest``), the dials (``ops.wiki_pages``)
+and the verification pass (``ops.wiki_verification``); ``wiki_assets.example.yaml`` is that shape
+written out with every key.
 
 The definitions build their resources from it (so the schedule, the launchpad, backfills and
 re-executions use that fleet) and its dials are the defaults of every run. A CLI ``--config`` file
@@ -24,13 +25,14 @@ from dagster import DagsterInvalidConfigError
 from pydantic import BaseModel, ValidationError
 
 from wiki_assets.defs.digest import DigestResource
-from wiki_assets.defs.names import WIKI_PAGES, node
+from wiki_assets.defs.names import WIKI_PAGES, WIKI_VERIFICATION, node
 from wiki_assets.defs.resources import (
     CorpusResource,
     EmbeddingsConfig,
     ModelConfig,
     SummarizerResource,
 )
+from wiki_assets.defs.verification.config import VerifyConfig
 from wiki_assets.defs.wiki_pages.config import IngestConfig
 from wiki_assets.engine import environment
 from wiki_assets.engine.errors import ConfigurationError
@@ -45,6 +47,7 @@ SECTIONS: dict[tuple[str, ...], type[BaseModel]] = {
     ("resources", "corpus", "config"): CorpusResource,
     ("resources", "digest", "config"): DigestResource,
     ("ops", node(WIKI_PAGES), "config"): IngestConfig,
+    ("ops", node(WIKI_VERIFICATION), "config"): VerifyConfig,
 }
 NESTED: dict[tuple[type[BaseModel], str], type[BaseModel]] = {
     (SummarizerResource, "models"): ModelConfig,
@@ -78,6 +81,7 @@ class Settings:
     dials: IngestConfig
     files: tuple[str, ...] = ()  # the files these came from, in layering order
     digest: DigestResource = field(default_factory=DigestResource)
+    verification: VerifyConfig = field(default_factory=VerifyConfig)
 
     @property
     def source(self) -> str:
@@ -134,6 +138,7 @@ def load_settings(
         dials=_of(built, IngestConfig),
         files=tuple(str(path) for path in files),
         digest=_of(built, DigestResource),
+        verification=_of(built, VerifyConfig),
     )
 
 

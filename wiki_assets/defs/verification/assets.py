@@ -1,14 +1,14 @@
 """``wiki_verification``: the pages' unchecked sentences put to judges from the fleet, after
-the pages and the index are written; its run config, figures and checks."""
+the pages and the index are written; its figures and checks."""
 
 import dagster as dg  # no `from __future__ import annotations`: Dagster reads the annotations
-from pydantic import Field
 
 from wiki_assets.defs.metadata.materializations import VERIFICATION
 from wiki_assets.defs.metadata.recording import build
 from wiki_assets.defs.names import WIKI_INDEX, WIKI_VERIFICATION, collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.tags import tag_source
+from wiki_assets.defs.verification.config import VerifyConfig
 from wiki_assets.defs.wiki_pages.backfill import backfill_policy
 from wiki_assets.engine.verification import VerificationReport, verify
 
@@ -16,23 +16,29 @@ JUDGES_HOLD = "judges_hold"
 PROSE_SETTLED = "prose_settled"
 
 
-class VerifyConfig(dg.Config):
-    budget_pages: int = Field(
-        default=200,
-        ge=0,
-        description="Pages whose unchecked sentences the pass sends to a judge, at most (one "
-        "request each, the pages with the most unchecked sentences first); 0 turns it off.",
-    )
-    judge: str = Field(
-        default="",
-        description="The model that judges (its name in the fleet, or its model id); '' lets "
-        "any model judge the pages it did not write.",
-    )
+def build_wiki_verification(config: type[VerifyConfig] = VerifyConfig) -> dg.AssetsDefinition:
+    """``wiki_verification``, its run config's defaults taken from ``config`` (the project
+    file's), with ``wiki_pages``' backfill policy: the two run in one job, whose runs take as many
+    collections as a run of the pages does."""
 
+    def wiki_verification(
+        context: dg.AssetExecutionContext,
+        config: VerifyConfig,
+        corpus: CorpusResource,
+        summarizer: SummarizerResource,
+    ) -> dg.MaterializeResult:
+        """The sentences of the pages' descriptions and summaries that the rules left
+        unchecked, each page's in one request to a model of the fleet that did not write it (or
+        to the judge named), with known controls mixed in: a judge's verdicts apply only where it
+        gets the controls right. A settled sentence names its judge on the page; one a judge finds
+        not stated or contradicted flags its page. Pages, index and catalog are rebuilt where it
+        changed something. With the embedded model alone there is no other model to judge:
+        nothing is settled, and the check prose_settled says why."""
+        return _verify(context, config, corpus, summarizer)
 
-def build_wiki_verification() -> dg.AssetsDefinition:
-    """``wiki_verification``, with ``wiki_pages``' backfill policy: the two run in one job, whose
-    runs take as many collections as a run of the pages does."""
+    # Dagster takes the config's schema, its defaults included, from the annotation: there, the
+    # project's subclass (the launchpad shows the file's values), typed as its base here.
+    wiki_verification.__annotations__["config"] = config
     return dg.asset(
         key=WIKI_VERIFICATION,
         deps=[WIKI_INDEX],
@@ -57,19 +63,12 @@ def build_wiki_verification() -> dg.AssetsDefinition:
     )(wiki_verification)
 
 
-def wiki_verification(
+def _verify(
     context: dg.AssetExecutionContext,
     config: VerifyConfig,
     corpus: CorpusResource,
     summarizer: SummarizerResource,
 ) -> dg.MaterializeResult:
-    """The sentences of the pages' descriptions and summaries that the rules left unchecked,
-    each page's in one request to a model of the fleet that did not write it (or to the judge
-    named), with known controls mixed in: a judge's verdicts apply only where it gets the
-    controls right. A settled sentence names its judge on the page; one a judge finds not stated
-    or contradicted flags its page. Pages, index and catalog are rebuilt where it changed
-    something. With the embedded model alone there is no other model to judge: nothing is
-    settled, and the check prose_settled says why."""
     tag_source(context)
     collections = list(context.partition_keys)
     # The embedded model is the only model of a fleet with none configured: it wrote every

@@ -11,7 +11,7 @@ uses.
 
 from wiki_assets.defs.wiki_pages.assets import build_wiki_pages
 from wiki_assets.defs.wiki_pages.checks import build_page_checks
-from wiki_assets.defs.wiki_pages.config import IngestConfig, dials_with_defaults, run_config
+from wiki_assets.defs.wiki_pages.config import IngestConfig, run_config
 from wiki_assets.defs.wiki_pages.jobs import build_ingest_job
 
 __all__ = [
@@ -19,6 +19,5 @@ __all__ = [
     "build_ingest_job",
     "build_page_checks",
     "build_wiki_pages",
-    "dials_with_defaults",
     "run_config",
 ]

@@ -1,11 +1,9 @@
 """The run config of ``wiki_pages`` (``ops.wiki_pages.config``): the dials of one ingest, whose
 fields are the engine's :class:`~wiki_assets.engine.Dials`, their defaults the project file's."""
 
-import copy
 from typing import Any
 
 import dagster as dg
-from pydantic import create_model
 
 from wiki_assets.defs.loggers import LOGGERS
 from wiki_assets.defs.names import WIKI_PAGES, node
@@ -20,22 +18,6 @@ class IngestConfig(dg.Config):
 
     def to_dials(self) -> Dials:
         return Dials(**self.model_dump())
-
-
-def dials_with_defaults(dials: IngestConfig) -> type[IngestConfig]:
-    """``IngestConfig`` whose defaults are ``dials`` (the project file's): what the launchpad
-    pre-fills and what a UI materialization runs with when nothing is changed."""
-    fields: dict[str, Any] = {}
-    for name, info in IngestConfig.model_fields.items():
-        value = getattr(dials, name)
-        if value == info.default:
-            continue
-        overridden = copy.copy(info)
-        overridden.default = value
-        fields[name] = (info.annotation, overridden)
-    if not fields:
-        return IngestConfig
-    return create_model("IngestConfig", __base__=IngestConfig, **fields)
 
 
 def run_config(dials: IngestConfig) -> dict[str, Any]:
