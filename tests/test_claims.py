@@ -244,7 +244,7 @@ def test_one_word_of_a_short_sentence_found_is_no_passage() -> None:
     # A small model's "Panda: Park" has one of its two words in the owner's line: a coincidence.
     assert one("Panda: Park.", LEAVE).status is Support.UNCHECKED
     assert one("Owner: Park.", LEAVE).status is Support.SUPPORTED
-    assert one("정규직 유급.", KO_LEAVE).status is Support.SUPPORTED
+    assert one("정규직은 유급입니다.", KO_LEAVE).status is Support.SUPPORTED
 
 
 @pytest.mark.parametrize(
@@ -440,3 +440,21 @@ def test_a_not_of_another_claim_on_the_line_is_no_flipped_sentence() -> None:
     flipped = one("Sick leave is separate and reduces annual leave.", policy)
     assert flipped.status is Support.UNSUPPORTED
     assert flipped.document_says == "the document says it the other way round"
+
+
+def test_a_korean_noun_phrase_copied_from_the_document_asserts_nothing() -> None:
+    """Korean puts a sentence's predicate last: a "sentence" that ends in a noun (a list item's
+    label, a heading) names a topic and says nothing of it, so the rules call it no claim they
+    support, copied or not; the same words with a predicate, in full or in a note's style, do."""
+    spec = (
+        "객체 버전 관리 기획\n"
+        "1차 출시 범위\n"
+        "- 30일이 지난 이전 버전 자동 삭제\n"
+        "30일이 지난 이전 버전은 자동으로 삭제됩니다.\n"
+        "관리자 화면에서 보존 기간 변경 가능"
+    )
+    assert one("30일이 지난 이전 버전 자동 삭제", spec).status is Support.UNCHECKED
+    assert one("30일이 지난 이전 버전은 자동으로 삭제됩니다.", spec).status is Support.SUPPORTED
+    assert one("관리자 화면에서 보존 기간 변경 가능", spec).status is Support.SUPPORTED
+    # Its figures are still checked: a changed one is flagged, predicate or none.
+    assert flagged(one("90일이 지난 이전 버전 자동 삭제", spec))

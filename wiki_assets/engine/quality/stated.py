@@ -15,27 +15,36 @@ over a line break) (:func:`stated_by`):
   in the document's sentence (two words from two clauses are not one thing).
 
 A sentence of fewer than two claim words (beside the title's) asserts nothing the rules can
-place ("SHOCKED: SEV1"). Anything else may be true, but the rules cannot know: it is unchecked,
-for a judge. :func:`quoted` tells a sentence that is the document's own words, which a digest may
+place ("SHOCKED: SEV1"); nor does a Korean sentence whose last word is no predicate
+(:func:`asserts`). Anything else may be true, but the rules cannot know: it is unchecked, for a
+judge. :func:`quoted` tells a sentence that is the document's own words, which a digest may
 quote without a judge.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Sequence
 
 from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.prose import claim_words
 from wiki_assets.engine.quality.units import normalize
 
-__all__ = ["MIN_CLAIM", "quoted", "stated_by"]
+__all__ = ["MIN_CLAIM", "asserts", "quoted", "stated_by"]
 
 MIN_CLAIM = 2  # claim words (besides the title's) a sentence needs to assert something checkable
 _MISSING = 8  # claim words per one a sentence may have that its document sentence lacks
 _GAP = 3  # claim words at most between two that stand together in the prose sentence
 _CLOSING = (".", "!", "?", "。", "！", "？")  # a line that ends so ends its sentence
 _QUOTE_WORDS = 4  # a quote shorter than this is a phrase, not a sentence of the document
+_HANGUL_WORD = re.compile(r"[\uac00-\ud7a3]+")
+# How a Korean predicate ends: a final ending (합니다, 해요, 하십시오, 하죠, 할까, 하네), a
+# predicate made a noun as notes write them (삭제됨, 없음, 필요함, 제출할 것), or a noun that is
+# a predicate there (출시 예정, 승인 필요, 반출 금지).
+_KOREAN_PREDICATE = re.compile(
+    r"(?:다|요|오|죠|까|네|지|음|함|됨|임|짐|것|듯|예정|필요|가능|불가|금지)$"
+)
 
 
 def stated_by(
@@ -46,6 +55,8 @@ def stated_by(
     as one text (a sentence the model copied across a line break); None where none does."""
     words = claim_words(sentence)
     if len([word for word in words if word not in title_words]) < MIN_CLAIM:
+        return None
+    if not asserts(sentence):
         return None
     for number, line in lines:
         if _lacks(words, title_words, line):
@@ -63,6 +74,19 @@ def stated_by(
                     return lines[start][0], lines[end - 1][0]
             start = end
     return None
+
+
+def asserts(sentence: str) -> bool:
+    """Whether ``sentence`` has a predicate where its language puts one. Korean puts it last: a
+    sentence whose last word ends in no predicate's ending is a noun phrase (a heading, a list
+    item's label: "집결 장소", "이전 버전 자동 삭제") and names a topic without saying anything
+    of it, true or false. An English sentence's verb may stand anywhere, and no rule short of a
+    tagger finds it: English sentences are taken to assert."""
+    words = _HANGUL_WORD.findall(sentence)
+    latin = sum(1 for word in sentence.split() if word.isascii() and word.isalpha())
+    if not words or latin > len(words):
+        return True  # an English sentence (a Korean word or two in it, as a name)
+    return _KOREAN_PREDICATE.search(words[-1]) is not None
 
 
 def quoted(sentence: str, lines: Iterable[str]) -> bool:
