@@ -42,7 +42,6 @@ from benchmarks.harness import progress
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.config import EmbeddingsEndpoint
 from wiki_assets.engine.documents.corpus import scan
-from wiki_assets.engine.documents.extract import extract
 from wiki_assets.engine.ingestion import plan
 from wiki_assets.engine.model.embedded_embeddings import embedded_embeddings_server
 from wiki_assets.engine.wiki.audit import front_matter
@@ -52,7 +51,10 @@ logging.getLogger("fontTools").setLevel(logging.ERROR)  # its subsetting notes, 
 
 FONT = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")
 HANGUL_PDF = FONT.is_file()
-CYCLE = ("md", "pdf", "docx", "pptx", "xlsx", "html")
+CYCLE = ("md", "pdf", "docx", "pptx", "xlsx", "html", "doc", "xls", "ppt", "odt", "zip")
+SCAN_EVERY = 50  # one document in this many is a scanned page (a PNG read by OCR)
+# Formats LibreOffice converts to, from the file written first (a batch per format).
+CONVERTED = {"doc": "docx", "xls": "xlsx", "ppt": "pptx", "odt": "docx"}
 
 
 def _paragraphs(text: str) -> tuple[str, list[str]]:
@@ -149,6 +151,7 @@ WRITERS: dict[str, Callable[[str, list[str], Path], None]] = {
 }
 
 
+FORMATS_NAMED = {"doc", "xls", "ppt", "odt", "png", "md"}  # other endings a page name may have
 LABELLED = Path(__file__).resolve().parents[1] / "tests" / "data" / "bilingual"
 # The labelled set's English documents first in path order, its Korean ones last: a partner
 # the plan defers arrives as far from its other half as a mirror can put it.
@@ -175,36 +178,85 @@ def labelled_pairs() -> list[frozenset[str]]:
     return [frozenset(Path(name).stem for name in pair) for pair in pairs["cross"] + pairs["same"]]
 
 
+def _zip(doc: BenchDoc, out: Path) -> None:
+    """The text as a Markdown file inside a zip (a folder of the mirror)."""
+    import zipfile
+
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(Path(doc.path).with_suffix(".md").name, doc.text)
+
+
+def _scan(title: str, paragraphs: list[str], out: Path) -> None:
+    """A scanned page: the text's first lines as a picture (NanumGothic, 300 DPI's size)."""
+    import textwrap
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    lines = [title] + [row for p in paragraphs for row in textwrap.wrap(p, 60)][:24]
+    image = Image.new("L", (1800, 120 + 64 * len(lines)), 255)
+    draw = ImageDraw.Draw(image)
+    face = ImageFont.truetype(str(FONT), 34)
+    for number, line in enumerate(lines):
+        draw.text((80, 60 + 64 * number), line, font=face, fill=0)
+    image.save(out, format="PNG")
+
+
 def build_mirror(root: Path, docs: Sequence[BenchDoc]) -> dict[str, int]:
-    """The same texts in turn as Markdown, PDF, Word, PowerPoint, Excel and HTML; per format,
-    how many."""
+    """The same texts in turn as Markdown, PDF, Word, PowerPoint, Excel, HTML, Word, Excel and
+    PowerPoint 97-2003, OpenDocument text (converted by LibreOffice, a batch per format), a
+    Markdown file in a zip, and (one in :data:`SCAN_EVERY`) a scanned page; per format, how
+    many."""
+    import shutil
+    import subprocess
+
     formats: dict[str, int] = {}
+    batches: dict[str, list[Path]] = {}
+    office = shutil.which("soffice")
     for index, doc in enumerate(docs):
         kind = CYCLE[index % len(CYCLE)]
+        if index % SCAN_EVERY == SCAN_EVERY - 1 and HANGUL_PDF:
+            kind = "png"
         korean = any("\uac00" <= char <= "\ud7a3" for char in doc.text[:400])
-        if kind == "pdf" and korean and not HANGUL_PDF:
+        if kind == "pdf" and korean and not HANGUL_PDF or kind in CONVERTED and not office:
             kind = "docx"
         stem = Path(doc.path).with_suffix("")
         out = root / f"{stem}.{kind}"
         out.parent.mkdir(parents=True, exist_ok=True)
         if kind == "md":
             out.write_text(doc.text, encoding="utf-8")
+        elif kind == "zip":
+            _zip(doc, out)
+        elif kind == "png":
+            _scan(*_paragraphs(doc.text), out)
+        elif kind in CONVERTED:
+            first = out.with_name(f"{stem.name}.{CONVERTED[kind]}")
+            WRITERS[CONVERTED[kind]](*_paragraphs(doc.text), first)
+            batches.setdefault(kind, []).append(first)
         else:
             WRITERS[kind](*_paragraphs(doc.text), out)
         formats[kind] = formats.get(kind, 0) + 1
+    for kind, files in batches.items():
+        for folder in {file.parent for file in files}:
+            inside = [str(file) for file in files if file.parent == folder]
+            subprocess.run([str(office), "--headless", "--convert-to", kind, "--outdir",
+                            str(folder), *inside], check=True, capture_output=True)  # fmt: skip
+            for file in inside:
+                Path(file).unlink()
     return formats
 
 
-def extraction_rates(root: Path) -> list[tuple[str, int, float]]:
-    """(format, files, files/s) extracting each file of the mirror here, one at a time."""
-    seconds: dict[str, list[float]] = {}
-    for doc in scan(root):
-        if not doc.format.extracted:
-            continue
-        started = time.perf_counter()
-        extract(root / doc.path, doc.format.name, 2_000_000)
-        seconds.setdefault(doc.format.name, []).append(time.perf_counter() - started)
-    return [(name, len(times), len(times) / sum(times)) for name, times in sorted(seconds.items())]
+def extraction_rates(root: Path) -> list[tuple[str, int, float, float]]:
+    """(format, files, files/s, peak MB) extracting the mirror's files of each format in a
+    process of its own, one file at a time (a zip's members by their own format)."""
+    import subprocess
+
+    rates = []
+    for name in sorted({doc.format.name for doc in scan(root) if doc.format.extracted}):
+        done = subprocess.run([sys.executable, "-m", "benchmarks.format_rate", name, str(root)],
+                              check=True, capture_output=True, text=True)  # fmt: skip
+        files, per_s, peak = done.stdout.split()
+        rates.append((name, int(files), float(per_s), float(peak)))
+    return rates
 
 
 @dataclasses.dataclass
@@ -227,7 +279,10 @@ def link_pairs(wiki: Path) -> set[frozenset[str]]:
 
     def name(page: str) -> str:
         stem = page.removesuffix(".md")
-        return stem.rsplit(".", 1)[0] if stem.rsplit(".", 1)[-1] in WRITERS else stem
+        if ".zip/" in stem:  # a zip's Markdown file: named as the zip
+            return stem.split(".zip/", 1)[0]
+        kind = stem.rsplit(".", 1)[-1]
+        return stem.rsplit(".", 1)[0] if kind in WRITERS or kind in FORMATS_NAMED else stem
 
     pairs = set()
     for page in (wiki / "bench").rglob("*.md"):
@@ -312,9 +367,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                             run(label, synced, wiki, (one, two), args.workers, embeddings)
                         )
     print(f"\n{args.docs} documents: " + ", ".join(f"{n} {kind}" for kind, n in formats.items()))
-    print("\n| format | files | extracted per second (one process) |\n|---|---:|---:|")
-    for name, files, per_s in rates:
-        print(f"| {name} | {files} | {per_s:,.0f} |")
+    print("\n| format | files | extracted per second (one process) | peak MB |")
+    print("|---|---:|---:|---:|")
+    for name, files, per_s, peak in rates:
+        print(f"| {name} | {files} | {per_s:,.1f} | {peak:.0f} |")
     print(f"\n| documents | docs/s (median of {args.rounds}) | first request after | failed |")
     print("|---|---:|---:|---:|")
     medians = {}

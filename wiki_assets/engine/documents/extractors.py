@@ -22,8 +22,8 @@ import select
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +88,18 @@ class ExtractorPool:
         """The outcome of each job, in order, extracted in parallel."""
         with ThreadPoolExecutor(self.processes, thread_name_prefix="extract") as threads:
             return list(threads.map(self._one, jobs))
+
+    def as_done(self, jobs: Sequence[Job]) -> Iterator[tuple[int, Outcome]]:
+        """Each job's index and outcome as soon as it is extracted, in parallel: a slow file (a
+        scan, read by OCR) holds up no other. Closing the iterator cancels the jobs not begun."""
+        with ThreadPoolExecutor(self.processes, thread_name_prefix="extract") as threads:
+            futures = {threads.submit(self._one, job): index for index, job in enumerate(jobs)}
+            try:
+                for future in as_completed(futures):
+                    yield futures[future], future.result()
+            finally:
+                for future in futures:
+                    future.cancel()
 
     def __enter__(self) -> ExtractorPool:
         return self

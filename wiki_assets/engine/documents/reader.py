@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,6 +128,22 @@ class Reader:
         outcomes = self._processes().map([self._job(doc) for doc in missing])
         for doc, outcome in zip(missing, outcomes, strict=True):
             self._keep(doc, outcome)
+
+    def extracting(self, docs: Sequence[SourceDocument]) -> Generator[SourceDocument]:
+        """Each of ``docs`` as soon as reading it is quick (:meth:`ready`): at once for those
+        the store holds, the others as their extraction ends, in parallel and in the order they
+        end, so that a slow file (a scan, read by OCR) holds up no other."""
+        missing = [doc for doc in docs if self._missing(doc)]
+        waiting = {doc.path for doc in missing}
+        yield from (doc for doc in docs if doc.path not in waiting)
+        if len(missing) < POOL_FROM or self.processes < 2:
+            for doc in missing:
+                self.extract_ahead([doc])
+                yield doc
+            return
+        for index, outcome in self._processes().as_done([self._job(doc) for doc in missing]):
+            self._keep(missing[index], outcome)
+            yield missing[index]
 
     def _processes(self) -> ExtractorPool:
         if self._pool is None:

@@ -4,7 +4,8 @@ The plan reads what is quick to read (text files, and documents whose extracted 
 keeps) and defers the rest (:attr:`~.plan.RunPlan.deferred`: a first run over a drive of PDFs
 and decks, say). Past a few, they are not extracted before the first request: the dispatcher
 starts on the documents that are ready while a thread of the run's has the deferred ones
-extracted, :data:`CHUNK` at a time, by the extracting processes, indexes them for link
+extracted by the extracting processes and, :data:`CHUNK` at a time in the order their
+extraction ends (a scan read by OCR holds up no other), indexes them for link
 candidates (and embeds them, with an embeddings model), and hands those of the run's collections
 to the queue as they come (:meth:`~wiki_assets.engine.dispatch.WorkQueue.arrive`), or lists
 them as holding no text. Until the last has come the queue is not dry, so the run does not end.
@@ -17,6 +18,7 @@ link on both pages (docs/benchmarks.md measures what it costs).
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -91,33 +93,44 @@ class Arrivals:
     def _extract_all(
         self, arrive: Callable[[list[SourceDocument], list[NoTextFile]], object]
     ) -> None:
-        """On a thread: each chunk extracted, indexed (and embedded), then handed over."""
-        deferred = self.plan.deferred
-        for start in range(0, len(deferred), CHUNK):
-            if self._stop:
-                return
-            chunk = deferred[start : start + CHUNK]
-            self.reader.extract_ahead(chunk)
-            items, docs, no_text = [], [], []
-            for doc in chunk:
-                wanted = doc.path in self.plan.later
-                try:
-                    text = self.reader.read(doc)
-                except NoText as error:
-                    if wanted:
-                        no_text.append(NoTextFile(doc, str(error), new=True))
-                    continue
-                except DocumentError:
-                    if wanted:
-                        docs.append(doc)  # it fails with the reason when prepared
-                    continue
-                items.append((doc.path, text.title, text.text, doc.content_hash))
+        """On a thread: the deferred documents extracted in parallel, handed over
+        :data:`CHUNK` at a time in the order their extraction ends (a scan read by OCR holds
+        up no other), each chunk indexed (and embedded) first."""
+        ready = self.reader.extracting(self.plan.deferred)
+        try:
+            while not self._stop:
+                chunk = list(itertools.islice(ready, CHUNK))
+                if not chunk:
+                    return
+                self._hand_over(chunk, arrive)
+        finally:
+            ready.close()  # (the extractions not begun are cancelled)
+
+    def _hand_over(
+        self,
+        chunk: list[SourceDocument],
+        arrive: Callable[[list[SourceDocument], list[NoTextFile]], object],
+    ) -> None:
+        items, docs, no_text = [], [], []
+        for doc in chunk:
+            wanted = doc.path in self.plan.later
+            try:
+                text = self.reader.read(doc)
+            except NoText as error:
                 if wanted:
-                    docs.append(doc)
-            self.related.update_many(items)
-            if self.embedder is not None and items:
-                embed_missing(
-                    self.related, self.embedder, self.plan.opening, stopped=lambda: self._stop
-                )
-            self.arrived += len(chunk)
-            arrive(docs, no_text)
+                    no_text.append(NoTextFile(doc, str(error), new=True))
+                continue
+            except DocumentError:
+                if wanted:
+                    docs.append(doc)  # it fails with the reason when prepared
+                continue
+            items.append((doc.path, text.title, text.text, doc.content_hash))
+            if wanted:
+                docs.append(doc)
+        self.related.update_many(items)
+        if self.embedder is not None and items:
+            embed_missing(
+                self.related, self.embedder, self.plan.opening, stopped=lambda: self._stop
+            )
+        self.arrived += len(chunk)
+        arrive(docs, no_text)
