@@ -52,7 +52,7 @@ logging.getLogger("fontTools").setLevel(logging.ERROR)  # its subsetting notes, 
 FONT = Path("/usr/share/fonts/truetype/nanum/NanumGothic.ttf")
 HANGUL_PDF = FONT.is_file()
 CYCLE = ("md", "pdf", "docx", "pptx", "xlsx", "html", "doc", "xls", "ppt", "odt", "zip")
-SCAN_EVERY = 50  # one document in this many is a scanned page (a PNG read by OCR)
+SCAN_EVERY = 50  # one document in this many is a scanned page (a PNG read by OCR); --scan-every
 # Formats LibreOffice converts to, from the file written first (a batch per format).
 CONVERTED = {"doc": "docx", "xls": "xlsx", "ppt": "pptx", "odt": "docx"}
 
@@ -201,10 +201,12 @@ def _scan(title: str, paragraphs: list[str], out: Path) -> None:
     image.save(out, format="PNG")
 
 
-def build_mirror(root: Path, docs: Sequence[BenchDoc]) -> dict[str, int]:
+def build_mirror(
+    root: Path, docs: Sequence[BenchDoc], scan_every: int = SCAN_EVERY
+) -> dict[str, int]:
     """The same texts in turn as Markdown, PDF, Word, PowerPoint, Excel, HTML, Word, Excel and
     PowerPoint 97-2003, OpenDocument text (converted by LibreOffice, a batch per format), a
-    Markdown file in a zip, and (one in :data:`SCAN_EVERY`) a scanned page; per format, how
+    Markdown file in a zip, and (one in ``scan_every``) a scanned page; per format, how
     many."""
     import shutil
     import subprocess
@@ -214,7 +216,7 @@ def build_mirror(root: Path, docs: Sequence[BenchDoc]) -> dict[str, int]:
     office = shutil.which("soffice")
     for index, doc in enumerate(docs):
         kind = CYCLE[index % len(CYCLE)]
-        if index % SCAN_EVERY == SCAN_EVERY - 1 and HANGUL_PDF:
+        if scan_every and index % scan_every == scan_every - 1 and HANGUL_PDF:
             kind = "png"
         korean = any("\uac00" <= char <= "\ud7a3" for char in doc.text[:400])
         if kind == "pdf" and korean and not HANGUL_PDF or kind in CONVERTED and not office:
@@ -331,6 +333,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--docs", type=int, default=2000)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=2, help="runs of each (the median counts)")
+    parser.add_argument("--scan-every", type=int, default=SCAN_EVERY,
+                        help="one document in this many is a scanned page (0: none)")  # fmt: skip
     parser.add_argument(
         "--embedded",
         action="store_true",
@@ -342,7 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         progress(f"writing {args.docs} documents, and the same as a mixed mirror")
         docs = build_documents(tmp / "plain", args.docs, collection="bench")
         docs += add_labelled(tmp / "plain")
-        formats = build_mirror(tmp / "mixed", docs)
+        formats = build_mirror(tmp / "mixed", docs, args.scan_every)
         rates = extraction_rates(tmp / "mixed")
         fast = dataclasses.replace(PRESETS["fast"], model="fast")
         slow = dataclasses.replace(PRESETS["slow"], model="slow")

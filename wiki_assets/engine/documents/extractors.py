@@ -39,6 +39,8 @@ MODULE = "wiki_assets.engine.documents.extractors"
 Outcome = tuple[Extracted | None, str | None, str | None]
 Job = tuple[str, str, int]  # (the file's path, its format, the most bytes of text)
 
+NICENESS = 10  # added to an extracting process's niceness
+
 # How long one file's extraction may take, in seconds: far more than any readable file needs
 # (docs/benchmarks.md: milliseconds a file, a second for a 600-page PDF), so only a converter
 # that hangs reaches it.
@@ -206,6 +208,9 @@ def main() -> None:
     ends this process too, without waiting for the converter (the run's pid is the argument)."""
     if len(sys.argv) > 1:
         exit_with_parent(int(sys.argv[1]))
+    # Below the run in the scheduler's eyes (and so is tesseract, started from here): on cores
+    # the run needs for its requests, extraction and OCR take what it leaves.
+    os.nice(NICENESS)
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     for line in sys.stdin.buffer:
