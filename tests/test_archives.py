@@ -1,8 +1,9 @@
 """Archives are folders: a zip written the way Windows Explorer writes one on a Korean PC (member
 names in CP949 without the UTF-8 flag) gives its members under their Korean names, a zip inside
 it is opened one level deep and the one inside that is not; a tar.gz and a .gz of one file give
-theirs; an encrypted zip and a zip bomb are refused with the reason; and a member's bytes are
-found again from its path alone, reading no other member.
+theirs; an Outlook mail's attachments are documents under it; an encrypted zip and a zip bomb
+are refused with the reason; and a member's bytes are found again from its path alone, reading
+no other member.
 
 Fixtures: tests/data/formats, made by scripts/make-documents with Info-ZIP's zip, tar and gzip.
 """
@@ -68,3 +69,7 @@ def test_a_scan_lists_members_by_their_own_hash_and_finds_their_bytes_again() ->
     assert f"formats/{MEETING}" not in docs  # a folder now, not a document
     with pytest.raises(FileNotFoundError):
         archives.source(FORMATS / MEETING / "없는파일.docx")
+    # An Outlook mail is a document, and its attached PDF one under it.
+    assert docs["formats/poi-attachment.msg"].format.name == "msg"
+    attached = docs["formats/poi-attachment.msg/smbprn.00009008.KdcPjl.pdf"]
+    assert attached.format.name == "pdf" and attached.size == 13539

@@ -1,6 +1,7 @@
 """A Korean team's whole drive, end to end through `wiki-assets ingest`: Word, Excel and
-PowerPoint 97-2003 files, OpenDocument, RTF, Outlook mail, a Word file with text in its header,
-footnotes, comments, text boxes and content controls and a text file saved in CP949 each
+PowerPoint 97-2003 files, OpenDocument, RTF, Outlook mail (its attachments under it), a Word
+file with text in its header, footnotes, comments, text boxes and content controls and a text
+file saved in CP949 each
 become a page titled as the document is, its Korean intact; so does each document inside a zip
 (its member names in CP949, as Windows Explorer writes them, and a zip inside it), a tar.gz and
 a .gz, under the archive's path. An encrypted file, a broken copy of each format, a file its
@@ -57,6 +58,8 @@ def drive(synced: Path) -> tuple[dict[str, dict], dict[str, str]]:
             if entry.get("lang", "en") in ("en", "ko"):
                 shutil.copy(FORMATS / entry["file"], folder / entry["file"])
                 documents[f"drive/{entry['file']}"] = entry
+                for name, title in entry.get("attachments", {}).items():  # under its mail
+                    documents[f"drive/{entry['file']}/{name}"] = {"title": title}
         elif entry["kind"] in OLDER | {"msg"} and entry["expect"] == "no-text":
             shutil.copy(FORMATS / entry["file"], folder / entry["file"])
             no_text[f"drive/{entry['file']}"] = entry["reason"]

@@ -15,6 +15,7 @@ UTF-8 flag; ``zipfile`` reads those as CP437, and the name's bytes are decoded a
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import tarfile
@@ -27,7 +28,11 @@ from pathlib import Path, PurePosixPath
 from wiki_assets.engine.errors import NoText
 
 # An archive's kind by how its name ends (longest first: ".tar.gz" before ".gz").
-KINDS = ((".tar.gz", "tar"), (".tgz", "tar"), (".tar", "tar"), (".zip", "zip"), (".gz", "gz"))
+KINDS = ((".tar.gz", "tar"), (".tgz", "tar"), (".tar", "tar"), (".zip", "zip"), (".gz", "gz"),
+         (".msg", "msg"))  # fmt: skip
+# Containers that are documents themselves: an Outlook mail is its body (extract.py), and its
+# attachments are documents under it (``mail.msg/report.pdf``).
+WITH_BODY = frozenset({"msg"})
 MAX_EXPANDED_BYTES = 200_000_000  # what one archive's members may expand to, in all
 MAX_RATIO = 100  # how many times its compressed size a member may expand to…
 RATIO_FROM_BYTES = 1_000_000  # …once it is this large (a small file of spaces compresses well)
@@ -37,9 +42,10 @@ _ENCRYPTED_FLAG = 0x1
 # Names a member's bytes may be in, when its zip says nothing: UTF-8 (macOS, Linux), then the
 # code page of a Korean Windows PC.
 _NAME_ENCODINGS = ("utf-8", "cp949")
-# What an archive's own library raises for a broken one (or a compression it lacks).
+# What an archive's own library raises for a broken one (or a compression it lacks; extract-msg's
+# errors derive from Exception, and what it cannot read it says so).
 _BROKEN = (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError, zlib.error,
-           NotImplementedError, RuntimeError, ValueError)  # fmt: skip
+           NotImplementedError, RuntimeError, ValueError, Exception)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,15 +79,19 @@ def members(source: Path | bytes, name: str, depth: int = 0) -> Iterator[Member]
         except NoText as error:
             yield Member(inside, b"", str(error))
             continue
-        if kind_of(inside) is None:
+        kind = kind_of(inside)
+        if kind is None or kind in WITH_BODY:
             yield Member(inside, data)
-        elif depth >= MAX_DEPTH:
+        if kind is None or kind in WITH_BODY and depth >= MAX_DEPTH:
+            continue
+        if depth >= MAX_DEPTH:
             yield Member(inside, data, "an archive inside an archive inside an archive")
         else:
             try:
                 nested = list(members(data, inside, depth + 1))
             except NoText as error:
-                yield Member(inside, b"", str(error))
+                if kind not in WITH_BODY:  # (a mail's own reader says why it is broken)
+                    yield Member(inside, b"", str(error))
                 continue
             for found in nested:
                 yield Member(f"{inside}/{found.name}", found.data, found.no_text)
@@ -254,8 +264,27 @@ def _member_name(info: zipfile.ZipInfo) -> str:
     return info.filename
 
 
+def _msg(data: bytes, name: str) -> Iterator[_Listed]:
+    """An Outlook mail's attachments, by their file names (extract-msg); a mail attached to it
+    is its own body's, not a file, and is left out."""
+    import extract_msg
+
+    message = extract_msg.openMsg(data)
+    try:
+        attached = [
+            (str(item.longFilename or item.shortFilename), item.data)
+            for item in message.attachments
+            if isinstance(item.data, bytes) and (item.longFilename or item.shortFilename)
+        ]
+    finally:
+        message.close()
+    _within_limits([(sum(len(content) for _, content in attached), MAX_EXPANDED_BYTES)])
+    for inside, content in attached:
+        yield inside, functools.partial(bytes, content)
+
+
 def _reason(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
-_READERS = {"zip": _zip, "tar": _tar, "gz": _gz}
+_READERS = {"zip": _zip, "tar": _tar, "gz": _gz, "msg": _msg}

@@ -167,7 +167,8 @@ def scan_contents(
                 if ignored is not None:
                     ignored.append(Ignored(relative, rule))
                 continue
-            if archives.kind_of(relative) is not None:
+            container = archives.kind_of(relative)
+            if container is not None and container not in archives.WITH_BODY:
                 yield from _archive(file, relative, collection, rules, ignored, keep_up_to)
                 continue
             try:
@@ -179,6 +180,10 @@ def scan_contents(
                 SourceDocument(relative, collection, size, digest, format_of(relative, head)),
                 data,
             )
+            if container is not None:  # a mail: its attachments are documents under it
+                yield from _archive(
+                    file, relative, collection, rules, ignored, keep_up_to, body=True
+                )
 
 
 def _archive(
@@ -188,20 +193,24 @@ def _archive(
     rules: IgnoreRules,
     ignored: list[Ignored] | None,
     keep_up_to: int,
+    body: bool = False,
 ) -> Iterator[tuple[SourceDocument, bytes | None]]:
     """The documents inside the archive at ``relative`` (archives.py), each under its path
     (``drive/회의자료.zip/안건.docx``) and of the archive's collection, with its bytes when it has
     at most ``keep_up_to`` of them; or the archive itself, holding no text, with the reason it
-    could not be opened (or was refused)."""
+    could not be opened (or was refused). ``body``: the container is a document itself (a
+    mail, already listed, whose own reader says why it is broken): only what it holds."""
     kind = archives.kind_of(relative) or "archive"
     try:
         size, digest, _, data = _read_file(file, archives.MAX_EXPANDED_BYTES)
     except OSError:
-        yield SourceDocument(relative, collection, 0, ""), None
+        if not body:
+            yield SourceDocument(relative, collection, 0, ""), None
         return
     if data is None:
         too_large = f"refused: larger than {archives.MAX_EXPANDED_BYTES:,} bytes"
-        yield SourceDocument(relative, collection, size, digest, Format(kind, too_large)), None
+        if not body:
+            yield SourceDocument(relative, collection, size, digest, Format(kind, too_large)), None
         return
     try:
         for member in archives.members(data, relative):
@@ -221,7 +230,9 @@ def _archive(
             doc = SourceDocument(path, collection, len(content), inside, what)
             yield doc, content if len(content) <= keep_up_to else None
     except NoText as error:
-        yield SourceDocument(relative, collection, size, digest, Format(kind, str(error))), None
+        if not body:
+            reason = Format(kind, str(error))
+            yield SourceDocument(relative, collection, size, digest, reason), None
 
 
 def collection_names(root: Path, depth: int = 1) -> set[str]:
