@@ -3,8 +3,10 @@ holds no text, and why.
 
 Decided by the file's name and, where a name can lie, its first bytes: a ``.pdf`` that does not
 start like a PDF but reads as text is text (an export that kept the wrong extension), and a file
-whose name says nothing is text when its bytes decode as text. What holds no text is never
-opened by a converter: images, archives, fonts, audio and video, and formats no library here
+whose name says nothing is text when its bytes decode as text (in any encoding, encodings.py).
+What holds no text is never opened by a converter: fonts, audio and video, archives not opened
+as folders (``.7z``, ``.rar``: archives.py opens the others), pictures OCR does not read, a
+picture OCR would read where tesseract is not installed (ocr.py), and formats no library here
 reads (``unsupported format: .xlsb``).
 """
 
