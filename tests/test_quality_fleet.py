@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from urllib.parse import quote
 
 import dagster as dg
 from conftest import Workspace, summarizer_for
@@ -61,7 +62,8 @@ def test_per_model_quality_separates_a_faithful_from_a_fabricating_model(
         else:
             assert meta["verdict"] == "ok", (name, meta["flags"])
             assert meta["points_verified"] == meta["points_total"] > 0, name
-    assert flagged and all(f"({name})" in review for name in flagged)
+    # (Links are quoted: the sample's zip holds Korean names.)
+    assert flagged and all(f"({quote(name)})" in review for name in flagged)
 
     # `wiki-assets runs` shows the same figures, one quality entry per model.
     row = runs_table(instance).row(0, named=True)
