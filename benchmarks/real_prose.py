@@ -30,7 +30,6 @@ from wiki_assets.engine.quality.sentences import Support
 LABELS = Path(__file__).with_name("real_prose_labels.jsonl")
 FLAGGING = (Support.CONTRADICTED, Support.UNSUPPORTED)
 LANGUAGES = {"English": "en", "Korean": "ko"}
-LABELLED = (".md", ".txt")  # the documents whose pages are labelled: their text is the file
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +59,6 @@ def measure(answers: Path = RECORDED, labels: Path = LABELS) -> list[Labelled]:
     seen: set[tuple[str, str]] = set()  # a sentence said twice (on a page, or in two requests)
     for line in answers.read_text("utf-8").splitlines():
         page = json.loads(line)
-        if not page["source"].endswith(LABELLED):
-            continue  # a converted format's text is the extractor's: not labelled (see the doc)
         text = document_text(page["corpus"], page["source"])
         title = title_of(text, page["source"])
         checked = check_prose(page["description"], page["summary"], text, title)

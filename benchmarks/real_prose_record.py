@@ -34,6 +34,8 @@ from pathlib import Path
 
 from benchmarks.faithfulness_set import DOCUMENTS
 from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine.documents.extract import extract
+from wiki_assets.engine.documents.formats import format_of
 from wiki_assets.engine.model.child_server import LOOPBACK, child_server, free_port
 from wiki_assets.engine.wiki.catalog import read_catalog
 from wiki_assets.engine.wiki.index import index_wiki
@@ -41,6 +43,7 @@ from wiki_assets.engine.wiki.index import index_wiki
 PROJECT = Path(__file__).resolve().parents[1]
 CORPORA = ("sample", "bilingual", "policies")
 RECORDED = PROJECT / "benchmarks" / "real_prose_answers.jsonl"
+_NO_LIMIT = 1 << 30  # bytes of text: the sample's documents are small
 
 
 def build_corpora(synced: Path, corpora: Sequence[str] = CORPORA) -> None:
@@ -58,14 +61,17 @@ def build_corpora(synced: Path, corpora: Sequence[str] = CORPORA) -> None:
 
 
 def document_text(corpus: str, source: str) -> str:
-    """The text of a recorded page's document, as the run read it (a converted format's text is
-    the one the wiki kept; see :func:`benchmarks.real_prose.document`)."""
+    """The text of a recorded page's document, as the run read it: the file's, or the text the
+    project's extractor takes from a converted format (PDF, Word, PowerPoint, HWPX…)."""
     relative = source.split("/", 1)[1]
-    if corpus == "sample":
-        return (PROJECT / "synced" / relative).read_text("utf-8")
-    if corpus == "bilingual":
-        return (PROJECT / "tests" / "data" / "bilingual" / relative).read_text("utf-8")
-    return DOCUMENTS[Path(relative).stem] + "\n"
+    if corpus == "policies":
+        return DOCUMENTS[Path(relative).stem] + "\n"
+    root = PROJECT / "synced" if corpus == "sample" else PROJECT / "tests" / "data" / "bilingual"
+    path = root / relative
+    kind = format_of(relative, path.read_bytes()[:4096])
+    if kind.extracted:
+        return extract(path, kind.name, _NO_LIMIT).text
+    return path.read_text("utf-8")
 
 
 def record(endpoint: Endpoint, out: Path, corpora: Sequence[str] = CORPORA) -> int:

@@ -102,7 +102,11 @@ VERIFICATION = (
     Key[VerificationReport]("sentences_settled", int, lambda v: v.settled),
     Key[VerificationReport]("sentences_unchecked", int, lambda v: v.unchecked),
     Key[VerificationReport]("sentences", int, lambda v: v.sentences),
-    Key[VerificationReport]("supported_share", float, lambda v: v.supported_share),
+    Key[VerificationReport](
+        "supported_share",
+        float,
+        lambda v: None if v.supported_share is None else round(v.supported_share, 3),
+    ),
     Key[VerificationReport]("budget_pages", int, lambda v: v.budget),
     Key[VerificationReport]("pages_flagged", int, lambda v: v.flagged),
     Key[VerificationReport]("pages_skipped", str, lambda v: v.skipped_said()),
