@@ -458,3 +458,47 @@ def test_a_korean_noun_phrase_copied_from_the_document_asserts_nothing() -> None
     assert one("관리자 화면에서 보존 기간 변경 가능", spec).status is Support.SUPPORTED
     # Its figures are still checked: a changed one is flagged, predicate or none.
     assert flagged(one("90일이 지난 이전 버전 자동 삭제", spec))
+
+
+def test_what_repeats_a_word_or_copies_a_heading_asserts_nothing() -> None:
+    """A word said again adds no claim ("Postmortem: Postmortem: …" is one word), and a Markdown
+    heading copied names a topic: neither is a claim the rules support, though the document has
+    the words."""
+    assert one("Postmortem: Postmortem: Postmortem: Postmortem:", POSTMORTEM).status is (
+        Support.UNCHECKED
+    )
+    assert one("Deploys go to one zone at a time.", POSTMORTEM).status is Support.SUPPORTED
+    assert one("# Deploys go to one zone at a time", POSTMORTEM).status is Support.UNCHECKED
+
+
+def test_a_list_copied_with_an_invented_item_is_not_supported() -> None:
+    """Two words in a row that the document's sentence lacks name a thing it never names, even
+    in a long sentence that may otherwise miss a word."""
+    policy = (
+        "Travel and Expense Policy\n"
+        "This policy covers costs that employees pay personally while working: client travel, "
+        "taxis after 10 pm, team meals approved in advance, and small equipment under 100,000 KRW."
+    )
+    listed = (
+        "It covers costs that employees pay personally while working: client travel, taxis after "
+        "10 pm, team meals approved in advance, small equipment under 100,000 KRW"
+    )
+    assert one(listed + ".", policy).status is Support.SUPPORTED
+    assert one(listed + ", and business plans.", policy).status is Support.UNCHECKED
+
+
+def test_a_lists_numbering_run_into_a_sentence_counts_nothing() -> None:
+    """A small model writes a numbered list as prose, each step ending in the next one's number
+    ("… before closing, 7."): that number counts nothing, so it is no figure the document must
+    give; a figure of the step itself is still checked."""
+    runbook = (
+        "metad disk pressure\n"
+        "1. Find the metad leader with metadctl status.\n"
+        "2. Run compaction on the leader first.\n"
+        "3. Confirm that disk usage is below 80% on all nodes before closing."
+    )
+    assert one("Run compaction on the leader first, 6.", runbook).status is Support.SUPPORTED
+    numbered = one("Confirm that disk usage is below 80% on all nodes before closing, 7.", runbook)
+    assert numbered.status is Support.SUPPORTED
+    changed = one("Confirm that disk usage is below 90% on all nodes before closing, 7.", runbook)
+    assert flagged(changed)

@@ -107,7 +107,7 @@ def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
         and round(passage.share * words) >= min(words, MIN_WORDS_FOUND)
     )
     lines = (passage.first, passage.last) if passage is not None and found else None
-    stated = quantities(sentence)
+    stated = _stated(sentence)
     missing = [quantity for quantity in stated if not document.states(quantity)]
     if missing:
         if passage is not None and found:
@@ -159,6 +159,22 @@ def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
     stating_lines = [text for _, text in document.lines(*stating)]
     return SentenceCheck(sentence, part, Support.SUPPORTED, stating,
                          quoted=quoted(sentence, [" ".join(stating_lines)]))  # fmt: skip
+
+
+# A list's numbering run into prose: the next item's number after a comma at the end ("… before
+# closing, 7.") or a number alone in brackets ("(10)"). It numbers, it counts nothing.
+_NUMBERING = re.compile(r",\s*(\d{1,2})\.?\s*$|\((\d{1,2})\)")
+
+
+def _stated(sentence: str) -> list[Quantity]:
+    """The quantities ``sentence`` states, but for a list's numbering (a number of no kind)."""
+    found = quantities(sentence)
+    for match in _NUMBERING.finditer(sentence):
+        number = match.group(1) or match.group(2)
+        numbering = next((q for q in found if not q.kind and q.text == number), None)
+        if numbering is not None:
+            found.remove(numbering)
+    return found
 
 
 def _same_claim(sentence: str, theirs: str) -> bool:

@@ -9,16 +9,18 @@ only where the document says it nearly word for word, in one of its sentences (w
 over a line break) (:func:`stated_by`):
 
 * it holds all of the prose sentence's claim words (content words; one of the title's may be
-  missing), or all but one in eight (the word left out is often the claim: "caused by");
+  missing), or all but one in eight (the word left out is often the claim: "caused by"), and
+  no two of the missing ones stand together: two words in a row that the document's sentence
+  lacks name a thing it never names ("… small equipment under 100,000 KRW, and business plans");
 * in the same order (a wrong actor or a turned-round relation reorders them);
 * each two claim words that stand together in the prose stand within a few words of each other
   in the document's sentence (two words from two clauses are not one thing).
 
-A sentence of fewer than two claim words (beside the title's) asserts nothing the rules can
-place ("SHOCKED: SEV1"); nor does a Korean sentence whose last word is no predicate
-(:func:`asserts`). Anything else may be true, but the rules cannot know: it is unchecked, for a
-judge. :func:`quoted` tells a sentence that is the document's own words, which a digest may
-quote without a judge.
+A sentence of fewer than two claim words (beside the title's; a word said again counts once)
+asserts nothing the rules can place ("SHOCKED: SEV1", "Postmortem: Postmortem: …"); nor does a
+heading or a Korean sentence whose last word is no predicate (:func:`asserts`). Anything else
+may be true, but the rules cannot know: it is unchecked, for a judge. :func:`quoted` tells a
+sentence that is the document's own words, which a digest may quote without a judge.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ _GAP = 3  # claim words at most between two that stand together in the prose sen
 _CLOSING = (".", "!", "?", "。", "！", "？")  # a line that ends so ends its sentence
 _QUOTE_WORDS = 4  # a quote shorter than this is a phrase, not a sentence of the document
 _HANGUL_WORD = re.compile(r"[\uac00-\ud7a3]+")
+_HEADING = re.compile(r"\s*#{1,6}\s")
 # How a Korean predicate ends: a final ending (합니다, 해요, 하십시오, 하죠, 할까, 하네), a
 # predicate made a noun as notes write them (삭제됨, 없음, 필요함, 제출할 것), or a noun that is
 # a predicate there (출시 예정, 승인 필요, 반출 금지).
@@ -54,7 +57,7 @@ def stated_by(
     claim (see the module docstring): one of its sentences, a whole line, or the passage read
     as one text (a sentence the model copied across a line break); None where none does."""
     words = claim_words(sentence)
-    if len([word for word in words if word not in title_words]) < MIN_CLAIM:
+    if len({word for word in words if word not in title_words}) < MIN_CLAIM:
         return None
     if not asserts(sentence):
         return None
@@ -77,11 +80,14 @@ def stated_by(
 
 
 def asserts(sentence: str) -> bool:
-    """Whether ``sentence`` has a predicate where its language puts one. Korean puts it last: a
-    sentence whose last word ends in no predicate's ending is a noun phrase (a heading, a list
-    item's label: "집결 장소", "이전 버전 자동 삭제") and names a topic without saying anything
-    of it, true or false. An English sentence's verb may stand anywhere, and no rule short of a
-    tagger finds it: English sentences are taken to assert."""
+    """Whether ``sentence`` may assert something: it is no Markdown heading copied ("# Stats:
+    …": a heading names a topic), and it has a predicate where its language puts one. Korean
+    puts it last: a sentence whose last word ends in no predicate's ending is a noun phrase (a
+    list item's label: "집결 장소", "이전 버전 자동 삭제") and names a topic without saying
+    anything of it, true or false. An English sentence's verb may stand anywhere, and no rule
+    short of a tagger finds it: English sentences are taken to assert."""
+    if _HEADING.match(sentence):
+        return False
     words = _HANGUL_WORD.findall(sentence)
     latin = sum(1 for word in sentence.split() if word.isascii() and word.isalpha())
     if not words or latin > len(words):
@@ -138,6 +144,9 @@ def _states(words: tuple[str, ...], title_words: frozenset[str], piece: str) -> 
     absent = [w for w, at in zip(words, found, strict=True) if at is None]
     if _missing(absent, title_words) > len(words) // _MISSING:
         return False
+    lacking = [at is None and w not in title_words for w, at in zip(words, found, strict=True)]
+    if any(a and b for a, b in zip(lacking, lacking[1:], strict=False)):
+        return False  # two words in a row the sentence lacks: a thing it never names
     placed = [at for at in found if at is not None]
     if len(placed) < MIN_CLAIM:
         return False
