@@ -10,11 +10,14 @@ import json
 import logging
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from test_killed_run import processes, reap, subreaper
 
 from wiki_assets.defs.resources import SummarizerResource
 from wiki_assets.engine.model.local_server import EMBEDDED_MODEL, EmbeddedModelUnavailable
@@ -26,9 +29,24 @@ SAMPLE = PROJECT / "synced"
 DOCUMENTS = ["glossary.md", "people/onboarding-guide-ko.md", "engineering/deploy-process.txt"]
 
 
-def llama_servers() -> list[str]:
-    found = subprocess.run(["pgrep", "-f", "llama_cpp.server"], capture_output=True, text=True)
-    return found.stdout.split()
+def leftovers(before: set[int], within_s: float = 10.0) -> dict[int, str]:
+    """The processes the run left behind (re-parented to this test, its subreaper), once those
+    that were ending have ended (``within_s``); each is killed and reaped here."""
+    deadline = time.monotonic() + within_s
+    while True:
+        left = {
+            pid: command
+            for pid, (ppid, command) in processes().items()
+            if ppid == os.getpid() and pid not in before
+        }
+        reap(set(left))
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    reap(set(left))
+    return left
 
 
 @pytest.mark.llm
@@ -40,15 +58,19 @@ def test_cli_ingests_on_the_embedded_model_and_stops_it(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     shutil.copy(PROJECT / "dagster_home" / "dagster.yaml", home)
-    before = llama_servers()
-    done = subprocess.run(
-        [sys.executable, "-m", "wiki_assets.cli", "ingest", "--synced", str(synced),
-         "--wiki", str(tmp_path / "wiki"), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "DAGSTER_HOME": str(home)},
-    )  # fmt: skip
+    # The test is the subreaper of the run's processes: whatever the run started and left
+    # running becomes the test's child when the run exits (other servers on the machine do not).
+    with subreaper():
+        before = {pid for pid, (ppid, _) in processes().items() if ppid == os.getpid()}
+        done = subprocess.run(
+            [sys.executable, "-m", "wiki_assets.cli", "ingest", "--synced", str(synced),
+             "--wiki", str(tmp_path / "wiki"), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "DAGSTER_HOME": str(home)},
+        )  # fmt: skip
+        left = leftovers(before)
 
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout)
@@ -80,7 +102,7 @@ def test_cli_ingests_on_the_embedded_model_and_stops_it(tmp_path: Path) -> None:
             assert len(body.strip()) > 80, page
     assert dangling_links(wiki) == []
     assert (wiki / "index.md").is_file()
-    assert llama_servers() == before, "the embedded server must be stopped after the run"
+    assert left == {}, "the embedded servers must be stopped after the run"
 
 
 def test_missing_local_extra_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
