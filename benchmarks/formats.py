@@ -17,10 +17,15 @@ prepared before its partner was indexed is not offered it). A table first gives 
 extraction rate (files/s, one process) on the mirror.
 
 Links by n-grams alone by default. With ``--embedded``, links by meaning come from the shipped
-multilingual-e5-small (the embedded embeddings server), and 14 labelled English/Korean partners
-(``tests/data/bilingual``) are added to every mirror: how many of them each run links is what
-extracting (and embedding) beside the requests costs in links, where n-grams alone rarely find a
-partner in the other language at all.
+multilingual-e5-small (the embedded embeddings server, at its lower priority), and 14 labelled
+English/Korean partners (``tests/data/bilingual``) are added to every mirror. The plain text then
+runs three ways, in turn in each round: with links by n-grams alone (no embeddings), as the
+engine runs it (embedded beside the requests, the pages asked before the last vector given their
+nearest by meaning at the end), and with every document embedded before the first request (as
+the engine did before it embedded beside the requests); the mixed mirror twice: as the engine
+runs it, and with every text extracted and embedded first. How many labelled partners each run
+links (by its model, or by meaning at the end), its first request, the seconds it waited for
+embedding and its length against the run with n-grams alone are what links by meaning cost.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ from wiki_assets.engine.config import EmbeddingsEndpoint
 from wiki_assets.engine.documents.corpus import scan
 from wiki_assets.engine.ingestion import plan
 from wiki_assets.engine.model.embedded_embeddings import embedded_embeddings_server
+from wiki_assets.engine.related import embed_missing
+from wiki_assets.engine.related.embed_missing import EMBED_FIRST
 from wiki_assets.engine.wiki.audit import front_matter
 from wiki_assets.simulator import PRESETS, SimServer
 
@@ -269,6 +276,8 @@ class Run:
     first_request_s: float
     failed: int
     links: set[frozenset[str]]
+    waited_s: float = 0.0  # for embedding: before the first request, and at the end
+    by_meaning: int = 0  # links by meaning added at the end
 
     @property
     def rate(self) -> float:
@@ -290,8 +299,7 @@ def link_pairs(wiki: Path) -> set[frozenset[str]]:
     for page in (wiki / "bench").rglob("*.md"):
         meta = front_matter(page.read_text(encoding="utf-8"))
         here = name(page.relative_to(wiki).as_posix())
-        related = meta.get("related") or []
-        assert isinstance(related, list)
+        related = [*(meta.get("related") or []), *(meta.get("related_by_meaning") or [])]
         pairs.update(frozenset((here, name(str(other)))) for other in related)
     return pairs
 
@@ -323,9 +331,13 @@ def run(
     firsts = [s.snapshot().first_request_at for s in servers]
     first = min(at for at in firsts if at is not None) - started
     progress(
-        f"{label}: {report.count} docs in {report.duration_s:.1f} s, first request {first:.1f} s"
+        f"{label}: {report.count} docs in {report.duration_s:.1f} s, first request {first:.1f} s, "
+        f"waited {report.embedding_wait_s:.1f} s for embedding"
     )
-    return Run(label, report.count, report.duration_s, first, len(report.failed), link_pairs(wiki))
+    return Run(
+        label, report.count, report.duration_s, first, len(report.failed), link_pairs(wiki),
+        report.embedding_wait_s, report.links_by_meaning,
+    )  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -350,11 +362,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         rates = extraction_rates(tmp / "mixed")
         fast = dataclasses.replace(PRESETS["fast"], model="fast")
         slow = dataclasses.replace(PRESETS["slow"], model="slow")
-        variants = {
-            "plain text": (tmp / "plain", plan.EXTRACT_FIRST),
-            "mixed mirror": (tmp / "mixed", plan.EXTRACT_FIRST),
-            "mixed, extracted first": (tmp / "mixed", sys.maxsize),
-        }
+        # label -> (synced root, documents extracted first, documents embedded first, meaning)
+        first, beside = sys.maxsize, plan.EXTRACT_FIRST
+        if args.embedded:
+            variants = {
+                "plain text, links by n-grams alone": (tmp / "plain", beside, 0, False),
+                "plain text": (tmp / "plain", beside, EMBED_FIRST, True),
+                "plain text, every text embedded first": (tmp / "plain", beside, first, True),
+                "mixed mirror": (tmp / "mixed", beside, EMBED_FIRST, True),
+                "mixed, every text extracted and embedded first": (
+                    tmp / "mixed",
+                    first,
+                    first,
+                    True,
+                ),
+            }
+        else:
+            variants = {
+                "plain text": (tmp / "plain", beside, EMBED_FIRST, False),
+                "mixed mirror": (tmp / "mixed", beside, EMBED_FIRST, False),
+                "mixed, extracted first": (tmp / "mixed", first, EMBED_FIRST, False),
+            }
         runs: dict[str, list[Run]] = {label: [] for label in variants}
         with contextlib.ExitStack() as servers:
             one, two = (
@@ -363,10 +391,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             e5 = servers.enter_context(embedded_embeddings_server()) if args.embedded else None
             for round_ in range(args.rounds):
-                for label, (synced, extract_first) in variants.items():
+                for label, (synced, extract_first, embed_first, meaning) in variants.items():
                     wiki = tmp / f"wiki-{label.replace(' ', '-').replace(',', '')}-{round_}"
-                    with extracting_first(extract_first):
-                        embeddings = e5.endpoint if e5 else None
+                    with extracting_first(extract_first), embedding_first(embed_first):
+                        embeddings = e5.endpoint if e5 and meaning else None
                         runs[label].append(
                             run(label, synced, wiki, (one, two), args.workers, embeddings)
                         )
@@ -375,24 +403,55 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("|---|---:|---:|---:|")
     for name, files, per_s, peak in rates:
         print(f"| {name} | {files} | {per_s:,.1f} | {peak:.0f} |")
-    print(f"\n| documents | docs/s (median of {args.rounds}) | first request after | failed |")
-    print("|---|---:|---:|---:|")
-    medians = {}
-    for label, done in runs.items():
-        rate = statistics.median(r.rate for r in done)
-        first = statistics.median(r.first_request_s for r in done)
-        medians[label] = rate
-        print(f"| {label} | {rate:.2f} | {first:.1f} s | {max(r.failed for r in done)} |")
-    print(f"\nmixed / plain: {medians['mixed mirror'] / medians['plain text']:.3f}")
+    _table(runs, args.rounds, args.embedded)
+    return 0
+
+
+def _table(runs: dict[str, list[Run]], rounds: int, embedded: bool) -> None:
+    """The runs' figures (medians of the rounds), each run's links, and with links by meaning
+    each plain-text run's length against the run with n-grams alone of its round."""
     pairs = labelled_pairs()
-    print(f"\n| documents | labelled pairs linked (of {len(pairs)}) | links in all |")
-    print("|---|---:|---:|")
+    print(
+        f"\n| documents | docs/s (median of {rounds}) | first request after | waited for "
+        f"embedding | labelled partners linked (of {len(pairs)}) | links in all "
+        "(by meaning at the end) | failed |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for label, done in runs.items():
         stems = [{frozenset(Path(name).name for name in link) for link in r.links} for r in done]
         linked = [sum(1 for pair in pairs if pair in found) for found in stems]
-        print(f"| {label} | {' · '.join(map(str, linked))} | "
-              f"{' · '.join(str(len(r.links)) for r in done)} |")  # fmt: skip
-    return 0
+        print(
+            f"| {label} | {statistics.median(r.rate for r in done):.2f} | "
+            f"{statistics.median(r.first_request_s for r in done):.1f} s | "
+            f"{statistics.median(r.waited_s for r in done):.1f} s | "
+            f"{' · '.join(map(str, linked))} | "
+            f"{' · '.join(f'{len(r.links)} ({r.by_meaning})' for r in done)} | "
+            f"{max(r.failed for r in done)} |"
+        )
+    if "mixed mirror" in runs and "plain text" in runs:
+        mixed = statistics.median(r.rate for r in runs["mixed mirror"])
+        print(
+            f"\nmixed / plain: {mixed / statistics.median(r.rate for r in runs['plain text']):.3f}"
+        )
+    if embedded:
+        alone = runs["plain text, links by n-grams alone"]
+        for label in ("plain text", "plain text, every text embedded first"):
+            ratios = [r.duration_s / a.duration_s for r, a in zip(runs[label], alone, strict=True)]
+            shown = " · ".join(f"{ratio:.3f}" for ratio in ratios)
+            print(
+                f"\n{label}: run's seconds / n-grams alone's, round by round: {shown} "
+                f"(median {statistics.median(ratios):.3f})"
+            )
+
+
+@contextlib.contextmanager
+def embedding_first(limit: int) -> Iterator[None]:
+    """The plan embeds up to ``limit`` documents before the first request (past it, beside)."""
+    saved, embed_missing.EMBED_FIRST = embed_missing.EMBED_FIRST, limit
+    try:
+        yield
+    finally:
+        embed_missing.EMBED_FIRST = saved
 
 
 @contextlib.contextmanager

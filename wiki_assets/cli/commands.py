@@ -87,18 +87,19 @@ def run_plan(
         states = dry_run(settings.corpus, settings.summarizer, settings.dials, ignored)
         # What the index build finishes, as the files show it (ingest also asks Dagster).
         left = unfinished(settings.corpus.wiki_path, settings.corpus.state_store()) or []
-        embedding = embedding_plan(settings.corpus, settings.summarizer)
         probes = fleet_probe(settings.summarizer)
+        documents = sum(state.to_summarize for state in states)
+        if home.is_dir():
+            with dg.DagsterInstance.get() as instance:
+                estimate = recorded_rates(instance, settings.summarizer, documents)
+                embedding = embedding_plan(settings.corpus, settings.summarizer, states, instance)
+        else:  # no instance, so no recorded rates
+            fleet = settings.summarizer.planned_endpoints()
+            estimate = Estimate(documents, unknown=[endpoint.name for endpoint in fleet])
+            embedding = embedding_plan(settings.corpus, settings.summarizer, states, None)
     except StateUnavailable as error:
         log.error(str(error))
         return EXIT_RUN_FAILED
-    documents = sum(state.to_summarize for state in states)
-    if home.is_dir():
-        with dg.DagsterInstance.get() as instance:
-            estimate = recorded_rates(instance, settings.summarizer, documents)
-    else:  # no instance, so no recorded rates
-        fleet = settings.summarizer.planned_endpoints()
-        estimate = Estimate(documents, unknown=[endpoint.name for endpoint in fleet])
     if as_json:
         found = {**plan_json(states, estimate), "unfinished": left,
                  "embeddings": embedding.to_dict(), "models": probes.to_dict(),

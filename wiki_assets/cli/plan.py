@@ -10,15 +10,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import dagster as dg
+
+from wiki_assets.defs.metadata import run_figures as md
+from wiki_assets.defs.names import WIKI_PAGES
 from wiki_assets.defs.resources import NGRAMS_ONLY, CorpusResource, SummarizerResource
-from wiki_assets.defs.sync.plan import Estimate, counted
+from wiki_assets.defs.sync.plan import RECENT_RUNS, Estimate, counted
 from wiki_assets.defs.wiki_pages.config import IngestConfig
 from wiki_assets.engine import CollectionState, survey
 from wiki_assets.engine.dispatch.retry import shown_url
 from wiki_assets.engine.documents.ignore import Ignored
 from wiki_assets.engine.ingestion.plan import RELATED_FILE
 from wiki_assets.engine.model.probe import Probe, probe
+from wiki_assets.engine.related.embed_missing import EMBED_FIRST
 from wiki_assets.engine.related.vectors import to_embed
+from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.wiki.files import STATE_DIR
 
 
@@ -43,31 +49,100 @@ def dry_run(
 
 @dataclass(frozen=True)
 class EmbeddingPlan:
-    """What a run would embed for its link candidates by meaning (``model``: None without an
-    embeddings model): indexed documents without a vector, or every one, and why."""
+    """What a run would embed for its links by meaning (``model``: None without an embeddings
+    model): the documents without a vector (every one, and why, for another model), where and
+    when (before the first request when they are few, else beside the requests), about how long
+    at the speed the last run that embedded with this model measured, and the pages that wait
+    for their links by meaning (:mod:`~wiki_assets.engine.state.meaning_links`)."""
 
     model: str | None
     documents: int = 0
     reason: str | None = None
+    endpoint: str = ""  # which endpoint embeds, in words
+    due: int = 0  # pages waiting for their links by meaning
+    docs_per_sec: float | None = None  # the last run's speed with this model, if one measured it
+
+    @property
+    def beside(self) -> bool:
+        return self.documents > EMBED_FIRST
+
+    @property
+    def seconds(self) -> float | None:
+        return self.documents / self.docs_per_sec if self.docs_per_sec else None
 
     def line(self) -> str | None:
         if self.model is None:
             return f"plan: links {NGRAMS_ONLY}"
-        if not self.documents:
-            return None
-        why = f" ({self.reason})" if self.reason else ""
-        return f"plan: {self.documents} documents to embed by {self.model}{why}"
+        said = []
+        if self.documents:
+            why = f" ({self.reason})" if self.reason else ""
+            when = "beside the requests" if self.beside else "before the first request"
+            cost = (
+                f": ~{self.seconds:,.0f} s at {self.docs_per_sec:.2f} docs/s (the last run's)"
+                if self.seconds is not None
+                else " (no run has measured its speed yet)"
+            )
+            said.append(
+                f"{self.documents} documents to embed by {self.model} ({self.endpoint}){why}, "
+                f"{when}{cost}"
+            )
+        if self.due:
+            said.append(f"{self.due} pages wait for their links by meaning")
+        return "plan: links by meaning: " + " · ".join(said) if said else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "to_embed": self.documents, "reason": self.reason}
+        return {
+            "model": self.model,
+            "to_embed": self.documents,
+            "reason": self.reason,
+            "endpoint": self.endpoint or None,
+            "beside_the_requests": self.beside,
+            "docs_per_sec": self.docs_per_sec,
+            "seconds": None if self.seconds is None else round(self.seconds, 1),
+            "pages_due": self.due,
+        }
 
 
-def embedding_plan(corpus: CorpusResource, summarizer: SummarizerResource) -> EmbeddingPlan:
+def embedding_plan(
+    corpus: CorpusResource,
+    summarizer: SummarizerResource,
+    states: list[CollectionState],
+    instance: dg.DagsterInstance | None,
+) -> EmbeddingPlan:
+    """The documents without a vector in the related index, and those the survey found new or
+    changed (a run indexes them first); the speed from ``instance``'s recorded runs."""
     endpoint = summarizer.planned_embeddings()
     if endpoint is None:
         return EmbeddingPlan(None)
     documents, reason = to_embed(corpus.wiki_path / STATE_DIR / RELATED_FILE, endpoint.model)
-    return EmbeddingPlan(endpoint.model, documents, reason)
+    unindexed = ("new",) if reason else ("new", "changed")  # (another model: every one already)
+    documents += sum(state.reasons.get(why, 0) for state in states for why in unindexed)
+    store = corpus.state_store()
+    due = 0
+    if store.has_state():
+        with Journal(store) as journal:
+            due = len(journal.by_meaning.due())
+    where = (
+        f"{endpoint.name} at {shown_url(endpoint.base_url)}"
+        if summarizer.embeddings is not None
+        else "the embedded model, on this machine's CPU"
+    )
+    rate = recorded_embedding_rate(instance, endpoint.model) if instance else None
+    return EmbeddingPlan(endpoint.model, documents, reason, where, due, rate)
+
+
+def recorded_embedding_rate(instance: dg.DagsterInstance, model: str) -> float | None:
+    """Documents per second the newest run that embedded with ``model`` measured."""
+    records = instance.fetch_observations(
+        dg.AssetRecordsFilter(asset_key=WIKI_PAGES), limit=RECENT_RUNS
+    ).records
+    for record in records:  # newest first
+        observation = record.asset_observation
+        figures = md.plain(observation.metadata) if observation is not None else {}
+        embedded, seconds = md.EMBEDDED.read(figures), md.EMBEDDING_S.read(figures)
+        if md.EMBEDDING_MODEL.read(figures) == model and embedded and seconds:
+            return round(float(embedded) / float(seconds), 2)
+    return None
 
 
 @dataclass(frozen=True)

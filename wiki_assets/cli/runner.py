@@ -56,6 +56,8 @@ SUMMARY_FIELDS = (
     "hit_max_tokens",
     "embedded",
     "embedding_s",
+    "embedding_wait_s",
+    "links_by_meaning",
 )
 
 

@@ -73,9 +73,10 @@ DOCS_PER_SEC = Key[IngestReport](
 # Requests per summarized document (parts of long documents, retries, hedges, second opinions).
 REQUESTS_PER_DOC = _figure("requests_per_doc", float)
 REQUESTS = _figure("requests", int)
-# Documents embedded for link candidates by meaning, and the seconds before the first request.
-EMBEDDED = _figure("embedded", int)
-EMBEDDING_S = _figure("embedding_s", float)
+# Links by meaning: model, documents embedded, seconds that took and waited, links added at the end.
+MEANING = tuple(_figure(name, kind) for name, kind in (("embedding_model", str), ("embedded", int),
+    ("embedding_s", float), ("embedding_wait_s", float), ("links_by_meaning", int)))  # fmt: skip
+EMBEDDING_MODEL, EMBEDDED, EMBEDDING_S = MEANING[:3]
 PROMPT_TOKENS = _figure("prompt_tokens", int)
 COMPLETION_TOKENS = _figure("completion_tokens", int)
 HIT_MAX_TOKENS = _figure("hit_max_tokens", int)
@@ -183,8 +184,7 @@ DETAILS = (
     SECOND_OPINIONS_SKIPPED_WHY,
     JUDGEMENTS,
     JUDGEMENTS_SKIPPED_WHY,
-    EMBEDDED,
-    EMBEDDING_S,
+    *MEANING,
     PARTITIONS,
 )
 DIALS = (

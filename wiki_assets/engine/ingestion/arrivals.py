@@ -5,8 +5,9 @@ keeps) and defers the rest (:attr:`~.plan.RunPlan.deferred`: a first run over a 
 and decks, say). Past a few, they are not extracted before the first request: the dispatcher
 starts on the documents that are ready while a thread of the run's has the deferred ones
 extracted by the extracting processes and, :data:`CHUNK` at a time in the order their
-extraction ends (a scan read by OCR holds up no other), indexes them for link
-candidates (and embeds them, with an embeddings model), and hands those of the run's collections
+extraction ends (a scan read by OCR holds up no other), indexes them for link candidates (and has
+them embedded, with an embeddings model: :mod:`~.meaning`), and hands those of the run's
+collections
 to the queue as they come (:meth:`~wiki_assets.engine.dispatch.WorkQueue.arrive`), or lists
 them as holding no text. Until the last has come the queue is not dry, so the run does not end.
 
@@ -27,11 +28,11 @@ from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument
 from wiki_assets.engine.documents.reader import Reader
 from wiki_assets.engine.errors import NoText
 from wiki_assets.engine.ingestion.flush import Pages
+from wiki_assets.engine.ingestion.meaning import LinksByMeaning
 from wiki_assets.engine.ingestion.notext import record_no_text
 from wiki_assets.engine.ingestion.plan import NoTextFile, RunPlan
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.related import RelatedIndex
-from wiki_assets.engine.related.embed_missing import Embedder, embed_missing
 
 CHUNK = 16  # deferred documents extracted, indexed and handed to the queue together
 
@@ -45,7 +46,7 @@ class Arrivals:
     related: RelatedIndex
     pages: Pages
     log: Log
-    embedder: Embedder | None = None
+    meaning: LinksByMeaning | None = None  # told of each chunk indexed, to embed it
     arrived: int = 0  # documents extracted so far
     _stop: bool = field(default=False, init=False)
 
@@ -65,7 +66,11 @@ class Arrivals:
             f"({self.expected} to summarize once read)"
         )
 
-        def arrive(docs: list[SourceDocument], no_text: list[NoTextFile]) -> None:
+        def arrive(
+            docs: list[SourceDocument], no_text: list[NoTextFile], indexed: list[str]
+        ) -> None:
+            if self.meaning is not None and indexed:
+                self.meaning.arrived(indexed)
             record_no_text(self.pages, no_text)
             self.plan.total -= len(no_text)
             found = (self.plan.job(doc, self.pages.owner, self.pages.fail) for doc in docs)
@@ -89,13 +94,16 @@ class Arrivals:
             )
             dispatcher.queue.arrive([], dropped=dispatcher.queue.expecting)
             dispatcher.wake()
+        finally:
+            if self.meaning is not None:
+                self.meaning.arrivals_done()
 
     def _extract_all(
-        self, arrive: Callable[[list[SourceDocument], list[NoTextFile]], object]
+        self, arrive: Callable[[list[SourceDocument], list[NoTextFile], list[str]], object]
     ) -> None:
         """On a thread: the deferred documents extracted in parallel, handed over
         :data:`CHUNK` at a time in the order their extraction ends (a scan read by OCR holds
-        up no other), each chunk indexed (and embedded) first."""
+        up no other), each chunk indexed first."""
         ready = self.reader.extracting(self.plan.deferred)
         try:
             while not self._stop:
@@ -109,7 +117,7 @@ class Arrivals:
     def _hand_over(
         self,
         chunk: list[SourceDocument],
-        arrive: Callable[[list[SourceDocument], list[NoTextFile]], object],
+        arrive: Callable[[list[SourceDocument], list[NoTextFile], list[str]], object],
     ) -> None:
         items, docs, no_text = [], [], []
         for doc in chunk:
@@ -128,9 +136,5 @@ class Arrivals:
             if wanted:
                 docs.append(doc)
         self.related.update_many(items)
-        if self.embedder is not None and items:
-            embed_missing(
-                self.related, self.embedder, self.plan.opening, stopped=lambda: self._stop
-            )
         self.arrived += len(chunk)
-        arrive(docs, no_text)
+        arrive(docs, no_text, [item[0] for item in items])

@@ -6,6 +6,7 @@ corpus instead of delaying the first request, and closed with the run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -47,6 +48,27 @@ async def plan_beside_helper(
             if not start.cancelled() and start.exception() is None:
                 await close_helper(start.result(), log)
         raise
+
+
+async def helper_for_plan(
+    plan: RunPlan,
+    helper: CandidatesService | None,
+    db_path: Path,
+    cleanup: contextlib.AsyncExitStack,
+    log: Log,
+) -> CandidatesService | None:
+    """The helper that answers the plan's candidates beside its requests, told the plan (started
+    now if the plan did not start one), and closed with the run by ``cleanup``; None when the
+    plan's candidates are not answered by one (a helper it started is closed then too)."""
+    if helper is not None:
+        cleanup.push_async_callback(close_helper, helper, log)
+    if not plan.answers_beside:
+        return None
+    if helper is None:
+        helper = await CandidatesService.start(db_path, RELATED_CANDIDATES)
+        cleanup.push_async_callback(close_helper, helper, log)
+    helper.send_plan(plan.answers_beside)
+    return helper
 
 
 async def close_helper(service: CandidatesService, log: Log) -> None:

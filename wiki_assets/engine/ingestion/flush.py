@@ -88,6 +88,9 @@ class Pages:
         self.unwritten: list[tuple[Job, Entry]] = []  # recorded in the journal, page not written
         self.failures: list[tuple[SourceDocument, str]] = []  # from the flush thread
         self.owners: dict[str, str] = {}  # page -> document, for the pages of this run
+        # Documents whose candidates were asked before every vector was in: their pages are
+        # due for their links by meaning (ingestion/meaning.py), marked as they are written.
+        self.provisional: set[str] = set()
         self.due = asyncio.Event()  # the buffer of unwritten pages is full: flush now
 
     def start(self) -> None:
@@ -289,6 +292,7 @@ class Pages:
                 self.failures.append((job.doc, reason))  # reported by the event loop
                 continue
             written.append(job.doc.path)
+        journal.by_meaning.mark_due(path for path in written if path in self.provisional)
         # A second opinion journaled while its first page was being written keeps its document
         # unwritten: its own page is in the next batch.
         journal.mark_written(

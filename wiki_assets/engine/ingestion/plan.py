@@ -12,7 +12,6 @@ answer their link candidates; :meth:`RunPlan.jobs` streams them.
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,7 @@ from wiki_assets.engine.ingestion.fingerprints import (
 )
 from wiki_assets.engine.ingestion.tree import Read, TreePass
 from wiki_assets.engine.related import RelatedIndex
-from wiki_assets.engine.related.embed_missing import Embedded, Embedder, embed_missing
+from wiki_assets.engine.related.embed_missing import Embedded, Embedder, embed_first_or_beside
 from wiki_assets.engine.related.service import SERVICE_MIN
 from wiki_assets.engine.state.journal import NO_TEXT, Entry, Journal
 from wiki_assets.engine.wiki.files import DIGEST_DIR, INDEX_PAGE, page_for
@@ -70,8 +69,7 @@ class RunPlan:
         self.interrupted = False  # stopped before it saw the whole tree (a signal came)
         self.indexed = 0  # documents the pass (re)indexed in the related index
         self.pruned = 0  # documents gone from the synced tree that left the related index
-        self.embedded = Embedded()  # documents embedded for candidates by meaning
-        self.embedding_s = 0.0  # the seconds that took
+        self.embedded = Embedded()  # documents embedded before the first request, or none
         # When two page names collide (a.txt, a.txt.md), the page is the first's in path order,
         # whatever order the run takes them in.
         self.page_claims: dict[str, str] = {}
@@ -111,9 +109,11 @@ class RunPlan:
         pruned (it has not seen the whole tree) and no candidates are answered
         (:attr:`interrupted`).
 
-        With an ``embedder``, every indexed document without a vector is embedded after the
-        pass (:mod:`~wiki_assets.engine.related.embed_missing`), before any candidates are
-        answered: a document's partner in another language is found among every vector."""
+        With an ``embedder``, the indexed documents without a vector are embedded after the
+        pass, before any candidates are answered, when they are few; else beside the requests
+        (:func:`~wiki_assets.engine.related.embed_missing.embed_first_or_beside`), and then no
+        candidates are answered before the requests (they would have fewer vectors than those
+        asked later)."""
         plan = cls(journal, related)
 
         def note(doc: SourceDocument, entry: Entry | None, read: Read, ready: bool) -> bool:
@@ -133,9 +133,8 @@ class RunPlan:
             if reader.texts is not None:
                 reader.texts.prune(scan.hashes)  # the texts of files that changed or went
         if embedder is not None and not plan.interrupted:
-            began = time.monotonic()
-            plan.embedded = embed_missing(related, embedder, scan.opening, stopped=stopped)
-            plan.embedding_s = time.monotonic() - began
+            later = len(plan.deferred)
+            plan.embedded = embed_first_or_beside(related, embedder, scan.opening, later, stopped)
         plan._claim_pages()
         # Longest first (by size; in path order among equals): a long document's parts then
         # spread over the fleet from the start, instead of holding up the end of the run.
@@ -180,7 +179,7 @@ class RunPlan:
         changed = self.indexed or self.pruned or self.embedded.embedded
         beside = bool(changed) and len(asks) >= SERVICE_MIN
         self.answers_beside = asks if beside else []  # for a helper process to answer
-        if not beside:
+        if not beside and not self.embedded.beside:
             for start in range(0, len(asks), LOOKAHEAD):
                 self.related.answer(asks[start : start + LOOKAHEAD], RELATED_CANDIDATES)
 
@@ -237,7 +236,9 @@ class RunPlan:
         Streamed as workers claim them: ``owner(page, doc)`` says which document writes a page
         (see :meth:`~wiki_assets.engine.ingestion.flush.Pages.owner`), and a page name that
         cannot be written fails its document when the stream reaches it."""
-        if self.answers_beside:  # none is stored: the helper answers them as they are prepared
+        if self.answers_beside or self.embedded.beside:
+            # None is stored: they are asked for as they are prepared (with every vector that
+            # is in by then).
             yield from self._jobs(owner, fail)
             return
         ahead: list[Job] = []

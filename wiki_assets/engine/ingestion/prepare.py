@@ -7,6 +7,7 @@ are in, the page's request from the notes.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from wiki_assets.engine.answers.budget import (
@@ -47,6 +48,9 @@ class Preparer:
     part_budget: int
     full_pages: bool  # some model of the fleet is asked for a full page (with candidates)
     candidates_helper: CandidatesService | None = None  # answers link candidates, if any
+    # Told of each document whose candidates are about to be asked for (links by meaning: a
+    # page whose candidates had vectors still to come is due for its nearest by meaning).
+    before_candidates: Callable[[str], None] | None = None
 
     @classmethod
     def for_fleet(
@@ -58,6 +62,7 @@ class Preparer:
         wiki: Wiki,
         related: RelatedIndex,
         candidates_helper: CandidatesService | None,
+        before_candidates: Callable[[str], None] | None = None,
     ) -> Preparer:
         return cls(
             reader=reader,
@@ -67,6 +72,7 @@ class Preparer:
             part_budget=min(input_budget(e, dials.max_tokens) for e in endpoints),
             full_pages=any(e.page_shape != "compact" for e in endpoints),
             candidates_helper=candidates_helper,
+            before_candidates=before_candidates,
         )
 
     async def prepare(self, job: Job) -> Prepared:
@@ -83,6 +89,8 @@ class Preparer:
             raise DocumentError(f"no text: {error}") from error
         text = source.text
         candidates = job.candidates
+        if self.before_candidates is not None:
+            self.before_candidates(doc.path)
         if candidates is None and self.candidates_helper is not None:
             candidates = await self.candidates_helper.candidates(doc.path)
         if candidates is None:

@@ -29,13 +29,14 @@ def log_related_index(log: Log, indexed: int, pruned: int, beside: int) -> None:
         log.info(f"related index: {indexed} documents indexed · {pruned} removed{helper}")
 
 
-def log_embedding(log: Log, embedded: Embedded, model: str, seconds: float) -> None:
-    """What the run's pass over the documents without a vector did (:mod:`~.plan`)."""
+def log_embedding(log: Log, embedded: Embedded, model: str) -> None:
+    """What the plan embedded before the first request (:mod:`~.plan`); embedding beside the
+    requests says what it does itself (:mod:`~.meaning`)."""
     if embedded.embedded:
         again = f" · every document again: {embedded.reembed}" if embedded.reembed else ""
         log.info(
             f"link candidates by meaning: {embedded.embedded} documents embedded by {model} · "
-            f"{seconds:.1f} s{again}"
+            f"{embedded.seconds:.1f} s before the first request{again}"
         )
     if embedded.failure:
         log.warning(f"{embedded.failure}; link candidates by n-grams alone in this run")

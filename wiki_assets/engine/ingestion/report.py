@@ -37,8 +37,12 @@ class IngestReport:
     # counts into this very tally.
     tally: DispatchTally = field(default_factory=DispatchTally)
     unfinished: int = 0  # left for the next run: every model was down, or the run was stopped
+    embedding_model: str | None = None  # the model that embeds them, if the run has one
     embedded: int = 0  # documents embedded for link candidates by meaning
-    embedding_s: float = 0.0  # the seconds that took, before the first request
+    embedding_s: float = 0.0  # the seconds that took (before the first request, or beside)
+    to_embed: int = 0  # documents to embed beside the requests (none: all embedded first)
+    embedding_wait_s: float = 0.0  # the seconds the run waited for embedding
+    links_by_meaning: int = 0  # links by meaning added at the end (state/meaning_links.py)
     stopped_by: str | None = None  # the signal that stopped it (SIGTERM, SIGINT), if one did
     duration_s: float = 0.0
 
@@ -174,10 +178,16 @@ RUN_FIGURES: tuple[Figure[IngestReport], ...] = (
     Figure("requests", "requests the fleet sent", lambda r: r.requests),
     Figure("requests_per_doc", "requests per document summarized",
            lambda r: _rounded(r.requests_per_doc)),
+    Figure("embedding_model", "the model that embeds documents for link candidates by meaning",
+           lambda r: r.embedding_model),
     Figure("embedded", "documents embedded for link candidates by meaning",
            lambda r: r.embedded),
-    Figure("embedding_s", "the seconds embedding took, before the first request",
-           lambda r: round(r.embedding_s, 3)),
+    Figure("embedding_s", "the seconds embedding took, before the first request or beside the "
+           "requests", lambda r: round(r.embedding_s, 3)),
+    Figure("embedding_wait_s", "the seconds the run waited for embedding: before its first "
+           "request, and at its end for the last vectors", lambda r: round(r.embedding_wait_s, 3)),
+    Figure("links_by_meaning", "links to the nearest documents by meaning added to pages whose "
+           "candidates were asked before every vector was in", lambda r: r.links_by_meaning),
     Figure("stopped", "why the run stopped early", lambda r: r.tally.stopped),
     Figure("stopped_by", "the signal that stopped it (SIGTERM, SIGINT)", lambda r: r.stopped_by),
     Figure("duration_s", "the run's seconds", lambda r: round(r.duration_s, 3)),

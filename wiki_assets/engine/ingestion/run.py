@@ -26,13 +26,14 @@ from wiki_assets.engine.documents.corpus import DEFAULT_MAX_FILE_BYTES as MAX_FI
 from wiki_assets.engine.documents.reader import Reader
 from wiki_assets.engine.documents.texts import TEXTS_DIR, TextStore
 from wiki_assets.engine.ingestion.arrivals import Arrivals
-from wiki_assets.engine.ingestion.candidates import close_helper, plan_beside_helper
+from wiki_assets.engine.ingestion.candidates import helper_for_plan, plan_beside_helper
 from wiki_assets.engine.ingestion.fingerprints import fingerprints
-from wiki_assets.engine.ingestion.fleet import fleet_lanes, model_stats, wound_down
+from wiki_assets.engine.ingestion.fleet import fleet_lanes, model_stats
 from wiki_assets.engine.ingestion.flush import Pages
 from wiki_assets.engine.ingestion.gc_tuning import fewer_collections
+from wiki_assets.engine.ingestion.meaning import LinksByMeaning
 from wiki_assets.engine.ingestion.notext import record_no_text
-from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES, RELATED_FILE, Recovered, RunPlan
+from wiki_assets.engine.ingestion.plan import RELATED_FILE, Recovered, RunPlan
 from wiki_assets.engine.ingestion.prepare import Preparer
 from wiki_assets.engine.ingestion.progress import (
     Log,
@@ -44,10 +45,9 @@ from wiki_assets.engine.ingestion.progress import (
 )
 from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.ingestion.signals import stop_on_signals
-from wiki_assets.engine.ingestion.together import dispatch_beside_flushes
+from wiki_assets.engine.ingestion.together import summarize
 from wiki_assets.engine.model.embeddings_client import EmbeddingsClient
 from wiki_assets.engine.related import RelatedIndex
-from wiki_assets.engine.related.service import CandidatesService
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.leases import SlotLeases
 from wiki_assets.engine.state.store import StateStore
@@ -133,7 +133,7 @@ class _Run:
     clock: Callable[[], float] = time.time
     embeddings: EmbeddingsEndpoint | None = None
     servers: dict[str, Callable[[], str | None]] = field(default_factory=dict)
-    embedder: EmbeddingsClient | None = None
+    meaning: LinksByMeaning | None = None  # with an embeddings endpoint
     dispatcher: Dispatcher | None = None
     loop: asyncio.AbstractEventLoop | None = None
     stop_signal: str | None = None
@@ -146,11 +146,17 @@ class _Run:
             self.loop.call_soon_threadsafe(self._stop_now)
 
     def _stop_now(self) -> None:
-        dispatcher = self.dispatcher
-        if dispatcher is not None and self.stop_signal is not None and not dispatcher.finished:
-            # After the last request (the final flush), there is nothing left to stop.
+        dispatcher, meaning = self.dispatcher, self.meaning
+        if dispatcher is None or self.stop_signal is None:
+            return
+        if meaning is not None:
+            meaning.stop()  # its process ends now; the vectors it stored stay
+        if not dispatcher.finished:
             self.report.stopped_by = self.stop_signal
             dispatcher.stop(f"stopped by {self.stop_signal}")
+        elif meaning is not None and not meaning.complete:  # waiting for the last vectors
+            self.report.stopped_by = self.stop_signal
+            self.report.tally.stopped = f"stopped by {self.stop_signal}"
 
     async def execute(self) -> IngestReport:
         started = time.monotonic()
@@ -167,6 +173,7 @@ class _Run:
             plan = await self._planned(cleanup)
             log_start(self.log, self.report, lanes, self.dials, plan.total, self.store.describe())
             pages = self.pages = self._pages()
+            pages.provisional = self.meaning.provisional if self.meaning else set()
             record_no_text(pages, plan.no_text)
             dispatcher = self.dispatcher = self._dispatcher(lanes, plan, pages, leases)
             self._stop_now()  # a signal that came while planning
@@ -176,44 +183,47 @@ class _Run:
                 elapsed = time.monotonic() - started
                 self.log.info(progress_line(self.report, lanes, plan.total, elapsed))
 
-            await self._summarize(dispatcher, pages, lanes, leases, flushed)
+            flush_s = self.dials.flush_seconds
+            await summarize(dispatcher, pages, lanes, leases, self.report, flush_s, flushed)
             if self.report.tally.stopped is None:
                 pages.remove_vanished(plan.seen)
+            if self.meaning is not None:  # waits for the last vectors, if any are out
+                await self.meaning.finish(self.store, self.wiki)
         self.report.duration_s = time.monotonic() - started
         log_done(self.log, self.report, lanes)
         return self.report
 
     async def _planned(self, cleanup: contextlib.AsyncExitStack) -> RunPlan:
-        """The run's plan; its link candidates helper, if it wants one (closed with the run, by
-        ``cleanup``); and what prepares each document's request."""
+        """The run's plan; its link candidates helper, if it wants one, and its links by meaning,
+        if it has an embeddings endpoint (both closed with the run, by ``cleanup``); and what
+        prepares each document's request."""
         related = self.related
         embeddings = self.embeddings
         gone = self.servers.get(embeddings.name) if embeddings else None
         embedder = EmbeddingsClient(embeddings, gone) if embeddings else None
-        if embedder is not None:  # open until documents extracted beside the requests are in
-            self.embedder = cleanup.enter_context(embedder)
+        if embedder is not None:  # what the plan embeds before the first request
+            cleanup.enter_context(embedder)
         plan, helper = await plan_beside_helper(
             functools.partial(self._make_plan, embedder=embedder), related.db_path, self.log
         )
-        if helper is not None:
-            cleanup.push_async_callback(close_helper, helper, self.log)
+        helper = await helper_for_plan(plan, helper, related.db_path, cleanup, self.log)
         self.report.skipped = plan.skipped
-        self.report.embedded, self.report.embedding_s = plan.embedded.embedded, plan.embedding_s
         log_related_index(self.log, plan.indexed, plan.pruned, len(plan.answers_beside))
-        if embedder is not None:
-            log_embedding(self.log, plan.embedded, embedder.model, plan.embedding_s)
-        if plan.answers_beside:
-            if helper is None:
-                helper = await CandidatesService.start(related.db_path, RELATED_CANDIDATES)
-                cleanup.push_async_callback(close_helper, helper, self.log)
-            helper.send_plan(plan.answers_beside)
+        if embeddings is not None:
+            log_embedding(self.log, plan.embedded, embeddings.model)
+            meaning = await LinksByMeaning.start(
+                plan, related, embeddings, self.log, self.report, gone
+            )
+            self.meaning = meaning
+            cleanup.push_async_callback(meaning.close)
         self.preparer = Preparer.for_fleet(
             self.endpoints,
             self.dials,
             wiki=self.wiki,
             related=related,
             reader=self.reader,
-            candidates_helper=helper if plan.answers_beside else None,
+            candidates_helper=helper,
+            before_candidates=self.meaning.before_candidates if self.meaning else None,
         )
         return plan
 
@@ -235,7 +245,7 @@ class _Run:
     def _dispatcher(
         self, lanes: list[Lane], plan: RunPlan, pages: Pages, leases: SlotLeases | None
     ) -> Dispatcher:
-        arrivals = Arrivals(plan, self.reader, self.related, pages, self.log, self.embedder)
+        arrivals = Arrivals(plan, self.reader, self.related, pages, self.log, self.meaning)
         dispatcher = Dispatcher(
             lanes,
             self._route(plan.jobs(pages.owner, pages.fail), pages),
@@ -253,46 +263,6 @@ class _Run:
         )
         dispatcher.queue.expecting = arrivals.expected
         return dispatcher
-
-    async def _summarize(
-        self,
-        dispatcher: Dispatcher,
-        pages: Pages,
-        lanes: list[Lane],
-        leases: SlotLeases | None,
-        flushed: Callable[[], None],
-    ) -> None:
-        """The dispatcher's run with the periodic flush beside it
-        (:func:`~.together.dispatch_beside_flushes`), then the wind-down (:meth:`_wind_down`),
-        which a failed flush skips: the run ends on the flush's error as it is, and the next run
-        finishes what this one left."""
-        try:
-            flush_failure = await dispatch_beside_flushes(
-                dispatcher, pages, self.dials.flush_seconds, flushed
-            )
-        except BaseException:
-            await self._wind_down(dispatcher, pages, lanes, leases)
-            raise
-        if flush_failure is not None:
-            raise flush_failure
-        await self._wind_down(dispatcher, pages, lanes, leases)
-
-    async def _wind_down(
-        self,
-        dispatcher: Dispatcher,
-        pages: Pages,
-        lanes: list[Lane],
-        leases: SlotLeases | None,
-    ) -> None:
-        """After the dispatcher: slots given back, clients closed, its figures and each model's
-        last ones taken, what is left for the next run, and every page still waiting written."""
-        if leases is not None:
-            leases.close()  # gives back every slot this run still holds
-        pages.writer.close()
-        await wound_down(lanes, self.report.models)
-        if self.report.tally.stopped is not None:
-            self.report.unfinished = dispatcher.remaining()
-        pages.final_flush()
 
     def _route(self, found: Iterator[Job | Recovered], pages: Pages) -> Iterator[Job]:
         """The plan's jobs, for the dispatcher; a recovered page goes to ``pages`` (its answer is

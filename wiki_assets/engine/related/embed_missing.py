@@ -1,18 +1,23 @@
 """Bringing the index's vectors up to date: every indexed document without one is embedded.
 
-A run does this after indexing and before any candidates are answered: a document's nearest
-neighbours by meaning are found among every other document's vector, so a candidates answer
-computed before the corpus is embedded would miss them. Documents are read and embedded a batch
-at a time (memory holds one batch of openings), ahead of the requests. With a GPU endpoint that
-is seconds for thousands of documents; on the embedded CPU model it is what
-``docs/benchmarks.md`` measures.
+A document's nearest neighbours by meaning are found among every other document's vector, so a
+candidates answer computed before the corpus is embedded misses some. When a run has few
+documents to embed (:data:`EMBED_FIRST`: a daily run's changes), it embeds them after indexing and
+before any candidates are answered (:func:`embed_missing`, on the plan's thread), which costs its
+first request a second or two. When it has many (a first run), the fleet does not wait for them:
+they are embedded beside the requests, by a process of their own
+(:mod:`~wiki_assets.engine.ingestion.meaning`), and the pages written before the last vector came
+get their nearest documents by meaning at the end of the run
+(:mod:`~wiki_assets.engine.state.meaning_links`). :func:`embed_first_or_beside` chooses.
 
-An endpoint that fails costs no document: the pass stops, says why, and the run's candidates come
+Documents are read and embedded a batch at a time (memory holds one batch of openings). An
+endpoint that fails costs no document: the pass stops, says why, and the run's candidates come
 from the n-grams alone (documents without a vector are embedded by the next run).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -23,8 +28,13 @@ from wiki_assets.engine.errors import EmbeddingsError
 from wiki_assets.engine.related.index import RelatedIndex
 from wiki_assets.engine.related.vectors import EMBED_CHARS, script
 
-EMBED_BATCH = 256
-"""Documents read and handed to the embedder together (it splits them into its own requests)."""
+EMBED_FIRST = 32
+"""Documents to embed (those without a vector, and those the run extracts beside its requests)
+up to which a run embeds them before its first request; past it, beside the requests. On the
+embedded CPU model a document takes a tenth of a second or so."""
+EMBED_BATCH = 16
+"""Documents read and handed to the embedder together (it splits them into its own requests). A
+stop is seen between two of them: on a CPU a batch takes a second or two."""
 
 
 class Embedder(Protocol):
@@ -47,11 +57,33 @@ class Embedder(Protocol):
 
 @dataclass(slots=True)
 class Embedded:
-    """What :func:`embed_missing` did."""
+    """What a run's embedding before its first request did (:func:`embed_first_or_beside`)."""
 
     embedded: int = 0  # documents embedded
+    seconds: float = 0.0  # what that took
+    beside: bool = False  # too many to embed first: they are embedded beside the requests
     reembed: str | None = None  # why every document was embedded again, if it was
     failure: str | None = None  # why the endpoint was given up on, if it was
+
+
+def embed_first_or_beside(
+    index: RelatedIndex,
+    embedder: Embedder,
+    read: Callable[[str], str | None],
+    later: int,
+    stopped: Callable[[], bool],
+) -> Embedded:
+    """Embed the documents of ``index`` without a vector now (:func:`embed_missing`) when they
+    and the ``later`` documents the run indexes beside its requests are at most
+    :data:`EMBED_FIRST`; else leave them for the requests' side (:attr:`Embedded.beside`)."""
+    began = time.monotonic()
+    reembed = index.vectors.use_model(embedder.model)
+    missing = index.vectors.count_missing()
+    if missing + later > EMBED_FIRST:
+        return Embedded(beside=True, reembed=reembed)
+    done = embed_missing(index, embedder, read, stopped=stopped)
+    done.reembed, done.seconds = reembed, time.monotonic() - began
+    return done
 
 
 def embed_missing(
@@ -65,10 +97,10 @@ def embed_missing(
     """Embed every document of ``index`` without a vector; ``read(path)`` is its text (None:
     unreadable now, left without a vector). Stops early once ``stopped()``. Raises
     :class:`~.vectors.DimensionMismatch` for vectors of another length than those stored."""
-    result = Embedded(reembed=index.use_embedding_model(embedder.model))
+    result = Embedded(reembed=index.vectors.use_model(embedder.model))
     after = -1
     while not stopped():
-        rows = index.without_vectors(after, batch)
+        rows = index.vectors.missing(after, batch)
         if not rows:
             break
         after = rows[-1][0]
@@ -87,6 +119,6 @@ def embed_missing(
         except EmbeddingsError as error:
             result.failure = str(error)
             break
-        index.store_vectors(embedder.model, embedder.where, docs, array)
+        index.vectors.store(embedder.model, embedder.where, docs, array)
         result.embedded += len(docs)
     return result

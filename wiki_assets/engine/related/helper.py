@@ -7,7 +7,10 @@ writes its plan (every path, in its order), then one path per ask; the helper wr
 ``[path, [[path, title, line, score], ...]]`` per answer. The asks waiting together are answered
 in one :meth:`~.index.RelatedIndex.candidates_many` (exactly the answers the run would compute
 itself); between asks it answers ahead the documents the workers will reach next (:class:`_Ahead`)
-and holds those answers until they are asked for. Every answer is stored for the next run.
+and holds those answers until they are asked for, while the index stays as it was when they were
+computed (its generation): an answer held from before a change (vectors being embedded beside the
+requests, documents extracted beside them) is computed again when asked for, and while the index
+keeps changing nothing is answered ahead. Every answer is stored for the next run.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ class _Ahead:
         self.taken = bytearray(len(plan))  # answered ahead, or asked for
         self.after: deque[int] = deque()  # places right after a document asked for
         self.cursor = 0  # every place before it is taken
-        self.ready: dict[str, bytes] = {}  # answer lines waiting to be asked for
+        # Answer lines waiting to be asked for, with the index's generation they were computed at.
+        self.ready: dict[str, tuple[int, bytes]] = {}
 
     def asked(self, paths: Sequence[str]) -> None:
         for path in paths:
@@ -92,6 +96,7 @@ def serve(db_path: Path, k: int, asks: int = 0, answers: int = 1) -> None:
     pending = b""
     ended = False
     ahead: _Ahead | None = None
+    seen = -1  # the index's generation at the last look
     with (
         RelatedIndex(db_path, cache_mib=HELPER_CACHE_MIB) as index,
         os.fdopen(answers, "wb") as out,
@@ -106,10 +111,13 @@ def serve(db_path: Path, k: int, asks: int = 0, answers: int = 1) -> None:
 
         while not ended or ahead is None:
             paths: list[str] = []
-            # Block for asks only when there is nothing to answer ahead.
+            generation = index.generation()
+            steady, seen = generation == seen, generation
+            # Block for asks only when there is nothing to answer ahead (nothing while the index
+            # changes: it would be computed again).
             while not ended and len(paths) < BATCH:
                 if b"\n" not in pending:
-                    busy = paths or (ahead is not None and ahead.has_work())
+                    busy = paths or (ahead is not None and steady and ahead.has_work())
                     if busy and not select.select([asks], [], [], 0)[0]:
                         break
                     data = os.read(asks, 1 << 16)
@@ -125,12 +133,15 @@ def serve(db_path: Path, k: int, asks: int = 0, answers: int = 1) -> None:
                 return  # the run ended before it sent its plan
             if paths:
                 ahead.asked(paths)
-                ready = {path: ahead.ready.pop(path) for path in paths if path in ahead.ready}
+                now = index.generation()
+                held = {path: ahead.ready.pop(path) for path in paths if path in ahead.ready}
+                ready = {path: line for path, (at, line) in held.items() if at == now}
                 ready.update(answer([path for path in paths if path not in ready]))
                 out.write(b"".join(ready[path] for path in paths))
                 out.flush()
-            elif not ended:
-                ahead.ready.update(answer(ahead.next_batch()))
+            elif not ended and steady:
+                found = answer(ahead.next_batch())
+                ahead.ready.update((path, (generation, line)) for path, line in found.items())
             # Stored for the next run a batch at a time, once the asks are answered: another run
             # may be holding the index's write lock while it indexes, and no ask waits for that.
             # Closing the index stores the rest.

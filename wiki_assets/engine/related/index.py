@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-import numpy as np
-
 from wiki_assets.engine.answers.candidate import Candidate
-from wiki_assets.engine.related import segments, stored_answers, vectors
+from wiki_assets.engine.related import segments, stored_answers
 from wiki_assets.engine.related.grams import MAX_CHARS
+from wiki_assets.engine.related.index_vectors import IndexVectors
 from wiki_assets.engine.related.indexing import GramCounts, Item, forget, index_chunk
 from wiki_assets.engine.related.segments import Postings
 from wiki_assets.engine.related.storage import Transaction, chunks, create, get_meta, rollback
@@ -80,6 +79,7 @@ class RelatedIndex:
         # must not wait for the write lock another run may hold while it indexes.
         self._new_answers: list[Answer] = []
         create(self._db)
+        self.vectors = IndexVectors(self._db, self._lock, self._reader)  # candidates by meaning
 
     # -- lifecycle --
 
@@ -122,6 +122,11 @@ class RelatedIndex:
     def __len__(self) -> int:
         with self._lock:
             return get_meta(self._db, "docs")
+
+    def generation(self) -> int:
+        """Moves with every change to the indexed documents or their vectors: an answer computed
+        at one generation stays the index's answer until it moves."""
+        return get_meta(self._reader(), "generation")
 
     def __contains__(self, path: object) -> bool:
         with self._lock:
@@ -249,27 +254,6 @@ class RelatedIndex:
         done, postings = index_chunk(self._db, items, counts, self.features_per_doc, self.max_chars)
         self.stats.indexed += done
         return postings
-
-    # -- vectors (:mod:`~wiki_assets.engine.related.vectors`) --
-
-    def use_embedding_model(self, name: str) -> str | None:
-        """Make ``name`` the model of the index's vectors; returns why every vector must be
-        embedded again, if it must."""
-        with self._lock, Transaction(self._db):
-            return vectors.use_model(self._db, name)
-
-    def without_vectors(self, after: int, limit: int) -> list[tuple[int, str]]:
-        """Up to ``limit`` documents without a vector, ids above ``after``: ``(id, path)``."""
-        with self._lock:
-            return vectors.missing(self._db, after, limit)
-
-    def store_vectors(
-        self, name: str, endpoint: str, docs: Sequence[tuple[int, str]], array: np.ndarray
-    ) -> None:
-        """Store the vectors of ``docs`` (``(id, script)``) that ``name`` embedded at
-        ``endpoint``."""
-        with self._lock, Transaction(self._db):
-            vectors.store(self._db, name, endpoint, docs, array)
 
     # -- reads --
 

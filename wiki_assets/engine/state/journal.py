@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from wiki_assets.engine.state import page_events
+from wiki_assets.engine.state import meaning_links, page_events
 from wiki_assets.engine.state.entries import (
     COLUMNS,
     FAILED,
@@ -27,6 +27,7 @@ from wiki_assets.engine.state.entries import (
     from_row,
     to_row,
 )
+from wiki_assets.engine.state.meaning_links import MEANING, MODEL, MeaningLinks
 from wiki_assets.engine.state.page_events import PageHistory
 from wiki_assets.engine.state.store import JOURNAL_FILE, Db, StateStore
 
@@ -64,10 +65,13 @@ class Journal:
                 "{link_order_column}", "" if sqlite else "\n    seq BIGSERIAL,"
             )
             + page_events.schema(self._db.dialect)
+            + meaning_links.SCHEMA
         )
         for column, ddl in page_events.ADDED_COLUMNS.items():
             self._db.add_column(page_events.TABLE, column, ddl)
+        self._db.add_column("links", *meaning_links.KIND_COLUMN)
         self.history = PageHistory(self._db)  # appended to with the journal changes it records
+        self.by_meaning = MeaningLinks(self._db)  # the links by meaning, and the pages due them
         if history_is_new:
             # A store from before the history: what each page says now is its starting point.
             # (Two runs opening such a store at once may both record it; one more "existing"
@@ -165,40 +169,46 @@ class Journal:
             )
 
     def links_from(self, path: str) -> list[tuple[str, str]]:
-        """(target, reason) of a document's related links, in the order the model gave them."""
+        """(target, reason) of a document's related links, in the order the model gave them
+        (its links by meaning: :attr:`by_meaning`)."""
         rows = self._db.execute(
-            f"SELECT target, reason FROM links WHERE source = ? ORDER BY {self._link_order}",
+            f"SELECT target, reason FROM links WHERE source = ? AND kind = '{MODEL}'"
+            f" ORDER BY {self._link_order}",
             (path,),
         )
         return [(row[0], row[1]) for row in rows]
 
     def links_of(
         self, paths: Sequence[str]
-    ) -> tuple[dict[str, list[tuple[str, str]]], dict[str, list[str]]]:
-        """:meth:`links_from` and :meth:`links_to` of many documents in a few queries (a flush
-        renders hundreds of pages): ``(links from, backlinks)``, keyed by path, absent when none.
-        """
+    ) -> tuple[dict[str, list[tuple[str, str]]], dict[str, list[str]], dict[str, list[str]]]:
+        """:meth:`links_from`, :meth:`links_to` and the links by meaning of many documents in a
+        few queries (a flush renders hundreds of pages): ``(links from, backlinks, links by
+        meaning)``, keyed by path, absent when none."""
         from_: dict[str, list[tuple[str, str]]] = {}
         to: dict[str, list[str]] = {}
+        by_meaning: dict[str, list[str]] = {}
         for start in range(0, len(paths), _IN_CHUNK):
             chunk = list(paths[start : start + _IN_CHUNK])
             marks = ",".join("?" * len(chunk))
-            for source, target, reason in self._db.execute(
-                f"SELECT source, target, reason FROM links WHERE source IN ({marks})"
+            for source, target, reason, kind in self._db.execute(
+                f"SELECT source, target, reason, kind FROM links WHERE source IN ({marks})"
                 f" ORDER BY source, {self._link_order}",
                 chunk,
             ):
-                from_.setdefault(source, []).append((target, reason))
+                if kind == MEANING:
+                    by_meaning.setdefault(source, []).append(target)
+                else:
+                    from_.setdefault(source, []).append((target, reason))
             for source, target in self._db.execute(
                 f"SELECT source, target FROM links WHERE target IN ({marks})"
                 " ORDER BY target, source",
                 chunk,
             ):
                 to.setdefault(target, []).append(source)
-        return from_, to
+        return from_, to, by_meaning
 
     def links_to(self, path: str) -> list[str]:
-        """Documents that link to ``path``: its backlinks."""
+        """Documents that link to ``path``, by their model or by meaning: its backlinks."""
         rows = self._db.execute(
             "SELECT source FROM links WHERE target = ? ORDER BY source", (path,)
         )

@@ -35,6 +35,8 @@ class CatalogRecord(TypedDict):
     language: str  # the page's language as a code ("ko", "en"); "" when not recorded
     topics: list[str]
     related: list[str]  # the pages this one links to as related (only pages that exist)
+    # The pages it links to as nearest in meaning, which its model was not offered (the same)
+    related_by_meaning: list[str]
     model: str  # the model that wrote it
     generated: str  # ISO time the model answered
     source_hash: str  # the document's content hash the page was written from
@@ -62,6 +64,7 @@ def catalog_record(page: Page, collection: str) -> CatalogRecord:
         language=language_code(page.language),
         topics=list(page.topics),
         related=[link.page for link in page.related],
+        related_by_meaning=[link.page for link in page.by_meaning],
         model=page.model,
         generated=page.generated,
         source_hash=page.source_hash,

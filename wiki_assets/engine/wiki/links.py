@@ -1,6 +1,8 @@
 """Links between pages: related links and backlinks from the journal, and the dangling-link check.
 
-A page's related links and backlinks come from the journal's link table, and a link is rendered
+A page's related links (its model's, and its links by meaning:
+:mod:`~wiki_assets.engine.state.meaning_links`) and backlinks come from the journal's link table,
+and a link is rendered
 only when its target has a page, so no link ever dangles: when a run adds, changes or removes
 pages, the pages that link to them (and the pages they link to, whose backlinks changed) are
 rendered again from the journal (:func:`relink`).
@@ -19,8 +21,9 @@ from wiki_assets.engine.wiki.files import DIGEST_DIR, STATE_DIR, Wiki
 from wiki_assets.engine.wiki.record import Link, Page
 from wiki_assets.engine.wiki.render import render_page
 
-Links = tuple[Mapping[str, list[tuple[str, str]]], Mapping[str, list[str]]]
-"""What :meth:`Journal.links_of` returns: links from each path (target, reason), links to it."""
+Links = tuple[Mapping[str, list[tuple[str, str]]], Mapping[str, list[str]], Mapping[str, list[str]]]
+"""What :meth:`Journal.links_of` returns: the model's links from each path (target, reason), the
+links to it, its links by meaning."""
 
 
 def _link(
@@ -48,12 +51,17 @@ def page_of(
     write (path -> entry: pages written together may link to each other). ``links``: what
     :meth:`Journal.links_of` returned for a batch that includes ``entry``."""
     if links is None:
-        links_from, links_to = journal.links_from(entry.path), journal.links_to(entry.path)
-    else:
-        links_from, links_to = links[0].get(entry.path, []), links[1].get(entry.path, [])
+        links = journal.links_of([entry.path])
+    links_from, links_to = links[0].get(entry.path, []), links[1].get(entry.path, [])
     related = [_link(journal, target, reason, landing) for target, reason in links_from]
     backlinks = [_link(journal, source, "", landing) for source in links_to]
-    return Page.of(entry, [link for link in related if link], [link for link in backlinks if link])
+    by_meaning = [_link(journal, target, "", landing) for target in links[2].get(entry.path, [])]
+    return Page.of(
+        entry,
+        [link for link in related if link],
+        [link for link in backlinks if link],
+        [link for link in by_meaning if link],
+    )
 
 
 def page_text(
@@ -69,14 +77,14 @@ def page_text(
 def neighbours(journal: Journal, paths: Iterable[str], links: Links | None = None) -> set[str]:
     """Documents whose pages show a link to or from ``paths``. ``links``: what
     :meth:`Journal.links_of` returned for a batch that includes every path (then no query)."""
+    paths = list(paths)
+    if links is None:
+        links = journal.links_of(paths)
     found: set[str] = set()
     for path in paths:
-        if links is None:
-            found.update(target for target, _ in journal.links_from(path))
-            found.update(journal.links_to(path))
-        else:
-            found.update(target for target, _ in links[0].get(path, ()))
-            found.update(links[1].get(path, ()))
+        found.update(target for target, _ in links[0].get(path, ()))
+        found.update(links[1].get(path, ()))
+        found.update(links[2].get(path, ()))
     return found
 
 

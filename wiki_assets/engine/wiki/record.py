@@ -59,6 +59,9 @@ class Page:
     hit_max_tokens: bool
     related: tuple[Link, ...] = ()
     backlinks: tuple[Link, ...] = ()
+    # The documents nearest in meaning that its model was not offered and it does not link
+    # (engine/state/meaning_links.py): shown with the related links, marked as such.
+    by_meaning: tuple[Link, ...] = ()
     verdict: Verdict | None = None  # None: journaled before pages were checked
     # False: an extractive page (a flagged answer replaced by the document's own title, headings
     # and opening sentences, wiki_assets.engine.quality.extract); ``summary`` is that opening.
@@ -100,7 +103,13 @@ class Page:
         return sum(1 for point in self.key_points if point.verified)
 
     @classmethod
-    def of(cls, entry: Entry, related: Iterable[Link] = (), backlinks: Iterable[Link] = ()) -> Page:
+    def of(
+        cls,
+        entry: Entry,
+        related: Iterable[Link] = (),
+        backlinks: Iterable[Link] = (),
+        by_meaning: Iterable[Link] = (),
+    ) -> Page:
         """The page of a journal entry that has one (a page name and a result)."""
         result = entry.result
         assert entry.page is not None and result is not None
@@ -128,6 +137,7 @@ class Page:
             hit_max_tokens=result.get("finish_reason") == "length",
             related=tuple(related),
             backlinks=tuple(backlinks),
+            by_meaning=tuple(by_meaning),
             verdict=Verdict.of(result["flags"]) if "flags" in result else None,
             summarized=result.get("summarized", True),
             headings=tuple(result.get("headings") or ()),

@@ -28,6 +28,11 @@ what they show of the same journaled answers changes: the next run, or the sched
 then rebuilds them from the journal and asks no model (it is ``wiki_index``'s code version)."""
 
 
+BY_MEANING = {"en": "close in meaning", "ko": "의미가 가까운 문서"}
+"""How a page marks a link by meaning (one its model did not choose), in the page's language
+(English for a language not listed)."""
+
+
 def escape(text: str, *, block: bool = False) -> str:
     """``text`` as literal markdown: HTML neutralised (``&``, ``<``, ``>``) and no line that could
     open or close front matter (``---``). Inline text (the default) is folded onto one line;
@@ -117,7 +122,10 @@ def render_page(page: Page) -> str:
         **({"ocr": True} if page.ocr else {}),
         "tags": tags,
         "related": [link.page for link in page.related],
-    }
+        # Only when it has some: the pages of a wiki without them render as they did.
+        **({"related_by_meaning": [link.page for link in page.by_meaning]}
+           if page.by_meaning else {}),
+    }  # fmt: skip
     lines = ["---"]
     lines += [f"{key}: {_front_value(value)}" for key, value in front.items()]
     lines += ["---", "", f"# {title}", ""]
@@ -145,11 +153,13 @@ def render_page(page: Page) -> str:
         lines += [f"- {escape(heading)}" for heading in page.headings] + [""]
     if tags:
         lines += ["## Topics", "", " ".join(f"#{tag}" for tag in tags), ""]
-    if page.related:
+    if page.related or page.by_meaning:
         lines += ["## Related", ""]
         for link in page.related:
             reason = f" — {escape(link.reason)}" if link.reason else ""
             lines.append(f"- {link_to(page.name, link)}{reason}")
+        marked = BY_MEANING.get(language_code(page.language), BY_MEANING["en"])
+        lines += [f"- {link_to(page.name, link)} — *{marked}*" for link in page.by_meaning]
         lines.append("")
     if page.backlinks:
         lines += ["## Backlinks", ""]
