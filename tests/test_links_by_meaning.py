@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from conftest import StoreFor
 
 from wiki_assets.engine import ingest
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
@@ -267,3 +268,35 @@ def test_a_sigterm_while_the_plan_embeds_ends_the_run_within_seconds(tmp_path: P
         assert chat.stats.requests == 0  # stopped while planning: no model was asked
     assert report.stopped_by == "SIGTERM" and took < STOP_WITHIN_S, took
     assert _vectors(wiki) == EMBED_BATCH  # the batch it was embedding when the signal came
+
+
+def test_links_by_meaning_are_kept_beside_the_models_on_either_store(
+    tmp_path: Path, store_for: StoreFor
+) -> None:
+    store = store_for(tmp_path / "wiki")
+    related = [{"path": "c/z.md", "reason": "z"}, {"path": "c/b.md", "reason": "b"}]
+
+    def summarize(journal: Journal, links: list[dict[str, str]]) -> None:
+        journal.record_summary(
+            path="c/a.md", collection="c", content_hash="h", fingerprint="f", page="c/a.md",
+            model="m", result={"title": "A", "related": links},
+        )  # fmt: skip
+
+    with Journal(store) as journal:
+        summarize(journal, related)
+        journal.by_meaning.mark_due(["c/a.md", "c/q.md"])
+        journal.by_meaning.mark_due(["c/a.md"])  # marked again: still once
+        assert journal.by_meaning.due() == ["c/a.md", "c/q.md"]
+        # c/z.md is the model's link already: it stays the model's, with its reason.
+        journal.by_meaning.record({"c/a.md": ["c/k.md", "c/z.md"]}, settled=["c/q.md"])
+    with Journal(store) as journal:  # a new connection: everything was committed
+        assert journal.by_meaning.due() == []
+        assert journal.links_from("c/a.md") == [("c/z.md", "z"), ("c/b.md", "b")]
+        assert journal.by_meaning.targets(["c/a.md"]) == {"c/a.md": ["c/k.md"]}
+        assert journal.links_of(["c/a.md"])[2] == {"c/a.md": ["c/k.md"]}
+        assert journal.links_to("c/k.md") == ["c/a.md"]  # a backlink, like the model's
+        journal.by_meaning.record({"c/a.md": ["c/m.md", "c/n.md"]})  # replaces them, in order
+        assert journal.by_meaning.targets(["c/a.md"]) == {"c/a.md": ["c/m.md", "c/n.md"]}
+        assert journal.links_to("c/k.md") == []
+        summarize(journal, [])  # a new answer replaces every link of the document
+        assert journal.by_meaning.targets(["c/a.md"]) == {} and journal.links_to("c/m.md") == []

@@ -30,11 +30,11 @@ from wiki_assets.engine.related.vectors import EMBED_CHARS, script
 
 EMBED_FIRST = 32
 """Documents to embed (those without a vector, and those the run extracts beside its requests)
-up to which a run embeds them before its first request; past it, beside the requests. On the
-embedded CPU model a document takes a tenth of a second or so."""
+up to which a run embeds them before its first request (a daily run's changes: its first request
+waits seconds at most); past it, beside the requests."""
 EMBED_BATCH = 16
 """Documents read and handed to the embedder together (it splits them into its own requests). A
-stop is seen between two of them: on a CPU a batch takes a second or two."""
+stop is seen between two of them, so a batch is small enough for a CPU to embed in seconds."""
 
 
 class Embedder(Protocol):

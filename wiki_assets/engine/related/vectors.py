@@ -42,9 +42,9 @@ from wiki_assets.engine.related.storage import VECTOR_TABLES, add_meta, chunks
 
 EMBED_CHARS = 200
 """Characters of a document that are embedded: its title and opening, what decides a link. The
-model's cost grows with the length of its input: on the labelled set (``python -m
-benchmarks.related_languages``) the first 200 characters found as many partners as the first
-600 (and 600 as many as 1,500 or passages), at a third of the cost."""
+model's cost grows with its input: on the labelled set (``python -m benchmarks.related_languages``)
+the first 200 characters put the English/Korean partners in the top 5 as often as longer
+openings, for much less of the model's time (``docs/benchmarks.md`` has both)."""
 GROUP_MIN = 5
 """Documents a script needs before its own mean centres it (fewer: the mean of all)."""
 BLOCK = 4096
