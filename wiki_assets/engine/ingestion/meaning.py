@@ -189,11 +189,12 @@ class LinksByMeaning:
                     await asyncio.wait_for(asyncio.shield(self.service.wait()), WAIT_LINE_S)
             await ended(self._tasks)  # the watcher has said how it ended
             self.report.embedding_wait_s += time.monotonic() - began
-        if not self.complete:
-            if self.provisional:
+        if self.stopped or not self.complete:
+            due = await asyncio.to_thread(_count_due, store) if self.provisional else 0
+            if due:
                 self.log.info(
-                    f"links by meaning: {len(self.provisional)} pages wait for their links by "
-                    "meaning, which the next run that embeds every document gives them"
+                    f"links by meaning: {due} pages wait for their links by meaning, which the "
+                    "next run that embeds every document gives them"
                 )
             return
         added, pages = await asyncio.to_thread(self._link_due, store, wiki)
@@ -253,3 +254,8 @@ class LinksByMeaning:
             await cancel_and_wait(self._tasks)
             if failure is not None and self.service.failure is None and not self.stopped:
                 self.log.warning(f"embedding process failed ({failure})")
+
+
+def _count_due(store: StateStore) -> int:
+    with Journal(store) as journal:
+        return len(journal.by_meaning.due())
