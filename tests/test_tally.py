@@ -20,7 +20,8 @@ RUN_KEYS = [
     "collections", "count", "skipped", "recovered", "removed", "relinked", "failed", "no_text",
     "requeued", "unfinished", "hedged", "second_opinions", "second_opinions_kept",
     "second_opinions_skipped", "judgements_skipped", "requests", "requests_per_doc",
-    "embedding_model", "embedded", "embedding_s", "embedding_wait_s", "links_by_meaning", "stopped", "stopped_by", "duration_s", "docs_per_sec", "prompt_tokens",
+    "embedding_model", "embedded", "embedding_s", "embedding_wait_s", "links_by_meaning", "stopped",
+    "stopped_by", "duration_s", "docs_per_sec", "prompt_tokens",
     "completion_tokens", "hit_max_tokens", "flagged", "verified_share", "supported_share",
     "judgements", "dials", "models",
 ]  # fmt: skip
