@@ -149,7 +149,7 @@ def test_the_reader_keeps_each_text_once_by_content(tmp_path: Path) -> None:
         reader.extract_ahead(list(docs.values()))
         pdf = reader.read(docs["expense-claims-ko.pdf"])
         assert reader.extracted == 3
-        assert pdf.extractor == "pdf/2" and pdf.title == "경비 청구 안내"
+        assert pdf.extractor == "pdf/3" and pdf.title == "경비 청구 안내"
         assert pdf.where(1) == "page 1" and pdf.where(len(pdf.text.split("\n"))) == "page 4"
         # What the model saw, for a reader of the wiki's state.
         kept = store.text_path(docs["expense-claims-ko.pdf"].content_hash)

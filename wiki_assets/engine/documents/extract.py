@@ -45,9 +45,9 @@ from wiki_assets.engine.errors import DocumentError, NoText
 # Each extractor's version: a new one re-extracts that format's files, and redoes the pages
 # whose text it changes (a page records the text it was written from).
 VERSIONS = {
-    "pdf": 2, "docx": 2, "pptx": 1, "xlsx": 1, "csv": 1, "tsv": 1, "html": 1, "hwp": 1, "eml": 1,
+    "pdf": 3, "docx": 2, "pptx": 1, "xlsx": 1, "csv": 1, "tsv": 1, "html": 1, "hwp": 1, "eml": 1,
     "doc": 1, "xls": 1, "ppt": 1, "rtf": 1, "odt": 1, "ods": 1, "odp": 1, "msg": 1,
-    "image": 1,
+    "image": 2,
 }  # fmt: skip
 
 

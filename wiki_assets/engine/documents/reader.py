@@ -10,6 +10,7 @@ nor its memory.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections.abc import Generator, Sequence
@@ -119,11 +120,12 @@ class Reader:
     def extract_ahead(self, docs: Sequence[SourceDocument]) -> None:
         """Extract those of ``docs`` the store does not hold yet, in parallel, so that reading
         them finds their text."""
-        missing = [doc for doc in docs if self._missing(doc)]
+        missing = self._contents(docs)
         if len(missing) < POOL_FROM or self.processes < 2:
             # (A format that may crash or hang is read in an extracting process all the same.)
             for doc in missing:
-                self._kept(doc)
+                with contextlib.suppress(DocumentError):  # (reading it says why)
+                    self._kept(doc)
             return
         outcomes = self._processes().map([self._job(doc) for doc in missing])
         for doc, outcome in zip(missing, outcomes, strict=True):
@@ -133,17 +135,30 @@ class Reader:
         """Each of ``docs`` as soon as reading it is quick (:meth:`ready`): at once for those
         the store holds, the others as their extraction ends, in parallel and in the order they
         end, so that a slow file (a scan, read by OCR) holds up no other."""
-        missing = [doc for doc in docs if self._missing(doc)]
-        waiting = {doc.path for doc in missing}
-        yield from (doc for doc in docs if doc.path not in waiting)
+        waiting: dict[str, list[SourceDocument]] = {}  # content hash -> its documents
+        for doc in docs:
+            if self._missing(doc):
+                waiting.setdefault(doc.content_hash, []).append(doc)
+            else:
+                yield doc
+        missing = [copies[0] for copies in waiting.values()]
         if len(missing) < POOL_FROM or self.processes < 2:
             for doc in missing:
                 self.extract_ahead([doc])
-                yield doc
+                yield from waiting[doc.content_hash]
             return
         for index, outcome in self._processes().as_done([self._job(doc) for doc in missing]):
             self._keep(missing[index], outcome)
-            yield missing[index]
+            yield from waiting[missing[index].content_hash]
+
+    def _contents(self, docs: Sequence[SourceDocument]) -> list[SourceDocument]:
+        """The first of ``docs`` with each content the store does not hold yet: copies of a
+        file (the same scan in two folders, or in a zip) are extracted once."""
+        first: dict[str, SourceDocument] = {}
+        for doc in docs:
+            if self._missing(doc):
+                first.setdefault(doc.content_hash, doc)
+        return list(first.values())
 
     def _processes(self) -> ExtractorPool:
         if self._pool is None:
