@@ -1,16 +1,18 @@
 """A Korean team's whole drive, end to end through `wiki-assets ingest`: Word, Excel and
-PowerPoint 97-2003 files, OpenDocument, RTF, Outlook mail (its attachments under it), a Word
-file with text in its header, footnotes, comments, text boxes and content controls and a text
-file saved in CP949 each
-become a page titled as the document is, its Korean intact; so does each document inside a zip
-(its member names in CP949, as Windows Explorer writes them, and a zip inside it), a tar.gz and
-a .gz, under the archive's path. An encrypted file, a broken copy of each format, a file its
-reader panics on, an encrypted zip, a zip bomb and an archive nested too deep are each listed
-as holding no text, with the reason; the run exits 0; and a member added to an archive is the
-only document the next run summarizes. A scan in Korean and English (a PNG and an image-only
-PDF) is read by OCR where tesseract is installed (CI installs it), and its page says so; where
-it is not, `plan` and the run say how many files OCR would read and how to install it, and the
-run still exits 0.
+PowerPoint 97-2003 files, OpenDocument, RTF, Outlook mail (its attachments under it, a mail
+attached to it too), a Word file with text in its header, footnotes, comments, text boxes and
+content controls and a text file saved in CP949 each become a page titled as the document is,
+its Korean intact; so does each document inside a zip (its member names in CP949, as Windows
+Explorer writes them, and a zip inside it), a tar.gz and a .gz, under the archive's path. An
+encrypted file (an OpenDocument one too), a file its reader panics on, an encrypted zip, a zip
+bomb and an archive nested too deep are each listed as holding no text, with the reason; so is
+a copy cut short of each format (Office 97-2003, OpenDocument, Outlook mail, a zip, a .gz, a
+tar.gz and a .tgz, a picture and an image-only PDF), while an RTF, a CP949 text cut in a Hangul
+character and a tar cut in its second member still give the text before the cut; the run exits
+0; and a member added to an archive is the only document the next run summarizes. A scan in
+Korean and English (a PNG and an image-only PDF) is read by OCR where tesseract is installed
+(CI installs it), and its page says so; where it is not, `plan` and the run say how many files
+OCR would read and how to install it, and the run still exits 0.
 
 Fixtures: tests/data/formats (scripts/make-documents' `drive` step and Apache POI's test-data);
 a broken file is a good one cut short.
@@ -18,11 +20,14 @@ a broken file is a good one cut short.
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import yaml
@@ -39,6 +44,15 @@ OLDER = {"doc", "xls", "ppt", "odt", "ods", "odp", "rtf", "cp949"}
 BROKEN = ["password-mfa-ko.doc", "laptop-refresh-ko.xls", "office-move-ko.ppt",
           "password-mfa-en.odt", "laptop-refresh-en.ods", "office-move-en.odp",
           "poi-attachment.msg"]  # fmt: skip
+# Archives and scans cut short, each listed where the cut is (a tar's member cut: the member's
+# path) with the start of the reason.
+BROKEN_NO_TEXT = {
+    "회의자료.zip": ("", "unreadable archive: File is not a zip file"),
+    "okr-planning-ko.eml.gz": ("", "unreadable archive: Compressed file ended before the end-"),
+    "reports.tar.gz": ("/expense-claims-en.pdf", "unreadable: unexpected end of data"),
+    "reports.tgz": ("/expense-claims-en.pdf", "unreadable: unexpected end of data"),
+    "scan-library-bilingual.pdf": ("", "unreadable PDF file: Failed to load document"),
+}
 HANGUL = range(0xAC00, 0xD7A4)
 MEETING = "회의자료.zip"  # member names in CP949 without the UTF-8 flag, a zip inside
 OCR_TITLE = "사내 도서관 이용 안내 / Library Guide"  # a scan's first line, as OCR reads it
@@ -67,6 +81,17 @@ def drive(synced: Path) -> tuple[dict[str, dict], dict[str, str]]:
         data = (FORMATS / name).read_bytes()
         (folder / f"broken-{name}").write_bytes(data[: len(data) * 4 // 10])
         no_text[f"drive/broken-{name}"] = f"unreadable {name.rsplit('.', 1)[1].upper()} file: "
+    for name, (inside, reason) in BROKEN_NO_TEXT.items():
+        data = (FORMATS / name.replace(".tgz", ".tar.gz")).read_bytes()
+        (folder / f"broken-{name}").write_bytes(data[: len(data) * 4 // 10])
+        no_text[f"drive/broken-{name}{inside}"] = reason
+    documents.update(broken_with_text(folder))
+    no_text["drive/broken-reports.tar/data-retention-en.csv"] = "unreadable: unexpected end of data"
+    picture = (FORMATS / "scan-library-bilingual.png").read_bytes()
+    (folder / "broken-scan.png").write_bytes(picture[: len(picture) * 4 // 10])
+    no_text["drive/broken-scan.png"] = (
+        "unreadable image: image file is truncated" if ocr.available() else "image"
+    )
     titles = {entry["source"]: entry["title"] for entry in MANIFEST if "title" in entry
               and "source" in entry}  # fmt: skip
     for entry in MANIFEST:
@@ -90,6 +115,28 @@ def drive(synced: Path) -> tuple[dict[str, dict], dict[str, str]]:
             else:
                 no_text[path] = "image" if path.endswith(".png") else "no text layer"
     return documents, no_text
+
+
+def broken_with_text(folder: Path) -> dict[str, dict]:
+    """Files cut short whose text before the cut is still read: a tar cut in its second member
+    (the first is whole), a CP949 text cut in the middle of a Hangul character and an RTF cut
+    in its body. Each becomes a page (the tar's second member: no text, with the reason)."""
+    tar = gzip.decompress((FORMATS / "reports.tar.gz").read_bytes())
+    with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+        cut = archive.getmember("data-retention-en.csv").offset_data + 100
+    (folder / "broken-reports.tar").write_bytes(tar[:cut])
+    text = (FORMATS / "library-ko.cp949.txt").read_bytes()
+    hangul = max(at for at in range(len(text) - 1) if text[at] >= 0xB0 and text[at - 1] < 0x80)
+    (folder / "broken-library-ko.cp949.txt").write_bytes(text[: hangul + 1])  # its first byte
+    rtf = (FORMATS / "shuttle-parking-ko.rtf").read_bytes()
+    (folder / "broken-shuttle-parking-ko.rtf").write_bytes(rtf[: len(rtf) * 6 // 10])
+    title = {entry["file"]: entry["title"] for entry in MANIFEST if "title" in entry}.get
+    return {
+        "drive/broken-reports.tar/expense-claims-en.pdf": {"title": title("expense-claims-en.pdf")},
+        "drive/broken-library-ko.cp949.txt": {"title": title("library-ko.cp949.txt"), "lang": "ko"},
+        "drive/broken-shuttle-parking-ko.rtf": {"title": title("shuttle-parking-ko.rtf"),
+                                                "lang": "ko"},
+    }  # fmt: skip
 
 
 def ingest(synced: Path, wiki: Path, home: Path, config: Path) -> subprocess.CompletedProcess[str]:
@@ -139,7 +186,8 @@ def test_a_drive_of_older_files_becomes_pages_and_the_run_exits_0(tmp_path: Path
             assert sum(ord(char) in HANGUL for char in text) > 40, path  # its key points
         assert ("text read by OCR" in text) == bool(entry.get("ocr")), path
     if not ocr.available():  # the run says how many files OCR would read, and how to install it
-        assert f"OCR would read 2 files (scans and images): {ocr.INSTALL}" in done.stderr
+        # (the scan's PNG and PDF, and the PNG cut short: it is not opened without OCR)
+        assert f"OCR would read 3 files (scans and images): {ocr.INSTALL}" in done.stderr
 
 
 def test_without_tesseract_plan_and_the_run_say_what_ocr_would_read(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
 from wiki_assets.engine.answers.budget import cut_to_budget, estimate_tokens
 from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument, scan
-from wiki_assets.engine.documents.encodings import decode
+from wiki_assets.engine.documents.encodings import decode, encoding_of
 from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.ingestion.fingerprints import fingerprint
 from wiki_assets.engine.ingestion.gc_tuning import YOUNG_THRESHOLD, fewer_collections
@@ -107,6 +107,17 @@ JAPANESE = "# 会議録\n\n今週のデプロイ予定と担当者をまとめ�
 )
 def test_decoding_accepts_text_encodings(data: bytes, expected: str) -> None:
     assert decode(data) == expected
+
+
+@pytest.mark.parametrize("encoding", ["cp949", "utf-8", "shift_jis"])
+def test_a_text_cut_in_the_middle_of_a_character_is_text_the_character_shown_as_lost(
+    encoding: str,
+) -> None:
+    text = JAPANESE if encoding == "shift_jis" else KOREAN
+    data = text.encode(encoding)
+    cut = data[: len(data) - len(text[-3:].encode(encoding)) + 1]  # "다" (or "す"): one byte
+    assert decode(cut) == text[:-3] + "\ufffd"
+    assert encoding_of(cut) is not None  # (a file of any name: told to be text)
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,15 @@
 """A drive's older files: Outlook mail gives its subject and body (Chinese intact), and a Word,
-Excel or PowerPoint 97-2003 file that is encrypted is "password-protected"; a broken file of each
-new format holds no text, with the reader's reason. A reader that panics, crashes or hangs runs
-in an extracting process: it fails that file alone, with its reason, within the time limit,
-and the next file is read by a process started in its place.
+Excel or PowerPoint 97-2003 file, an OpenDocument file or a .docx that is encrypted is
+"password-protected"; a broken file of each new format holds no text, with the reader's
+reason. A reader that panics, crashes or hangs runs in an extracting process: it fails that
+file alone, with its reason, within the time limit, and the next file is read by a process
+started in its place.
 
-Fixtures: tests/data/formats (the mail, the encrypted files and the .xls kreuzberg panics on
-come from Apache POI's test-data, Apache License 2.0; the others were converted by LibreOffice
-from scripts/make-documents' files). A broken file is a good one cut short.
+Fixtures: tests/data/formats (the mail, the encrypted 97-2003 files and the .xls kreuzberg
+panics on come from Apache POI's test-data, Apache License 2.0; the others were converted by
+LibreOffice from scripts/make-documents' files, and the encrypted OpenDocument and .docx are
+written by its `drive` step, by LibreOffice and msoffcrypto-tool). A broken file is a good one
+cut short.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ FORMATS = Path(__file__).parent / "data" / "formats"
 MANIFEST = json.loads((FORMATS / "manifest.json").read_text(encoding="utf-8"))["files"]
 MAIL = [entry for entry in MANIFEST if entry["expect"] == "mail"]
 LOCKED = [entry for entry in MANIFEST if entry.get("reason") == "password-protected"
-          and entry["kind"] in ("doc", "xls", "ppt")]  # fmt: skip
+          and entry["kind"] in ("doc", "xls", "ppt", "odt", "docx")]  # fmt: skip
 # One good file of each format, cut short.
 WHOLE = ["password-mfa-ko.doc", "laptop-refresh-ko.xls", "office-move-ko.ppt",
          "password-mfa-en.odt", "laptop-refresh-en.ods", "office-move-en.odp",
@@ -42,7 +45,9 @@ def test_outlook_mail_gives_its_subject_and_body(entry: dict) -> None:
 
 
 @pytest.mark.parametrize("entry", LOCKED, ids=[entry["file"] for entry in LOCKED])
-def test_an_encrypted_office_97_file_is_password_protected(entry: dict) -> None:
+def test_an_encrypted_office_file_is_password_protected(entry: dict) -> None:
+    """Word, Excel and PowerPoint 97-2003, OpenDocument and Office's XML formats, each saved
+    with a password: the reason is the encryption, not a broken file."""
     with pytest.raises(NoText, match="^password-protected$"):
         extract(FORMATS / entry["file"], entry["kind"], 2_000_000)
 

@@ -42,6 +42,7 @@ MARKDOWN_PARTNERS = {"password-mfa-ko": "password-mfa-en", "office-move-ko": "of
 NO_TEXT = {
     "drive/encrypted-vendor-security-en.pdf": "password-protected",
     "drive/corrupt-truncated.pdf": "unreadable PDF file",
+    "drive/locked-password-mfa-en.docx": "password-protected",
 }
 # Flags a page would get from a text read wrong: points not found, markup for text, a cut.
 MISREAD = {"unverified_points", "wrong_language", "missing_title", "ungrounded_summary",

@@ -2,8 +2,9 @@
 PDF page is read from its image at the image's own resolution (a page that is more than one
 image is rendered, at 300 DPI); a PDF's text layer has the file's time limit and each page read
 by OCR its own, so a long scan is read whole while a page that hangs is stopped within the page's
-limit; a file kept twice (in two folders) is extracted once; and pictures are read first, on at
-most half the extracting processes, so the others keep extracting for the requests.
+limit; a file kept twice (in two folders) is extracted once; pictures are read first, on at
+most half the extracting processes, so the others keep extracting for the requests; and a
+picture cut short is unreadable, with the reason, before tesseract is asked to read it.
 
 Fixtures: tests/data/formats' scan (a picture of Korean and English lines, and the same picture
 as an image-only PDF, by scripts/make-documents); the PDFs of several pages are written here by
@@ -12,6 +13,7 @@ fpdf2 from that picture.
 
 from __future__ import annotations
 
+import io
 import shutil
 import time
 from pathlib import Path
@@ -19,12 +21,14 @@ from pathlib import Path
 import fpdf  # (the test extra's: to write the PDFs)
 import pypdfium2 as pdfium
 import pytest
+from PIL import Image
 
 from wiki_assets.engine.documents import ocr
 from wiki_assets.engine.documents.corpus import scan
 from wiki_assets.engine.documents.extractors import ExtractorPool, Lanes
 from wiki_assets.engine.documents.reader import Reader
 from wiki_assets.engine.documents.texts import TextStore
+from wiki_assets.engine.errors import NoText
 
 FORMATS = Path(__file__).parent / "data" / "formats"
 PICTURE = FORMATS / "scan-library-bilingual.png"  # 1,400 x 460 pixels
@@ -110,6 +114,27 @@ def test_a_scan_kept_twice_is_read_once(tmp_path: Path) -> None:
         for doc in docs:
             if doc.path.endswith(".png"):
                 assert LINE in reader.read(doc).text
+
+
+@pytest.mark.parametrize(
+    ("kind", "reason"),
+    [("PNG", "unreadable image: image file is truncated"),
+     ("JPEG", "unreadable image: image file is truncated ("),
+     ("TIFF", "unreadable image: not a PNG, JPEG or TIFF picture (broken?)")],  # (its
+    # directory, which Pillow writes after the compressed image, cut off)
+)  # fmt: skip
+def test_a_picture_cut_short_is_unreadable_with_the_reason(kind: str, reason: str) -> None:
+    """Not an empty page, which is what tesseract makes of a TIFF without its directory, nor
+    its image library's error lines."""
+    buffer = io.BytesIO()
+    with Image.open(PICTURE) as picture:
+        # (Pillow writes the JPEG and the TIFF, LZW-compressed as a scanner's)
+        picture.save(buffer, format=kind, **({"compression": "tiff_lzw"} if kind == "TIFF" else {}))
+    data = buffer.getvalue()
+    with pytest.raises(NoText) as raised:
+        ocr.whole_picture(data[: len(data) * 6 // 10])
+    assert str(raised.value).startswith(reason)
+    assert ocr.whole_picture(data) == data
 
 
 def test_pictures_begin_first_on_at_most_half_the_processes() -> None:

@@ -7,7 +7,8 @@ What an archive holds is read by Python's own ``zipfile``, ``tarfile`` and ``gzi
 limits: an archive whose members would expand past :data:`MAX_EXPANDED_BYTES`, or a member that
 expands more than :data:`MAX_RATIO` times, is refused (a zip bomb); an encrypted or broken one
 holds no text that can be read. Either is :class:`~wiki_assets.engine.errors.NoText` with the
-reason, listed at the archive's own path.
+reason, listed at the archive's own path. A tar cut short still gives the members before the
+cut, and the member cut is listed with its reason.
 
 A zip written by Windows Explorer on a Korean PC stores its member names in CP949 without the
 UTF-8 flag; ``zipfile`` reads those as CP437, and the name's bytes are decoded again here.
@@ -16,7 +17,6 @@ UTF-8 flag; ``zipfile`` reads those as CP437, and the name's bytes are decoded a
 from __future__ import annotations
 
 import functools
-import gzip
 import io
 import tarfile
 import zipfile
@@ -31,7 +31,7 @@ from wiki_assets.engine.errors import NoText
 KINDS = ((".tar.gz", "tar"), (".tgz", "tar"), (".tar", "tar"), (".zip", "zip"), (".gz", "gz"),
          (".msg", "msg"))  # fmt: skip
 # Containers that are documents themselves: an Outlook mail is its body (extract.py), and its
-# attachments are documents under it (``mail.msg/report.pdf``).
+# attachments are documents under it (``mail.msg/report.pdf``, a mail attached to it too).
 WITH_BODY = frozenset({"msg"})
 MAX_EXPANDED_BYTES = 200_000_000  # what one archive's members may expand to, in all
 MAX_RATIO = 100  # how many times its compressed size a member may expand to…
@@ -39,6 +39,7 @@ RATIO_FROM_BYTES = 1_000_000  # …once it is this large (a small file of spaces
 MAX_DEPTH = 1  # archives inside archives opened (a zip in a zip: 1)
 _UTF8_FLAG = 0x800  # a zip member's general-purpose bit 11: its name is UTF-8
 _ENCRYPTED_FLAG = 0x1
+_GZIP_MAGIC = b"\x1f\x8b"
 # Names a member's bytes may be in, when its zip says nothing: UTF-8 (macOS, Linux), then the
 # code page of a Korean Windows PC.
 _NAME_ENCODINGS = ("utf-8", "cp949")
@@ -201,8 +202,18 @@ def _zip(data: bytes, name: str) -> Iterator[_Listed]:
 
 
 def _tar(data: bytes, name: str) -> Iterator[_Listed]:
-    archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
-    files = [info for info in archive.getmembers() if info.isfile()]
+    """A ``.tar``, or a ``.tar.gz``/``.tgz`` (its tar unpacked first, within the limits). One cut
+    short gives the members before the cut, and the one cut says so when its bytes are read;
+    those after it are lost with the bytes that held them."""
+    tar = _gunzipped(data, whole=False) if data.startswith(_GZIP_MAGIC) else data
+    archive = tarfile.open(fileobj=io.BytesIO(tar), mode="r:")
+    files = []
+    try:
+        while (info := archive.next()) is not None:
+            if info.isfile():
+                files.append(info)
+    except tarfile.ReadError:  # (cut short: the members listed before the cut)
+        pass
     _within_limits([(sum(info.size for info in files), len(data))])
 
     def reader(info: tarfile.TarInfo) -> Callable[[], bytes]:
@@ -217,17 +228,34 @@ def _tar(data: bytes, name: str) -> Iterator[_Listed]:
 
 
 def _gz(data: bytes, name: str) -> Iterator[_Listed]:
-    """A ``.gz`` of one file: that file, named as the archive without ``.gz``; read in pieces,
-    and refused once it expands past the limits."""
-    with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
-        pieces, size = [], 0
-        while piece := stream.read(1 << 20):
+    """A ``.gz`` of one file: that file, named as the archive without ``.gz``."""
+    content = _gunzipped(data, whole=True)
+    inner = PurePosixPath(name).name
+    yield inner[: -len(".gz")] if inner.lower().endswith(".gz") else inner, lambda: content
+
+
+def _gunzipped(data: bytes, *, whole: bool) -> bytes:
+    """What gzip's ``data`` holds, inflated in pieces and refused once it expands past the
+    limits. Cut short, it is what precedes the cut (a tar's members before it), or EOFError when
+    ``whole`` (a file of its own, cut, is no document)."""
+    pieces, size, rest = [], 0, data
+    while rest:
+        inflater = zlib.decompressobj(wbits=31)  # (one gzip member: its header, then deflate)
+        pending = rest
+        while not inflater.eof:
+            piece = inflater.decompress(pending, 1 << 20)
+            pending = inflater.unconsumed_tail
+            if not piece and not pending:
+                break  # every byte read, and the stream not ended: cut short
             size += len(piece)
             _within_limits([(size, len(data))])
             pieces.append(piece)
-    content = b"".join(pieces)
-    inner = PurePosixPath(name).name
-    yield inner[: -len(".gz")] if inner.lower().endswith(".gz") else inner, lambda: content
+        if not inflater.eof:
+            if whole:
+                raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+            break
+        rest = inflater.unused_data.lstrip(b"\0")  # (another member, or the padding after)
+    return b"".join(pieces)
 
 
 def _within_limits(sizes: list[tuple[int, int]]) -> None:
@@ -266,16 +294,19 @@ def _member_name(info: zipfile.ZipInfo) -> str:
 
 def _msg(data: bytes, name: str) -> Iterator[_Listed]:
     """An Outlook mail's attachments, by their file names (extract-msg); a mail attached to it
-    is its own body's, not a file, and is left out."""
+    (a forwarded message, kept inside the outer one rather than as a file) as an Outlook file of
+    its own, named by its subject (``Test Attachment.msg``), so that it is a mail under it."""
     import extract_msg
 
     message = extract_msg.openMsg(data)
     try:
-        attached = [
-            (str(item.longFilename or item.shortFilename), item.data)
-            for item in message.attachments
-            if isinstance(item.data, bytes) and (item.longFilename or item.shortFilename)
-        ]
+        attached = []
+        for item in message.attachments:
+            if isinstance(item.data, extract_msg.MSGFile):
+                inner = str(item.name or "attached mail.msg").replace("/", "-").replace("\\", "-")
+                attached.append((inner, item.data.exportBytes()))
+            elif isinstance(item.data, bytes) and (item.longFilename or item.shortFilename):
+                attached.append((str(item.longFilename or item.shortFilename), item.data))
     finally:
         message.close()
     _within_limits([(sum(len(content) for _, content in attached), MAX_EXPANDED_BYTES)])

@@ -23,6 +23,8 @@ _MARKS = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
+# The most bytes a character takes in the encodings read here (GB18030's and UTF-8's: four).
+_LONGEST_CHARACTER = 4
 # Encodings whose text holds NUL bytes: any other file with one is binary.
 _WIDE = ("utf_16", "utf_32")
 
@@ -38,13 +40,14 @@ def decode(data: bytes) -> str:
     if b"\x00" not in data:  # (NUL is valid UTF-8, and UTF-16's ASCII is full of them)
         try:
             return data.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-    best = _best(data)
+        except UnicodeDecodeError as error:
+            if error.reason == "unexpected end of data":  # its last character cut short
+                return data.decode("utf-8", errors="replace")
+    best, cut = _best(data)
     if best is None:
         raise DocumentError("binary file (contains NUL bytes)" if b"\x00" in data else
                             "binary file (no text encoding fits its bytes)")  # fmt: skip
-    return str(best)
+    return str(best) + "\ufffd" * bool(cut)  # (a character cut short: shown as lost)
 
 
 def encoding_of(head: bytes) -> str | None:
@@ -59,19 +62,25 @@ def encoding_of(head: bytes) -> str | None:
         except UnicodeDecodeError as error:
             if error.start >= len(head) - 3:
                 return "utf_8"  # a character cut by the end of the sample
-    best = _best(head)
+    best, _ = _best(head)
     return best.encoding if best is not None else None
 
 
-def _best(data: bytes) -> charset_normalizer.models.CharsetMatch | None:
-    """charset-normalizer's best reading of ``data``; None when no encoding makes text of it,
-    or when only a narrow encoding does and the bytes hold a NUL (a binary file)."""
-    best = charset_normalizer.from_bytes(data).best()
-    if best is None:
-        return None
+def _best(data: bytes) -> tuple[charset_normalizer.models.CharsetMatch | None, int]:
+    """charset-normalizer's best reading of ``data``, and how many bytes of a character cut
+    short at its end it leaves out (a file cut in the middle of a Hangul character, a sample of
+    its first bytes: no encoding decodes that character, and the rest is still text); None when
+    no encoding makes text of it, or when only a narrow encoding does and the bytes hold a NUL
+    (a binary file)."""
+    for cut in range(_LONGEST_CHARACTER if data[-1:] >= b"\x80" else 1):
+        best = charset_normalizer.from_bytes(data[: len(data) - cut]).best()
+        if best is not None:
+            break
+    else:
+        return None, 0
     if b"\x00" in data and not (best.encoding.startswith(_WIDE) and _wide_text(data)):
-        return None
-    return best
+        return None, 0
+    return best, cut
 
 
 def _wide_text(data: bytes) -> bool:

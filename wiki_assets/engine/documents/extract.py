@@ -46,7 +46,7 @@ from wiki_assets.engine.errors import DocumentError, NoText
 # whose text it changes (a page records the text it was written from).
 VERSIONS = {
     "pdf": 3, "docx": 2, "pptx": 1, "xlsx": 1, "csv": 1, "tsv": 1, "html": 1, "hwp": 1, "eml": 1,
-    "doc": 1, "xls": 1, "ppt": 1, "rtf": 1, "odt": 1, "ods": 1, "odp": 1, "msg": 1,
+    "doc": 1, "xls": 1, "ppt": 1, "rtf": 1, "odt": 2, "ods": 2, "odp": 2, "msg": 1,
     "image": 2,
 }  # fmt: skip
 
@@ -120,14 +120,14 @@ def _image(source: Source, out: Lines) -> Extracted:
     """A picture (a scan, a photo of a whiteboard), read by OCR."""
     if not ocr.available():
         raise NoText(f"image: {ocr.WOULD_READ}")
-    out.add(ocr.read_picture(read_all(source)))
+    out.add(ocr.read_picture(ocr.whole_picture(read_all(source))))
     return out.done(None, ocr=True)
 
 
 def _pptx(source: Source, out: Lines) -> Extracted:
     from pptx import Presentation
 
-    deck = opened(lambda: Presentation(as_file(source)), "PowerPoint")
+    deck = opened(lambda: Presentation(as_file(source)), "PowerPoint", source)
     first_title = None
     for number, slide in enumerate(deck.slides, start=1):
         out.begin(f"slide {number}")
@@ -155,7 +155,9 @@ def _xlsx(source: Source, out: Lines) -> Extracted:
     import openpyxl
 
     book = opened(
-        lambda: openpyxl.load_workbook(as_file(source), read_only=True, data_only=True), "Excel"
+        lambda: openpyxl.load_workbook(as_file(source), read_only=True, data_only=True),
+        "Excel",
+        source,
     )
     try:
         for sheet in book.worksheets:

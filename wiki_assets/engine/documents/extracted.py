@@ -18,6 +18,7 @@ T = TypeVar("T")
 
 Location = tuple[int, str]  # (the line a page, slide or sheet begins on, its label)
 Source = Path | bytes  # a file of the synced tree, or the bytes of an archive's member
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Office 97-2003's container (and HWP 5's)
 
 
 def as_file(source: Source) -> str | BinaryIO:
@@ -83,18 +84,35 @@ def table(out: Lines, rows: Iterable[Iterable[object]]) -> None:
             out.add("| " + " | ".join(cells) + " |")
 
 
-def opened(open_it: Callable[[], T], kind: str) -> T:
-    """A document opened by its library; a file that is not one (cut short, not a zip, or
-    encrypted, which Office stores as a different container) is :class:`NoText`."""
+def opened(open_it: Callable[[], T], kind: str, source: Source) -> T:
+    """A document opened by its library; a file that is not one (cut short, not a zip) is
+    :class:`NoText` with the library's reason, and one that is encrypted (which Office stores as
+    a different container) is "password-protected"."""
     try:
         return open_it()
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as error:
-        reason = f"unreadable {kind} file (broken, or password-protected): {short(error)}"
-        raise NoText(reason) from None
+        reason = short(error)
     except Exception as error:
-        if type(error).__name__ == "PackageNotFoundError":  # python-docx's, python-pptx's
-            raise NoText(f"unreadable {kind} file (broken, or password-protected)") from None
-        raise
+        if type(error).__name__ != "PackageNotFoundError":  # python-docx's, python-pptx's
+            raise
+        reason = "File is not a zip file"  # (what it means: "Package not found at <path>")
+    if encrypted(read_all(source)):
+        raise NoText("password-protected") from None
+    raise NoText(f"unreadable {kind} file: {reason}") from None
+
+
+def encrypted(data: bytes) -> bool:
+    """Whether an Office file is encrypted, as msoffcrypto-tool tells from the flags each format
+    keeps for it: Word, Excel and PowerPoint 97-2003, and Office's XML formats, which become an
+    OLE container holding the encrypted package (their readers see a file that is not a zip)."""
+    import msoffcrypto
+
+    if not data.startswith(OLE_MAGIC):
+        return False
+    try:
+        return bool(msoffcrypto.OfficeFile(io.BytesIO(data)).is_encrypted())
+    except Exception:  # not a file it knows: the reader says why
+        return False
 
 
 def clean(title: str | None) -> str | None:

@@ -17,10 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 from wiki_assets.engine.documents.extracted import (
+    OLE_MAGIC,
     Extracted,
     Lines,
     Source,
     as_file,
+    encrypted,
     read_all,
     short,
     table,
@@ -35,7 +37,6 @@ KREUZBERG = {
     "rtf": "application/rtf",
     "msg": "application/vnd.ms-outlook",
 }
-_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
 
 def _kreuzberg(name: str) -> Callable[[Source, Lines], Extracted]:
@@ -47,7 +48,7 @@ def _kreuzberg(name: str) -> Callable[[Source, Lines], Extracted]:
         # (disable_ocr is a keyword of ExtractionConfig that its type stubs do not list yet.)
         config = kreuzberg.ExtractionConfig(use_cache=False, disable_ocr=True)  # type: ignore[call-arg]
         data = read_all(source)
-        if data.startswith(_OLE_MAGIC) and name != "msg" and _encrypted(data):
+        if data.startswith(OLE_MAGIC) and name != "msg" and encrypted(data):
             raise NoText("password-protected")
         try:
             result = kreuzberg.extract_bytes_sync(data, KREUZBERG[name], config=config)
@@ -69,22 +70,9 @@ def _kreuzberg(name: str) -> Callable[[Source, Lines], Extracted]:
             out.add(line)
         if name == "msg":
             return out.done(str(metadata.get("subject") or "") or None)
-        return out.done(_ole_title(data) if data.startswith(_OLE_MAGIC) else None)
+        return out.done(_ole_title(data) if data.startswith(OLE_MAGIC) else None)
 
     return read
-
-
-def _encrypted(data: bytes) -> bool:
-    """Whether a Word, Excel or PowerPoint 97-2003 file is encrypted (msoffcrypto-tool reads
-    the flags each format keeps for it), which kreuzberg reports as a broken file, if at all."""
-    import io
-
-    import msoffcrypto
-
-    try:
-        return bool(msoffcrypto.OfficeFile(io.BytesIO(data)).is_encrypted())
-    except Exception:  # not a file it knows: kreuzberg says why
-        return False
 
 
 def _ole_title(data: bytes) -> str | None:
@@ -110,11 +98,9 @@ def _opendocument(source: Source, out: Lines) -> Extracted:
     from odf import dc, draw, opendocument, teletype
     from odf import table as odf_table
 
-    try:
-        document = opendocument.load(as_file(source))
-    except KeyError as error:  # no content.xml: an encrypted document keeps it unreadable
-        reason = f"unreadable OpenDocument file (broken, or password-protected): {error}"
-        raise NoText(reason) from None
+    if _odf_encrypted(source):
+        raise NoText("password-protected")
+    document = opendocument.load(as_file(source))
     titles = [teletype.extractText(node) for node in document.meta.getElementsByType(dc.Title)]
     slides = document.body.getElementsByType(draw.Page)
     sheets = [] if slides else document.body.getElementsByType(odf_table.Table)
@@ -131,6 +117,19 @@ def _opendocument(source: Source, out: Lines) -> Extracted:
     else:
         _paragraphs(document.body, out, heading=False)
     return out.done(titles[0] if titles else None)
+
+
+def _odf_encrypted(source: Source) -> bool:
+    """Whether an OpenDocument file is encrypted: its manifest lists how each part of it is
+    (its parts are then no XML that odfpy can parse, and a reader can tell no more)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(as_file(source)) as package:
+            manifest = package.read("META-INF/manifest.xml")
+    except (zipfile.BadZipFile, KeyError, OSError):  # broken: odfpy says why
+        return False
+    return b"encryption-data" in manifest
 
 
 def _paragraphs(node: Any, out: Lines, *, heading: bool) -> None:

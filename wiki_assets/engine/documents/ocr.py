@@ -16,6 +16,7 @@ import functools
 import io
 import shutil
 import subprocess
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -93,6 +94,25 @@ def read_picture(picture: bytes, dpi: int | None = None, page: int = 1) -> str:
         error = " ".join(done.stderr.decode(errors="replace").split())[-200:]
         raise NoText(f"unreadable by OCR: {error or f'exit code {done.returncode}'}")
     return done.stdout.decode("utf-8", errors="replace")
+
+
+def whole_picture(picture: bytes) -> bytes:
+    """``picture`` (a PNG, JPEG or TIFF file), once Pillow has decoded all of it: a file cut
+    short or no picture at all is :class:`NoText` with the reason, which tesseract would give
+    as its image library's error lines, or as an empty page (a TIFF without its directory)."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (a broken file's warnings: its error says why)
+            with Image.open(io.BytesIO(picture)) as image:
+                image.load()
+    except UnidentifiedImageError:
+        raise NoText("unreadable image: not a PNG, JPEG or TIFF picture (broken?)") from None
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:
+        reason = " ".join(str(error).split()) or type(error).__name__
+        raise NoText(f"unreadable image: {reason}") from None
+    return picture
 
 
 def pdf_pages(pdf: Any) -> Iterator[tuple[int, str]]:

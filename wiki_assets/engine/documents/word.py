@@ -30,7 +30,7 @@ _NOTES = (("footnotes", "Footnotes", "footnote"), ("endnotes", "Endnotes", "endn
 def docx(source: Source, out: Lines) -> Extracted:
     import docx as python_docx
 
-    document = opened(lambda: python_docx.Document(as_file(source)), "Word")
+    document = opened(lambda: python_docx.Document(as_file(source)), "Word", source)
     styles = {style.style_id: style.name or "" for style in document.styles}
     first_title = _blocks(document.element.body, styles, out)
     _headers_and_footers(document, styles, out)
