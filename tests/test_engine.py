@@ -109,15 +109,16 @@ def test_decoding_accepts_text_encodings(data: bytes, expected: str) -> None:
     assert decode(data) == expected
 
 
-@pytest.mark.parametrize("encoding", ["cp949", "utf-8", "shift_jis"])
+@pytest.mark.parametrize("encoding", ["cp949", "utf-8", "shift_jis", "utf-16", "utf-16-le"])
 def test_a_text_cut_in_the_middle_of_a_character_is_text_the_character_shown_as_lost(
     encoding: str,
 ) -> None:
     text = JAPANESE if encoding == "shift_jis" else KOREAN
-    data = text.encode(encoding)
-    cut = data[: len(data) - len(text[-3:].encode(encoding)) + 1]  # "다" (or "す"): one byte
+    cut = text.encode(encoding)[: len(text[:-3].encode(encoding)) + 1]  # "다" (or "す"): a byte
     assert decode(cut) == text[:-3] + "\ufffd"
     assert encoding_of(cut) is not None  # (a file of any name: told to be text)
+    if encoding.startswith("utf-16"):  # half of its last line end: an odd length
+        assert decode(text.encode(encoding)[:-1]) == text[:-1] + "\ufffd"
 
 
 @pytest.mark.parametrize(

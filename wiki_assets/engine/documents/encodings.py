@@ -36,6 +36,8 @@ def decode(data: bytes) -> str:
             try:
                 return data.decode(encoding)
             except UnicodeDecodeError as error:
+                if error.reason == "truncated data":  # its last character cut short
+                    return data.decode(encoding, errors="replace")
                 raise DocumentError(f"invalid {encoding.upper()} text") from error
     if b"\x00" not in data:  # (NUL is valid UTF-8, and UTF-16's ASCII is full of them)
         try:
@@ -72,7 +74,8 @@ def _best(data: bytes) -> tuple[charset_normalizer.models.CharsetMatch | None, i
     its first bytes: no encoding decodes that character, and the rest is still text); None when
     no encoding makes text of it, or when only a narrow encoding does and the bytes hold a NUL
     (a binary file)."""
-    for cut in range(_LONGEST_CHARACTER if data[-1:] >= b"\x80" else 1):
+    cut_short = data[-1:] >= b"\x80" or b"\x00" in data and len(data) % 2  # (UTF-16's, odd)
+    for cut in range(_LONGEST_CHARACTER if cut_short else 1):
         best = charset_normalizer.from_bytes(data[: len(data) - cut]).best()
         if best is not None:
             break
