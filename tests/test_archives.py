@@ -83,11 +83,30 @@ def test_a_tar_cut_short_gives_the_members_before_the_cut(name: str) -> None:
     with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
         cut = archive.getmember("data-retention-en.csv").offset_data + 100
     data = tar[:cut] if name == "reports.tar" else _gzipped_then_cut(tar, cut)
-    found = {m.name: m for m in archives.members(data, name)}
+    found = {}
+    with pytest.raises(NoText) as raised:  # (once the members before the cut are given)
+        found.update((m.name, m) for m in archives.members(data, name))
+    assert str(raised.value) == (
+        "cut short (its end is missing): any files it held after the cut are lost"
+    )
     assert sorted(found) == ["data-retention-en.csv", "expense-claims-en.pdf"]
     assert found["expense-claims-en.pdf"].data == (FORMATS / "expense-claims-en.pdf").read_bytes()
     assert found["expense-claims-en.pdf"].no_text is None
     assert found["data-retention-en.csv"].no_text == "unreadable: unexpected end of data"
+
+
+def test_a_tar_cut_between_its_members_says_so_after_them() -> None:
+    """Cut where its second member's header begins: tarfile ends there without a word, as if
+    that were the end; the missing end of archive tells the cut."""
+    tar = gzip.decompress((FORMATS / "reports.tar.gz").read_bytes())
+    with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+        cut = archive.getmember("data-retention-en.csv").offset
+    found = []
+    with pytest.raises(NoText, match=r"^cut short \(its end is missing\)"):
+        found.extend(m.name for m in archives.members(tar[:cut], "reports.tar"))
+    assert found == ["expense-claims-en.pdf"]
+    assert [m.name for m in archives.members(tar, "reports.tar")] == [
+        "expense-claims-en.pdf", "data-retention-en.csv"]  # fmt: skip
 
 
 def _gzipped_then_cut(tar: bytes, cut: int) -> bytes:

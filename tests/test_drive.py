@@ -44,14 +44,15 @@ OLDER = {"doc", "xls", "ppt", "odt", "ods", "odp", "rtf", "cp949"}
 BROKEN = ["password-mfa-ko.doc", "laptop-refresh-ko.xls", "office-move-ko.ppt",
           "password-mfa-en.odt", "laptop-refresh-en.ods", "office-move-en.odp",
           "poi-attachment.msg"]  # fmt: skip
-# Archives and scans cut short, each listed where the cut is (a tar's member cut: the member's
-# path) with the start of the reason.
+# Archives and scans cut short, each listed with the start of the reason (a tar's: the member
+# cut, and the tar itself).
+CUT_TAR = "cut short (its end is missing): any files it held after the cut are lost"
 BROKEN_NO_TEXT = {
-    "회의자료.zip": ("", "unreadable archive: File is not a zip file"),
-    "okr-planning-ko.eml.gz": ("", "unreadable archive: Compressed file ended before the end-"),
-    "reports.tar.gz": ("/expense-claims-en.pdf", "unreadable: unexpected end of data"),
-    "reports.tgz": ("/expense-claims-en.pdf", "unreadable: unexpected end of data"),
-    "scan-library-bilingual.pdf": ("", "unreadable PDF file: Failed to load document"),
+    "회의자료.zip": {"": "unreadable archive: File is not a zip file"},
+    "okr-planning-ko.eml.gz": {"": "unreadable archive: Compressed file ended before the end-"},
+    "reports.tar.gz": {"/expense-claims-en.pdf": "unreadable: unexpected end of data", "": CUT_TAR},
+    "reports.tgz": {"/expense-claims-en.pdf": "unreadable: unexpected end of data", "": CUT_TAR},
+    "scan-library-bilingual.pdf": {"": "unreadable PDF file: Failed to load document"},
 }
 HANGUL = range(0xAC00, 0xD7A4)
 MEETING = "회의자료.zip"  # member names in CP949 without the UTF-8 flag, a zip inside
@@ -81,12 +82,13 @@ def drive(synced: Path) -> tuple[dict[str, dict], dict[str, str]]:
         data = (FORMATS / name).read_bytes()
         (folder / f"broken-{name}").write_bytes(data[: len(data) * 4 // 10])
         no_text[f"drive/broken-{name}"] = f"unreadable {name.rsplit('.', 1)[1].upper()} file: "
-    for name, (inside, reason) in BROKEN_NO_TEXT.items():
+    for name, listed in BROKEN_NO_TEXT.items():
         data = (FORMATS / name.replace(".tgz", ".tar.gz")).read_bytes()
         (folder / f"broken-{name}").write_bytes(data[: len(data) * 4 // 10])
-        no_text[f"drive/broken-{name}{inside}"] = reason
+        no_text.update({f"drive/broken-{name}{inside}": why for inside, why in listed.items()})
     documents.update(broken_with_text(folder))
     no_text["drive/broken-reports.tar/data-retention-en.csv"] = "unreadable: unexpected end of data"
+    no_text["drive/broken-reports.tar"] = CUT_TAR
     picture = (FORMATS / "scan-library-bilingual.png").read_bytes()
     (folder / "broken-scan.png").write_bytes(picture[: len(picture) * 4 // 10])
     no_text["drive/broken-scan.png"] = (

@@ -8,7 +8,7 @@ limits: an archive whose members would expand past :data:`MAX_EXPANDED_BYTES`, o
 expands more than :data:`MAX_RATIO` times, is refused (a zip bomb); an encrypted or broken one
 holds no text that can be read. Either is :class:`~wiki_assets.engine.errors.NoText` with the
 reason, listed at the archive's own path. A tar cut short still gives the members before the
-cut, and the member cut is listed with its reason.
+cut; the member cut, and the tar itself, are listed with the reason.
 
 A zip written by Windows Explorer on a Korean PC stores its member names in CP949 without the
 UTF-8 flag; ``zipfile`` reads those as CP437, and the name's bytes are decoded again here.
@@ -40,6 +40,8 @@ MAX_DEPTH = 1  # archives inside archives opened (a zip in a zip: 1)
 _UTF8_FLAG = 0x800  # a zip member's general-purpose bit 11: its name is UTF-8
 _ENCRYPTED_FLAG = 0x1
 _GZIP_MAGIC = b"\x1f\x8b"
+_TAR_BLOCK = 512
+_AFTER_THE_CUT = "any files it held after the cut are lost"
 # Names a member's bytes may be in, when its zip says nothing: UTF-8 (macOS, Linux), then the
 # code page of a Korean Windows PC.
 _NAME_ENCODINGS = ("utf-8", "cp949")
@@ -73,7 +75,8 @@ def kind_of(path: str) -> str | None:
 def members(source: Path | bytes, name: str, depth: int = 0) -> Iterator[Member]:
     """The files inside the archive ``source`` (named ``name``), one at a time, those inside
     an archive it holds under that archive's name (``첨부.zip/deck.pptx``); or :class:`NoText`
-    with the reason the archive cannot be opened (before any member)."""
+    with the reason the archive cannot be opened (before any member), or is cut short (after
+    the members before the cut)."""
     for inside, read in _listing(source, name):
         try:
             data = read()
@@ -88,14 +91,16 @@ def members(source: Path | bytes, name: str, depth: int = 0) -> Iterator[Member]
         if depth >= MAX_DEPTH:
             yield Member(inside, data, "an archive inside an archive inside an archive")
         else:
+            nested: list[Member] = []
+            failed: NoText | None = None
             try:
-                nested = list(members(data, inside, depth + 1))
+                nested.extend(members(data, inside, depth + 1))
             except NoText as error:
-                if kind not in WITH_BODY:  # (a mail's own reader says why it is broken)
-                    yield Member(inside, b"", str(error))
-                continue
+                failed = error
             for found in nested:
                 yield Member(f"{inside}/{found.name}", found.data, found.no_text)
+            if failed is not None and kind not in WITH_BODY:  # (a mail's reader says why)
+                yield Member(inside, b"", str(failed))
 
 
 def source(path: Path) -> Path | bytes:
@@ -203,17 +208,22 @@ def _zip(data: bytes, name: str) -> Iterator[_Listed]:
 
 def _tar(data: bytes, name: str) -> Iterator[_Listed]:
     """A ``.tar``, or a ``.tar.gz``/``.tgz`` (its tar unpacked first, within the limits). One cut
-    short gives the members before the cut, and the one cut says so when its bytes are read;
-    those after it are lost with the bytes that held them."""
+    short gives the members before the cut (the one cut says so when its bytes are read), then
+    :class:`NoText` saying that it was cut: what it held after the cut is lost with the bytes
+    that held it, and no name of it is left to list."""
     tar = _gunzipped(data, whole=False) if data.startswith(_GZIP_MAGIC) else data
     archive = tarfile.open(fileobj=io.BytesIO(tar), mode="r:")
-    files = []
+    files, end = [], 0
     try:
         while (info := archive.next()) is not None:
+            end = info.offset_data + -(-info.size // _TAR_BLOCK) * _TAR_BLOCK
             if info.isfile():
                 files.append(info)
-    except tarfile.ReadError:  # (cut short: the members listed before the cut)
-        pass
+    except tarfile.ReadError:  # (cut inside a member: those listed before the cut)
+        end = len(tar)
+    # A whole tar ends with a block of zeros (tarfile, like tar, stops at one, and stops
+    # silently at a header cut short too).
+    cut = tar[end : end + _TAR_BLOCK] != bytes(_TAR_BLOCK)
     _within_limits([(sum(info.size for info in files), len(data))])
 
     def reader(info: tarfile.TarInfo) -> Callable[[], bytes]:
@@ -225,6 +235,8 @@ def _tar(data: bytes, name: str) -> Iterator[_Listed]:
 
     for info in files:
         yield info.name, reader(info)
+    if cut:
+        raise NoText(f"cut short (its end is missing): {_AFTER_THE_CUT}")
 
 
 def _gz(data: bytes, name: str) -> Iterator[_Listed]:
