@@ -312,18 +312,29 @@ def _msg(data: bytes, name: str) -> Iterator[_Listed]:
 
     message = extract_msg.openMsg(data)
     try:
-        attached = []
+        attached: list[tuple[str, bytes | Exception]] = []
         for item in message.attachments:
             if isinstance(item.data, extract_msg.MSGFile):
                 inner = str(item.name or "attached mail.msg").replace("/", "-").replace("\\", "-")
-                attached.append((inner, item.data.exportBytes()))
+                try:
+                    attached.append((inner, item.data.exportBytes()))
+                except Exception as error:  # (one it cannot write out: listed with why, alone)
+                    attached.append((inner, error))
             elif isinstance(item.data, bytes) and (item.longFilename or item.shortFilename):
                 attached.append((str(item.longFilename or item.shortFilename), item.data))
     finally:
         message.close()
-    _within_limits([(sum(len(content) for _, content in attached), MAX_EXPANDED_BYTES)])
+    sizes = [len(content) for _, content in attached if isinstance(content, bytes)]
+    _within_limits([(sum(sizes), MAX_EXPANDED_BYTES)])
     for inside, content in attached:
-        yield inside, functools.partial(bytes, content)
+        if isinstance(content, bytes):
+            yield inside, functools.partial(bytes, content)
+        else:
+            yield inside, functools.partial(_raise, content)
+
+
+def _raise(error: Exception) -> bytes:
+    raise error
 
 
 def _reason(error: BaseException) -> str:
