@@ -1,9 +1,9 @@
 """A drive's older files: Outlook mail gives its subject and body (Chinese intact), and a Word,
 Excel or PowerPoint 97-2003 file, an OpenDocument file or a .docx, .pptx or .xlsx that is
 encrypted is "password-protected"; a broken file of each of these formats holds no text, with
-the reader's reason. A reader that panics, crashes or hangs runs in an extracting process: it fails that
-file alone, with its reason, within the time limit, and the next file is read by a process
-started in its place.
+the reader's reason. A reader that panics, crashes or hangs runs in an extracting process: it
+fails that file alone, with its reason, within the time limit, and the next file is read by a
+process started in its place.
 
 Fixtures: tests/data/formats (the mail, the encrypted 97-2003 files and the .xls kreuzberg
 panics on come from Apache POI's test-data, Apache License 2.0; the others were converted by

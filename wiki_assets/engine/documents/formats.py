@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 
 from wiki_assets.engine.documents import ocr
 from wiki_assets.engine.documents.encodings import encoding_of
+from wiki_assets.engine.documents.extracted import OLE_MAGIC
 
 TEXT = "text"  # decoded as it is (Markdown, plain text, and any file whose bytes are text)
 TEXT_EXTENSIONS = frozenset(".txt .text .md .markdown .rst .adoc .org".split())
@@ -55,7 +56,6 @@ EXTRACTED = {
     ".tif": "image",
     ".tiff": "image",
 }
-_OLE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # Office 97-2003's container (and HWP 5's)
 _ZIP = b"PK\x03\x04"
 # What the first bytes of each extracted format are (None: any; a text format).
 _MAGIC: dict[str, tuple[bytes, ...] | None] = {
@@ -63,11 +63,11 @@ _MAGIC: dict[str, tuple[bytes, ...] | None] = {
     "docx": (_ZIP,),
     "pptx": (_ZIP,),
     "xlsx": (_ZIP,),
-    "hwp": (_OLE, _ZIP),  # HWP 5 (OLE), HWPX (zip)
-    "doc": (_OLE,),
-    "xls": (_OLE,),
-    "ppt": (_OLE,),
-    "msg": (_OLE,),
+    "hwp": (OLE_MAGIC, _ZIP),  # HWP 5 (OLE), HWPX (zip)
+    "doc": (OLE_MAGIC,),
+    "xls": (OLE_MAGIC,),
+    "ppt": (OLE_MAGIC,),
+    "msg": (OLE_MAGIC,),
     "odt": (_ZIP,),
     "ods": (_ZIP,),
     "odp": (_ZIP,),

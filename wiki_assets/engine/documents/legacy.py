@@ -48,7 +48,7 @@ def _kreuzberg(name: str) -> Callable[[Source, Lines], Extracted]:
         # (disable_ocr is a keyword of ExtractionConfig that its type stubs do not list yet.)
         config = kreuzberg.ExtractionConfig(use_cache=False, disable_ocr=True)  # type: ignore[call-arg]
         data = read_all(source)
-        if data.startswith(OLE_MAGIC) and name != "msg" and encrypted(data):
+        if name != "msg" and encrypted(data):
             raise NoText("password-protected")
         try:
             result = kreuzberg.extract_bytes_sync(data, KREUZBERG[name], config=config)
