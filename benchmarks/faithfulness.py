@@ -35,9 +35,9 @@ from pathlib import Path
 from benchmarks import real_prose, verification
 from benchmarks.faithfulness_set import DOCUMENTS, ITEMS, KINDS
 from wiki_assets.engine.documents.corpus import title_of
-from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.claims import check_prose
 from wiki_assets.engine.quality.sentences import ProseCheck, Support
+from wiki_assets.engine.text.sentences import SENTENCE_END
 
 PROJECT = Path(__file__).resolve().parents[1]
 SAMPLE = PROJECT / "synced"

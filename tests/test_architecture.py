@@ -170,6 +170,80 @@ def test_the_model_client_room_imports_nothing_of_the_quality_checks() -> None:
     assert "engine.answers" in ROOMS["engine.model"]
 
 
+def _reached(room: str) -> set[str]:
+    """The modules of ``wiki_assets`` that the modules of an engine's room (``quality``) import,
+    directly or through others."""
+    graph = {name: _imported(name, path) for name, path in MODULES.items()}
+    todo = [name for name in graph if _room(name) == f"engine.{room}"]
+    reached: set[str] = set()
+    while todo:
+        for other in graph[todo.pop()] - reached:
+            reached.add(other)
+            todo.append(other)
+    return reached
+
+
+def test_the_quality_and_state_rooms_reach_nothing_of_the_related_index() -> None:
+    """Normalised text, scripts and sentence ends are :mod:`wiki_assets.engine.text`'s: the page
+    checks and the journal stand without the link index (and its numpy), even through others."""
+    reached = {room: _reached(room) for room in ("quality", "state")}
+    assert "wiki_assets.engine.text.normalize" in reached["quality"]
+    assert "wiki_assets.engine.quality.sentences" in reached["state"]
+    related = {
+        room: sorted(name for name in modules if _room(name) == "engine.related")
+        for room, modules in reached.items()
+    }
+    assert related == {"quality": [], "state": []}
+
+
+def test_the_text_room_stands_on_the_standard_library_alone() -> None:
+    """Every room reads text through it, so it imports no other room and nothing installed (its
+    own modules aside)."""
+    imported = set()
+    for name, path in MODULES.items():
+        if _room(name) == "engine.text":
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    imported.update(alias.name for alias in node.names)
+                elif isinstance(node, ast.ImportFrom):
+                    imported.add("." * node.level + (node.module or ""))
+    assert "unicodedata" in imported
+    outside = {
+        module
+        for module in imported
+        if module.split(".")[0] not in sys.stdlib_module_names
+        and not module.startswith("wiki_assets.engine.text.")
+    }
+    assert outside == set()
+
+
+# How a source spells the Hangul syllables' range (U+AC00-U+D7A3) or the jamo's (U+1100-U+11FF,
+# U+3130-U+318F): escaped in any case, or as the characters themselves.
+_HANGUL_RANGES = (
+    *("\\uac00", "\\ud7a3", "\\u1100", "\\u3130"),
+    *("\uac00-", "-\ud7a3", "\u1100-", "\u3130-"),
+)
+
+
+def _spells_a_hangul_range(source: str) -> bool:
+    return any(spelling in source.lower() for spelling in _HANGUL_RANGES)
+
+
+def test_the_hangul_classes_are_spelt_in_one_module() -> None:
+    """The Hangul syllables and jamo are :mod:`wiki_assets.engine.text.scripts`'s: a check, the
+    compact request, the language of a page and the simulator all take them from there, so no
+    two of them can disagree on what a Korean word is."""
+    assert _spells_a_hangul_range(r'_HANGUL = re.compile(r"[\uAC00-\uD7A3]+")')
+    assert _spells_a_hangul_range('re.compile("[\uac00-\ud7a3]")')  # the characters 가-힣
+    assert not _spells_a_hangul_range("휴가 신청 (가나다)")
+    spelt = [
+        str(path.relative_to(PACKAGE.parent))
+        for path in MODULES.values()
+        if _spells_a_hangul_range(path.read_text(encoding="utf-8"))
+    ]
+    assert spelt == ["wiki_assets/engine/text/scripts.py"]
+
+
 def test_the_dispatcher_and_the_simulation_import_neither_openai_nor_the_model_client() -> None:
     """They read a model's answers as :mod:`~wiki_assets.engine.answers.results`; only the run
     talks to a real endpoint."""

@@ -27,11 +27,11 @@ from wiki_assets.engine.related import (
     LINE_MAX,
     RelatedIndex,
     grams,
-    normalize,
     summary_line,
 )
 from wiki_assets.engine.related import query as related_query
 from wiki_assets.engine.related import segments as related_segments
+from wiki_assets.engine.text.normalize import normalize
 
 SAMPLE = Path(__file__).resolve().parents[1] / "synced"
 

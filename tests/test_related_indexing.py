@@ -16,13 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from wiki_assets.engine.related import RelatedIndex, grams, normalize
+from wiki_assets.engine.related import RelatedIndex, grams
 from wiki_assets.engine.related.features import (
     HEURISTIC_BELOW,
     choose_chunk_features,
     choose_features,
 )
-from wiki_assets.engine.related.grams import script_of
+from wiki_assets.engine.text.normalize import normalize
+from wiki_assets.engine.text.scripts import script_of
 
 SAMPLE = Path(__file__).resolve().parents[1] / "synced"
 WORDS = "alpha beta gamma delta 휴가 신청 서울 오피스 metad blobd 2026 kr sel 장애 등급".split()

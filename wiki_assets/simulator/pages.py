@@ -29,6 +29,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from wiki_assets.engine.text.scripts import HANGUL, HANGUL_SYLLABLES
+from wiki_assets.engine.text.sentences import SENTENCE_END
 from wiki_assets.simulator.tokens import estimate_tokens
 
 __all__ = ["page_answer"]
@@ -36,8 +38,7 @@ __all__ = ["page_answer"]
 _BLOCK = re.compile(r"<(document|part)>\n(.*)\n</\1>", re.DOTALL)
 _NUMBERED = re.compile(r"^(?:Part \d+: )?(\d+)\| ?(.*)$")
 _MARKUP = re.compile(r"^\s*(?:#+|[-*+>]|\d+[.)])\s*")
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
-_WORD = re.compile(r"[^\W\d_]{5,}|[\uac00-\ud7a3]{2,}")
+_WORD = re.compile(rf"[^\W\d_]{{5,}}|[{HANGUL_SYLLABLES}]{{2,}}")
 _COMMON = frozenset(
     "about after other their there these which where while would should document documents "
     "문서".split()
@@ -175,7 +176,7 @@ _SHORTER: tuple[Callable[[dict[str, Any]], bool], ...] = (
 def _language(text: str) -> str:
     """'ko' where Hangul is a fifth of the letters or more (Korean documents quote English)."""
     letters = sum(1 for char in text if char.isalpha())
-    return "ko" if letters and len(_HANGUL.findall(text)) >= 0.2 * letters else "en"
+    return "ko" if letters and len(HANGUL.findall(text)) >= 0.2 * letters else "en"
 
 
 def _lines(block: str) -> list[tuple[int, str]]:
@@ -206,7 +207,7 @@ def _facts(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
 
 def _sentence(text: str) -> str:
     """The first sentence of ``text`` (all of it when there is no sentence break)."""
-    return re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+    return SENTENCE_END.split(text, maxsplit=1)[0]
 
 
 def _title(lines: list[tuple[int, str]]) -> str:
@@ -259,7 +260,7 @@ def _contradicting(facts: list[tuple[int, str]]) -> str:
 def _noun(word: str) -> str:
     """A Korean word as a topic names it: without the particle it carries in a sentence
     (``분기에는`` is ``분기``); any other word as it is."""
-    if _HANGUL.match(word) and len(word) >= 3:
+    if HANGUL.match(word) and len(word) >= 3:
         return _PARTICLE.sub("", word) or word
     return word
 
@@ -267,7 +268,7 @@ def _noun(word: str) -> str:
 def _subject(word: str) -> bool:
     """Whether a frequent word names a subject: not a common word, not a Korean verb's form
     (``합니다``, ``주세요``), not the word "document"."""
-    return word not in _COMMON and not (_HANGUL.match(word) and _VERB_ENDING.search(word))
+    return word not in _COMMON and not (HANGUL.match(word) and _VERB_ENDING.search(word))
 
 
 def _fabricated(lines: list[tuple[int, str]], language: str, seed: int) -> dict[str, Any]:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 
-# What is not a Hangul letter, and what is not a letter: what is left once they are taken out is
-# counted (no list of one-letter matches is built).
-_NOT_HANGUL = re.compile(r"[^\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]+")
+from wiki_assets.engine.text.scripts import hangul_letters
+
+# What is not a letter: what is left once it is taken out is counted (no list of one-letter
+# matches is built).
 _NOT_LETTER = re.compile(r"[\W\d_]+")
 LANGUAGES = {"ko": "Korean", "en": "English"}
 
@@ -24,12 +25,12 @@ def language_code(language: str) -> str:
 
 
 def detect_language(text: str) -> str:
-    """'ko' when Hangul makes up a fifth of the letters (Korean documents quote English terms),
-    else 'en'. Enough to keep a Korean document's page in Korean; other scripts fall back to
-    asking the model to use the document's own language."""
+    """'ko' when Hangul letters, jamo included
+    (:func:`~wiki_assets.engine.text.scripts.hangul_letters`), make up a fifth of the letters
+    (Korean documents quote English terms), else 'en'. Enough to keep a Korean document's page
+    in Korean; other scripts fall back to asking the model to use the document's own language."""
     sample = text[:4000]
     letters = len(_NOT_LETTER.sub("", sample))
     if not letters:
         return "en"
-    hangul = len(_NOT_HANGUL.sub("", sample))
-    return "ko" if hangul / letters >= 0.2 else "en"
+    return "ko" if hangul_letters(sample) / letters >= 0.2 else "en"

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import re
 
+from wiki_assets.engine.text.sentences import SENTENCE_END
+
 HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
 """The start of an ATX heading line (``## Setup``), indented at most three spaces (CommonMark)."""
-
-SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
-"""The space after a sentence's closing mark, Latin or CJK: split prose on it for sentences."""
 
 LINE_MAX = 160
 """Longest line that says what a document is (a link candidate's, a page's in the index)."""

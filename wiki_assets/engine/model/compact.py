@@ -32,7 +32,9 @@ from wiki_assets.engine.answers.page import (
 from wiki_assets.engine.answers.prompts import COMPACT_PICKS_USER, COMPACT_PROSE_USER
 from wiki_assets.engine.documents.language import LANGUAGES, detect_language
 from wiki_assets.engine.documents.lines import document_lines
-from wiki_assets.engine.documents.markdown import HEADING_LINE, SENTENCE_END, row_said
+from wiki_assets.engine.documents.markdown import HEADING_LINE, row_said
+from wiki_assets.engine.text.scripts import HANGUL, HANGUL_SYLLABLES
+from wiki_assets.engine.text.sentences import SENTENCE_END
 
 __all__ = ["citable_lines", "compact_messages", "compact_schema", "parse_compact"]
 
@@ -49,7 +51,6 @@ MAX_POINT_CHARS = 240  # a key line longer than this is cut at a word (a paragra
 # Hangul; not a heading (the page lists headings), not a code fence, not the title.
 _MIN_WORDS = 4
 _MIN_HANGUL = 8
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _MARKER = re.compile(r"^\s*(?:[-*+>]\s*|\d+[.)]\s+|\[[ xX]\]\s*)+")
 _LEADING_JUNK = re.compile(r"^[^\w\"'(]+")
 _EMPHASIS = re.compile(r"\*\*|__|`")
@@ -62,7 +63,9 @@ _DENSE_LANGUAGES = frozenset({"korean", "ko", "japanese", "ja", "chinese", "zh"}
 # small model from filling a topic with digits, brackets or the next field's JSON; it is spelt
 # in ranges because llama.cpp's schema-to-grammar converter knows no ``\\W`` classes (a server
 # given one dropped the connection).
-_LETTERS = "A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7a3"
+_LETTERS = (
+    f"A-Za-z\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff{HANGUL_SYLLABLES}"
+)
 _TOPIC = {"type": "string", "pattern": f"^[{_LETTERS}][{_LETTERS} -]{{1,23}}$"}
 # The script of a language's prose, where a small model drifts out of it (SmolLM2-135M wrote
 # Korean-looking syllables on English pages): printable Latin, without the quote and backslash
@@ -88,7 +91,7 @@ def citable_lines(text: str, title: str) -> dict[int, str]:
             continue  # (a table's header row says nothing on its own)
         line = row or line
         said = " ".join(_EMPHASIS.sub("", _MARKER.sub("", line)).split())
-        if len(said.split()) >= _MIN_WORDS or len(_HANGUL.findall(said)) >= _MIN_HANGUL:
+        if len(said.split()) >= _MIN_WORDS or len(HANGUL.findall(said)) >= _MIN_HANGUL:
             if len(said) > MAX_POINT_CHARS:
                 said = said[:MAX_POINT_CHARS].rsplit(" ", 1)[0] + " …"
             citable[number] = said

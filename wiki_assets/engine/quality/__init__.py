@@ -1,7 +1,8 @@
 """Pages a reader can trust: every key point's evidence verified against its document, and
 checks on every page that need no strong model. No Dagster here.
 
-- :mod:`.units`: normalisation and content units (a document's numbered lines are
+- :mod:`.units`: content units of normalised text (normalisation itself, the Hangul classes
+  and sentence ends are :mod:`wiki_assets.engine.text`'s; a document's numbered lines are
   :mod:`~wiki_assets.engine.documents.lines`).
 - :mod:`.evidence`: a point's quote and line range checked against the document
   (:class:`~.evidence.PointCheck`, :class:`~.evidence.Status`).
@@ -10,9 +11,9 @@ checks on every page that need no strong model. No Dagster here.
 - :mod:`.topics`: which topics name a subject; the others (placeholders, fragments, field names)
   are left out of pages and the index.
 - :mod:`.sentences`: the prose as sentences, each with its status (supported, contradicted,
-  unsupported, unchecked); :mod:`.claims` checks each by rule (:mod:`.quantities`: numbers,
-  amounts and dates in English and Korean); :mod:`.judging`: what a judge from the fleet is
-  asked, and its verdicts applied.
+  unsupported, unchecked); :mod:`.claims` checks each by rule (:mod:`.quantities`: numbers
+  and amounts in English and Korean, :mod:`.dates`: dates and times of day); :mod:`.judging`:
+  what a judge from the fleet is asked, and its verdicts applied.
 - :mod:`.checks`: the page checks, each named by a :class:`~.verdict.Reason`.
 - :mod:`.verdict`: the reasons (stable names) and a page's :class:`~.verdict.Verdict`.
 - :mod:`.assess`: :func:`~.assess.assess`, the one call a run makes per page.

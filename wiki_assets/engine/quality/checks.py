@@ -20,8 +20,9 @@ from wiki_assets.engine.quality.evidence import PointCheck
 from wiki_assets.engine.quality.prose import DocumentUnits, grounded, says_nothing
 from wiki_assets.engine.quality.sentences import NOTHING_CHECKED, ProseCheck, Support
 from wiki_assets.engine.quality.topics import junk_topic, placeholder_topic
-from wiki_assets.engine.quality.units import normalize, units_and_numbers, wordless
+from wiki_assets.engine.quality.units import normalize, units_and_numbers
 from wiki_assets.engine.quality.verdict import Reason, Verdict
+from wiki_assets.engine.text.normalize import wordless
 
 __all__ = ["CHECKS", "Written", "check_page"]
 

@@ -31,7 +31,6 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 
-from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.evidence import AGREEMENT
 from wiki_assets.engine.quality.prose import DocumentUnits, claim_words, sentence_units
 from wiki_assets.engine.quality.quantities import (
@@ -44,6 +43,8 @@ from wiki_assets.engine.quality.quantities import (
 from wiki_assets.engine.quality.sentences import ProseCheck, SentenceCheck, Support, prose_sentences
 from wiki_assets.engine.quality.stated import quoted, stated_by
 from wiki_assets.engine.quality.units import normalize
+from wiki_assets.engine.text.scripts import HANGUL_WORD
+from wiki_assets.engine.text.sentences import SENTENCE_END
 
 MIN_WORDS_FOUND = 2  # of a sentence's words, that its passage must hold (if it has as many)
 
@@ -224,7 +225,6 @@ _ROLES = ("팀장", "부장", "과장", "차장", "대리", "사원", "이사", 
           "센터장", "매니저", "님", "씨", "담당자", "책임", "선임", "수석", "주임", "파트장",
           "리드", "상무", "전무", "사장", "연구원")  # fmt: skip
 _TEAMS = ("팀", "부", "실", "센터", "본부", "그룹")
-_HANGUL_WORD = re.compile(r"[\uac00-\ud7a3]+")
 _PARTICLE = re.compile(r"(?:은|는|이|가|을|를|에게|에서|의|와|과|로|으로|께서|도|만)$")
 
 
@@ -245,7 +245,7 @@ def _names(text: str) -> tuple[tuple[str, str, str], ...]:
         before = text[: match.start()].split()[-1:] or [""]
         after = text[match.end() :].split()[:1] or [""]
         found.append((name, normalize(before[0]), normalize(after[0])))
-    korean = _HANGUL_WORD.findall(text)
+    korean = HANGUL_WORD.findall(text)
     for i, word in enumerate(korean):
         stem = _PARTICLE.sub("", word) if len(word) > 2 else word
         next_word = korean[i + 1] if i + 1 < len(korean) else ""
@@ -293,7 +293,7 @@ def _absent_name(sentence: str, document: str) -> str:
         if len(words) - (match.start() == 0) >= 2 and new:
             return " ".join(words)
     # A full name is three syllables as written: 이지은 keeps its 은, which is no particle here.
-    words = _HANGUL_WORD.findall(text)
+    words = HANGUL_WORD.findall(text)
     korean = (word for word, after in zip(words, words[1:], strict=False)
               if len(word) == 3 and after.startswith(_ROLES))  # fmt: skip
     return next((n for n in korean if n[0] in _SURNAMES and n not in document), "")

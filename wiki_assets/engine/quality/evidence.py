@@ -18,7 +18,6 @@ Verification is always against the original document's text:
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -27,13 +26,13 @@ from typing import Any
 from wiki_assets.engine.answers.page import KeyPoint, key_point
 from wiki_assets.engine.documents.lines import document_lines
 from wiki_assets.engine.quality.units import normalize, units_and_numbers
+from wiki_assets.engine.text.scripts import HANGUL
 
 __all__ = ["AGREEMENT", "MAX_CITED_LINES", "PointCheck", "Source", "Status", "verify_points"]
 
 MAX_CITED_LINES = 6  # a wider range would "support" any claim about the document
 AGREEMENT = 0.5  # share of the point's content units its evidence must contain
 _MIN_QUOTE_CHARS = 8  # normalised; shorter quotes ("20 days") occur everywhere
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
 
 
 class Status(StrEnum):
@@ -137,7 +136,7 @@ class Source:
         that overlaps ``near``; ``None`` if it is not in the document."""
         # On word boundaries, except after a Hangul syllable: a quote may leave off the particle
         # or ending Korean attaches to its last word (승인 for 승인합니다).
-        needle = f" {quote}" if _HANGUL.match(quote[-1:]) else f" {quote} "
+        needle = f" {quote}" if HANGUL.match(quote[-1:]) else f" {quote} "
         found: list[tuple[int, int]] = []
         start = self._joined.find(needle)
         while start >= 0:

@@ -11,7 +11,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from wiki_assets.engine.documents.markdown import FIELD, SENTENCE_END, row_said
+from wiki_assets.engine.documents.markdown import FIELD, row_said
+from wiki_assets.engine.text.sentences import SENTENCE_END, SENTENCE_MARKS
 
 __all__ = ["OPENING_SENTENCES", "Extract", "extract"]
 
@@ -21,8 +22,6 @@ MAX_HEADINGS = 20
 
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_SENTENCE_MARKS = (".", "!", "?", "。", "！", "？")  # SENTENCE_END's
-# A sentence ends at . ! ? (or their full-width forms) followed by a space or the end.
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _STRONG = re.compile(r"\*\*|__")  # bold marks: a sentence cut between a pair would leave one open
 # A line of at most this many words with no punctuation at its end stands alone, even in a
@@ -60,7 +59,7 @@ def extract(text: str, title: str) -> Extract:
             continue
         if gathered >= OPENING_CHARS or (kind == "byline" and index == 0):
             continue
-        if piece.endswith(_SENTENCE_MARKS):
+        if piece.endswith(SENTENCE_MARKS):
             sentences.append(piece)
             gathered += len(piece) + 1
         elif len(others) < OPENING_SENTENCES:
@@ -102,7 +101,7 @@ def _pieces(lines: list[str], title: str) -> Iterator[tuple[str, str]]:
             continue  # a title given as a plain first line is already the page's title
         elif row:  # a table's row: its own sentence (a period where it ends without one)
             if row.split(": ", 1)[-1] != title:  # a sheet's "Title | …" row
-                yield "row", row if row.endswith(_SENTENCE_MARKS) else f"{row}."
+                yield "row", row if row.endswith(SENTENCE_MARKS) else f"{row}."
         elif _LIST_ITEM.match(stripped):
             yield "prose", _LIST_ITEM.sub("", stripped, count=1)
         elif _stands_alone(stripped):  # ends the paragraph before it, as a heading does

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import bisect
 import functools
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.evidence import AGREEMENT, MAX_CITED_LINES, Source
 from wiki_assets.engine.quality.units import content_units, normalize, numbers, units_and_numbers
+from wiki_assets.engine.text.scripts import HANGUL_WORD
+from wiki_assets.engine.text.sentences import SENTENCE_END
 
 __all__ = [
     "DocumentUnits",
@@ -39,7 +39,6 @@ __all__ = [
 ]
 
 _STEM = 5  # as content units cut a Latin word
-_HANGUL = re.compile(r"[\uac00-\ud7a3]+")
 _STOPWORDS = frozenset(
     "a an and are as at be been but by can do does for from has have how in into is it its may "
     "must no not of on or our should so than that the their them then there these they this to "
@@ -100,11 +99,11 @@ def _said_words(text: str) -> tuple[set[str], set[str]]:
     latin: set[str] = set()
     korean: set[str] = set()
     for token in normalize(text).split():
-        for hangul in _HANGUL.findall(token):
+        for hangul in HANGUL_WORD.findall(token):
             stem = _stem_ko(hangul)
             if stem not in _META_KO:
                 korean.add(stem)
-        rest = _HANGUL.sub(" ", token).split()
+        rest = HANGUL_WORD.sub(" ", token).split()
         for word in rest:
             if word.isdigit():
                 latin.add(word.lstrip("0") or "0")
@@ -139,7 +138,7 @@ def claim_words(text: str) -> tuple[str, ...]:
         figure = False
         if unit or token in _MONTHS:
             continue  # "6만 원까지", "March 31": part of a quantity or a date
-        hangul = _HANGUL.findall(token)
+        hangul = HANGUL_WORD.findall(token)
         word = ""
         if hangul:
             stem = _stem_ko("".join(hangul))
@@ -158,7 +157,7 @@ def says_nothing(text: str, title: str) -> bool:
         return False
     latin, korean = _said_words(text)
     title_latin, title_korean = _said_words(title)
-    title_hangul = "".join(_HANGUL.findall(normalize(title)))
+    title_hangul = "".join(HANGUL_WORD.findall(normalize(title)))
     return latin <= title_latin and all(
         word in title_korean or word in title_hangul for word in korean
     )
@@ -181,8 +180,8 @@ def sentence_units(normalized: str) -> frozenset[str]:
     sentences and its title are read by the prose's rules and by the grounded check alike."""
     # The whole text at once, not token by token: no Hangul word spans a space, and content
     # units read each token on its own, so this is the same set at a fraction of the calls.
-    units = content_units(_HANGUL.sub(" ", normalized))
-    for hangul in _HANGUL.findall(normalized):
+    units = content_units(HANGUL_WORD.sub(" ", normalized))
+    for hangul in HANGUL_WORD.findall(normalized):
         units |= _korean_units(hangul)
     units.difference_update(_META, _META_BIGRAMS)
     return frozenset(units)

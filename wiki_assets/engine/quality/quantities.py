@@ -17,9 +17,12 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+
+from wiki_assets.engine.quality.dates import CLOCKS, DATES, read_clock, read_date
+from wiki_assets.engine.text.scripts import HANGUL_SYLLABLES
 
 __all__ = ["Quantity", "agrees", "given_instead", "may_state", "quantities"]
 
@@ -63,63 +66,6 @@ def given_instead(
     return None
 
 
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"),
-            ("may",), ("jun", "june"), ("jul", "july"), ("aug", "august"),
-            ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
-            ("dec", "december"),
-        ),
-        start=1,
-    )
-    for name in names
-}  # fmt: skip
-_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
-_YEAR = r"(?P<year>\d{4})"
-# Each pattern with what a text must have for it to match at all (None: nothing cheaper to
-# look for than the pattern), asked of the text and of it in lower case: most sentences name no
-# month and tell no time, and running every pattern over every sentence was most of what
-# quantities() cost.
-_MONTH_STEM = re.compile("|".join(sorted({name[:3] for name in _MONTHS})))  # every month's start
-
-
-def _names_month(text: str, lowered: str) -> bool:
-    # str.lower() and IGNORECASE agree on these letters in NFKC text (the one other letter
-    # IGNORECASE takes for one of them, the long s, NFKC has made an "s").
-    return _MONTH_STEM.search(lowered) is not None
-
-
-def _has(mark: str) -> Callable[[str, str], bool]:
-    return lambda text, lowered: mark in text
-
-
-_Hinted = list[tuple[re.Pattern[str], Callable[[str, str], bool] | None]]
-_DATES: _Hinted = [
-    # Digit boundaries, not word ones: a Korean particle may follow (2027-03-31까지).
-    (re.compile(rf"(?<!\d){_YEAR}[-./]\s?(?P<month>\d{{1,2}})[-./]\s?(?P<day>\d{{1,2}})(?!\d)\.?"),
-     lambda text, lowered: "-" in text or "." in text or "/" in text),
-    (re.compile(rf"(?:{_YEAR}\s*년\s*)?(?P<month>\d{{1,2}})\s*월\s*(?:(?P<day>\d{{1,2}})\s*일)?"),
-     _has("월")),
-    (re.compile(rf"\b{_MONTH}\s+{_DAY}\b(?:,?\s+{_YEAR}\b)?", re.IGNORECASE), _names_month),
-    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}\b(?:,?\s+{_YEAR}\b)?", re.IGNORECASE),
-     _names_month),
-    (re.compile(rf"\b{_MONTH}\s+{_YEAR}\b", re.IGNORECASE), _names_month),
-]  # fmt: skip
-_YEAR_ONLY = re.compile(r"^(?:19|20)\d\d$")
-# A time of day is a kind of its own: unread, "10시" and "10:00" would be bare numbers, and a bare
-# number agrees with any (a summary's "10 days" would be found in "오전 10시").
-_DIGIT_THEN_HALF = re.compile(r"\d\s?[ap]", re.IGNORECASE)
-_CLOCKS: _Hinted = [
-    (re.compile(r"(?<![\d:])(?P<hour>\d{1,2}):(?P<minute>\d{2})(?![\d:])(?:\s?(?P<half>[ap])\.?m\b\.?)?",
-                re.IGNORECASE), _has(":")),
-    (re.compile(r"(?<![\d:])(?P<hour>\d{1,2})\s?(?P<half>[ap])\.?m\b\.?", re.IGNORECASE),
-     lambda text, lowered: _DIGIT_THEN_HALF.search(text) is not None),
-    (re.compile(r"(?:(?P<half>오전|오후)\s?)?(?<![\d:])(?P<hour>\d{1,2})시(?!간)"
-                r"(?:\s?(?P<minute>\d{1,2})\s?분|\s?(?P<thirty>반))?"), _has("시")),
-]  # fmt: skip
 
 # A unit as written (a word's first letters, lower case; a Korean counter) -> its kind. Weeks
 # are days (a factor below), so "2 weeks" and "14 days" agree.
@@ -144,7 +90,7 @@ _SCALE = {"억": 10**8, "천만": 10**7, "백만": 10**6, "만": 10**4, "천": 1
 _NUMBER = re.compile(
     r"(?P<currency>[€$₩£]\s?)?(?P<number>\d{1,3}(?:,\d{3})+|\d+)(?P<decimal>\.\d+)?"
     r"(?P<scale>(?:\s?(?:천만|백만|억|만|천)(?:\s?\d+(?:\.\d+)?\s?(?:천만|백만|억|만|천))*)?)"
-    r"(?P<unit>\s?%|[\s-]?(?:per cent|[a-z]+|[\uac00-\ud7a3]+))?",
+    rf"(?P<unit>\s?%|[\s-]?(?:per cent|[a-z]+|[{HANGUL_SYLLABLES}]+))?",
     re.IGNORECASE,
 )
 # Number words before a known unit ("a seven-minute walk"): a summary writes 7 for its document's
@@ -166,6 +112,7 @@ _KOREAN_UNITS = sorted((unit for unit in _UNITS if not unit.isascii()), key=len,
 # The first of them a word starts with (an alternation tries them in order, longest first).
 _KOREAN_COUNTER = re.compile("|".join(map(re.escape, _KOREAN_UNITS)))
 _ANY_DIGIT = re.compile(r"\d")
+_YEAR_ONLY = re.compile(r"^(?:19|20)\d\d$")
 _VERSION = re.compile(r"\b(?:v|version\s|버전\s?)(?P<version>\d+(?:\.\d+)+|\d+)", re.IGNORECASE)
 
 
@@ -199,22 +146,22 @@ def _read(text: str) -> list[Quantity]:
     found: list[Quantity] = []
     taken = [False] * len(text)
     lowered = text.lower()  # for the patterns' hints, worked out once
-    for pattern, needs in _DATES:
+    for pattern, needs in DATES:
         if needs is not None and not needs(text, lowered):
             continue
         for match in pattern.finditer(text):
             if any(taken[match.start() : match.end()]):
                 continue
-            date = _date(match)
+            date = read_date(match)
             if date is None:
                 continue
             found.append(Quantity(date, "date", match.group(0).strip()))
             taken[match.start() : match.end()] = [True] * (match.end() - match.start())
-    for pattern, needs in _CLOCKS:
+    for pattern, needs in CLOCKS:
         if needs is not None and not needs(text, lowered):
             continue
         for match in pattern.finditer(text):
-            clock = _clock(match)
+            clock = read_clock(match)
             if clock is not None and not any(taken[match.start() : match.end()]):
                 found.append(Quantity(clock, "clock", match.group(0).strip()))
                 taken[match.start() : match.end()] = [True] * (match.end() - match.start())
@@ -253,29 +200,6 @@ def _word_number(match: re.Match[str]) -> Quantity | None:
         kind, factor = _FACTOR[kind]
         value *= factor
     return Quantity(str(value), kind, match.group(0))
-
-
-def _date(match: re.Match[str]) -> str | None:
-    groups = match.groupdict()
-    month_text = groups.get("month") or ""
-    month = (
-        _MONTHS.get(month_text.lower().rstrip(".")) if not month_text.isdigit() else int(month_text)
-    )
-    day = int(groups["day"]) if groups.get("day") else None
-    year = groups.get("year")
-    if month is None or not 1 <= month <= 12 or (day is not None and not 1 <= day <= 31):
-        return None
-    return f"{year or '*'}-{month:02d}-{f'{day:02d}' if day else '*'}"
-
-
-def _clock(match: re.Match[str]) -> str | None:
-    """``HH:MM`` on a 24-hour clock (2 pm and 오후 2시 are 14:00)."""
-    groups = match.groupdict()
-    hour = int(groups["hour"])
-    minute = 30 if groups.get("thirty") else int(groups.get("minute") or 0)
-    if (groups.get("half") or "").lower() in ("p", "오후") and hour < 12:
-        hour += 12
-    return f"{hour:02d}:{minute:02d}" if hour <= 24 and minute < 60 else None
 
 
 def _number(match: re.Match[str]) -> Quantity | None:

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from wiki_assets.engine.documents.markdown import SENTENCE_END, first_sentences
-from wiki_assets.engine.quality.units import wordless
+from wiki_assets.engine.documents.markdown import first_sentences
+from wiki_assets.engine.text.normalize import wordless
+from wiki_assets.engine.text.sentences import SENTENCE_END
 
 __all__ = [
     "DESCRIPTION",

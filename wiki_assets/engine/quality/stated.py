@@ -29,18 +29,17 @@ import functools
 import re
 from collections.abc import Iterable, Sequence
 
-from wiki_assets.engine.documents.markdown import SENTENCE_END
 from wiki_assets.engine.quality.prose import claim_words
 from wiki_assets.engine.quality.units import normalize
+from wiki_assets.engine.text.scripts import HANGUL_WORD
+from wiki_assets.engine.text.sentences import SENTENCE_END, SENTENCE_MARKS
 
 __all__ = ["MIN_CLAIM", "asserts", "quoted", "stated_by"]
 
 MIN_CLAIM = 2  # claim words (besides the title's) a sentence needs to assert something checkable
 _MISSING = 8  # claim words per one a sentence may have that its document sentence lacks
 _GAP = 3  # claim words at most between two that stand together in the prose sentence
-_CLOSING = (".", "!", "?", "。", "！", "？")  # a line that ends so ends its sentence
 _QUOTE_WORDS = 4  # a quote shorter than this is a phrase, not a sentence of the document
-_HANGUL_WORD = re.compile(r"[\uac00-\ud7a3]+")
 _HEADING = re.compile(r"\s*#{1,6}\s")
 # How a Korean predicate ends: a final ending (합니다, 해요, 하십시오, 하죠, 할까, 하네), a
 # predicate made a noun as notes write them (삭제됨, 없음, 필요함, 제출할 것), or a noun that is
@@ -70,7 +69,7 @@ def stated_by(
     # closing mark) is one sentence of the document; two sentences of two lines are not.
     start = 0
     for end in range(1, len(lines) + 1):
-        if end == len(lines) or lines[end - 1][1].rstrip().endswith(_CLOSING):
+        if end == len(lines) or lines[end - 1][1].rstrip().endswith(SENTENCE_MARKS):
             if end - start > 1:
                 joined = " ".join(line for _, line in lines[start:end])
                 if any(_states(words, title_words, piece) for piece in _pieces((joined,))):
@@ -88,7 +87,7 @@ def asserts(sentence: str) -> bool:
     short of a tagger finds it: English sentences are taken to assert."""
     if _HEADING.match(sentence):
         return False
-    words = _HANGUL_WORD.findall(sentence)
+    words = HANGUL_WORD.findall(sentence)
     latin = sum(1 for word in sentence.split() if word.isascii() and word.isalpha())
     if not words or latin > len(words):
         return True  # an English sentence (a Korean word or two in it, as a name)

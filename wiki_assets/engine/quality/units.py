@@ -1,11 +1,12 @@
 """Text as the quality checks compare it: normalised, and as content units.
 
-Normalisation is :func:`wiki_assets.engine.related.normalize` (NFKC, lower case, punctuation and
-markup become spaces, whitespace collapsed), so a quote matches whatever its case, spacing,
-bullets or full-width forms. Content units make "the point and its evidence say the same thing"
-countable in any script: a Latin word is cut to a short stem (``employees`` and ``employee``
-agree), a number is kept whole (a changed number is a changed fact), and a Hangul word becomes
-its character bigrams, since Korean attaches particles to words (``휴가는``, ``휴가를``).
+Normalisation is :func:`~wiki_assets.engine.text.normalize.normalize` (NFKC, lower case,
+punctuation and markup become spaces, whitespace collapsed), so a quote matches whatever its
+case, spacing, bullets or full-width forms. Content units make "the point and its evidence say
+the same thing" countable in any script: a Latin word is cut to a short stem (``employees`` and
+``employee`` agree), a number is kept whole (a changed number is a changed fact), and a Hangul
+word becomes its character bigrams, since Korean attaches particles to words (``휴가는``,
+``휴가를``).
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from __future__ import annotations
 import functools
 import re
 
-from wiki_assets.engine.related import normalize as _normalize
+from wiki_assets.engine.text.normalize import normalize as _normalize
+from wiki_assets.engine.text.scripts import HANGUL_WORD
 
 __all__ = ["content_units", "normalize", "numbers", "units_and_numbers"]
 
 _STEM = 5  # letters of a Latin word that count: "accrue", "accrues" and "accrued" agree
-_HANGUL = re.compile(r"[\uac00-\ud7a3]+")
 _DIGITS = re.compile(r"\d+")
 _STOPWORDS = frozenset(
     "a an and are as at be been but by can do does for from has have how in into is it its may "
@@ -33,17 +34,10 @@ _STOP_BIGRAMS = frozenset(
 
 
 def normalize(text: str) -> str:
-    """:func:`wiki_assets.engine.related.normalize`, remembered: the checks normalise a page's
-    title, its sentences and the words around a name again and again, and its whole document
-    three times (the prose's rules, prompt_echo, copies_opening)."""
+    """:func:`~wiki_assets.engine.text.normalize.normalize`, remembered: the checks normalise a
+    page's title, its sentences and the words around a name again and again, and its whole
+    document three times (the prose's rules, prompt_echo, copies_opening)."""
     return _normalize_short(text) if len(text) <= _SHORT else _normalize_long(text)
-
-
-def wordless(text: str) -> bool:
-    """Whether ``text`` has no letter and no number ("-", "…", "—"; what :func:`normalize`
-    leaves nothing of): a description or summary of that is none (the checks flag it missing, a
-    page shows nothing), and a sentence of that is none to check."""
-    return not any(map(str.isalnum, text))  # stops at the first letter: most texts start so
 
 
 _SHORT = 300  # characters: a title, a sentence, a line
@@ -72,13 +66,13 @@ def content_units(normalized: str) -> set[str]:
                 units.add(token.lstrip("0") or "0")  # a number alone: no word left beside it
                 continue
         units.update(numbers(token))
-        for hangul in _HANGUL.findall(token):
+        for hangul in HANGUL_WORD.findall(token):
             units.update(
                 bigram
                 for bigram in (hangul[i : i + 2] for i in range(len(hangul) - 1))
                 if bigram not in _STOP_BIGRAMS
             )
-        word = _DIGITS.sub("", _HANGUL.sub("", token))
+        word = _DIGITS.sub("", HANGUL_WORD.sub("", token))
         if len(word) >= 3 and word not in _STOPWORDS:
             units.add(word[:_STEM])
     return units

@@ -8,7 +8,8 @@ documents, so everything lives in SQLite on disk (:mod:`.storage` describes the 
 Python side holds nothing per document, and the index is updated a chunk of documents at a time
 (new, changed or removed), never rebuilt.
 
-* :mod:`.grams`: normalization, grams, scripts.
+* :mod:`.grams`: a document's grams, of its text normalized by
+  :func:`~wiki_assets.engine.text.normalize.normalize`.
 * :mod:`.summary`: :func:`summary_line`, the one line shown for a candidate.
 * :mod:`.features`: which grams a document posts, chosen when it is indexed.
 * :mod:`.indexing`: writing a chunk of documents (features, ``df`` counts, norms).
@@ -29,7 +30,7 @@ Approximations, on purpose:
 """
 
 from wiki_assets.engine.related.features import HEURISTIC_BELOW
-from wiki_assets.engine.related.grams import GRAM_SIZES, MAX_CHARS, grams, normalize
+from wiki_assets.engine.related.grams import GRAM_SIZES, MAX_CHARS, grams
 from wiki_assets.engine.related.index import CHUNK, IndexStats, RelatedIndex
 from wiki_assets.engine.related.query import COMMON_FRACTION, COMMON_MIN_DOCS, QUERY_POSTINGS
 from wiki_assets.engine.related.storage import SCHEMA_VERSION
@@ -49,6 +50,5 @@ __all__ = [
     "IndexStats",
     "RelatedIndex",
     "grams",
-    "normalize",
     "summary_line",
 ]

@@ -21,7 +21,7 @@ from itertools import chain
 
 import numpy as np
 
-from wiki_assets.engine.related.grams import script_of
+from wiki_assets.engine.text.scripts import script_of
 
 TF_K1 = 1.2
 """BM25's term-frequency saturation."""

@@ -1,16 +1,14 @@
-"""Text as the related-document index sees it: normalized, cut into character 2- and 3-grams.
+"""Text as the related-document index sees it: cut into character 2- and 3-grams.
 
 Similarity has to work for Korean as well as English without a language-specific tokenizer, so
-documents are compared by character 2- and 3-grams of their normalized text (NFKC, lowercased,
-every non-letter/non-digit turned into a space, whitespace collapsed). Grams are taken inside each
+documents are compared by character 2- and 3-grams of their normalized text
+(:func:`~wiki_assets.engine.text.normalize.normalize`). Grams are taken inside each
 space-separated token padded with one space (``" kr"``, ``"kr "``), so no gram joins two words.
 """
 
 from __future__ import annotations
 
-import functools
 import operator
-import unicodedata
 from collections import Counter
 from itertools import compress, repeat
 
@@ -18,29 +16,6 @@ MAX_CHARS = 20_000
 """Characters of a document that are indexed; the rest is ignored."""
 GRAM_SIZES = (2, 3)
 """The gram sizes :func:`grams` takes."""
-
-
-class _Separators(dict[int, int | None]):
-    """``str.translate`` table: characters that are not letters, marks or numbers become spaces.
-
-    Filled lazily, one entry per distinct character ever met, so lookups after the first run in C.
-    """
-
-    def __missing__(self, codepoint: int) -> int:
-        kept = unicodedata.category(chr(codepoint))[0] in "LMN"
-        value = codepoint if kept else 0x20
-        self[codepoint] = value
-        return value
-
-
-_SEPARATORS = _Separators()
-
-
-def normalize(text: str) -> str:
-    """NFKC, lowercase, every character that is not a letter, mark or number becomes a space, and
-    runs of whitespace collapse to one space."""
-    text = unicodedata.normalize("NFKC", text).lower().translate(_SEPARATORS)
-    return " ".join(text.split())
 
 
 def grams(text: str) -> Counter[str]:
@@ -62,13 +37,3 @@ def grams(text: str) -> Counter[str]:
     triples = map(operator.add, pairs, padded[2:])
     counts.update(compress(triples, map(operator.ne, padded[1:], repeat(" "))))
     return counts
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def script_of(gram: str) -> str:
-    """The Unicode script of a gram's first letter (``LATIN``, ``HANGUL``, ``CJK``...), or ``""``
-    for a gram without letters (digits)."""
-    for ch in gram:
-        if ch.isalpha():
-            return unicodedata.name(ch, "? ?").split(" ", 1)[0]
-    return ""

@@ -24,11 +24,12 @@ import numpy as np
 
 from wiki_assets.engine.related import vectors
 from wiki_assets.engine.related.features import ChunkFeatures, choose_chunk_features
-from wiki_assets.engine.related.grams import grams, normalize
+from wiki_assets.engine.related.grams import grams
 from wiki_assets.engine.related.query import idf
 from wiki_assets.engine.related.segments import FEATURE_WEIGHTS, WEIGHTS, Postings, forgotten
 from wiki_assets.engine.related.storage import add_meta, chunks, get_meta
 from wiki_assets.engine.related.summary import summary_line
+from wiki_assets.engine.text.normalize import normalize
 
 Item = tuple[str, str, str, str]  # (path, title, text, content hash)
 

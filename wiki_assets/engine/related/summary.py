@@ -9,12 +9,13 @@ from wiki_assets.engine.documents.markdown import (
     HEADING_LINE,
     LINE_MAX,
     LINE_MIN,
-    SENTENCE_END,
     clip,
     first_sentences,
     row_said,
 )
-from wiki_assets.engine.related.grams import MAX_CHARS, normalize
+from wiki_assets.engine.related.grams import MAX_CHARS
+from wiki_assets.engine.text.normalize import normalize
+from wiki_assets.engine.text.sentences import SENTENCE_END, SENTENCE_MARKS
 
 __all__ = ["LINE_MAX", "LINE_MIN", "summary_line"]
 
@@ -33,7 +34,7 @@ def _plain(line: str) -> str:
 
 def _is_sentence_like(line: str) -> bool:
     return (
-        bool(re.search(r"[.!?。！？]$", line))
+        line.endswith(SENTENCE_MARKS)
         or bool(SENTENCE_END.search(line))
         or (len(line.split()) >= 8)
     )

@@ -28,7 +28,6 @@ The tables are described in :mod:`.storage`.
 from __future__ import annotations
 
 import sqlite3
-import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ import numpy as np
 
 from wiki_assets.engine.errors import ConfigurationError
 from wiki_assets.engine.related.storage import VECTOR_TABLES, add_meta, chunks
+from wiki_assets.engine.text.scripts import letter_script
 
 EMBED_CHARS = 200
 """Characters of a document that are embedded: its title and opening, what decides a link. The
@@ -75,7 +75,7 @@ def script(text: str) -> str:
     counts: Counter[str] = Counter()
     for ch in text[:EMBED_CHARS]:
         if ch.isalpha():
-            name = unicodedata.name(ch, "? ?").split(" ", 1)[0]
+            name = letter_script(ch)
             counts[name] += SYLLABIC.get(name, 1)
     return counts.most_common(1)[0][0] if counts else ""
 

@@ -25,9 +25,9 @@ from wiki_assets.engine.quality.sentences import (
     page_line,
 )
 from wiki_assets.engine.quality.topics import kept_topics
-from wiki_assets.engine.quality.units import wordless
 from wiki_assets.engine.quality.verdict import Verdict
 from wiki_assets.engine.state.journal import Entry
+from wiki_assets.engine.text.normalize import wordless
 
 
 @dataclass(frozen=True, slots=True)

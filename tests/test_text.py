@@ -1,0 +1,53 @@
+"""The text helpers every room shares (``wiki_assets/engine/text/``): the Hangul classes and why
+they differ, where sentences end, and normalised text."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from wiki_assets.engine.documents.language import detect_language
+from wiki_assets.engine.text.normalize import normalize, wordless
+from wiki_assets.engine.text.scripts import HANGUL, HANGUL_WORD, hangul_letters, script_of
+from wiki_assets.engine.text.sentences import SENTENCE_END, SENTENCE_MARKS
+
+KOREAN = "휴가 신청은 팀장이 3영업일 안에 승인합니다."
+
+
+def test_a_korean_word_is_a_run_of_syllables_and_a_lone_jamo_is_none() -> None:
+    assert HANGUL_WORD.findall("휴가는 2일 ㅋㅋ, leave") == ["휴가는", "일"]
+    assert HANGUL.findall("ㄱ가") == ["가"]
+    assert hangul_letters("ㄱ가 a") == 2
+
+
+def test_normalised_text_spells_decomposed_korean_in_syllables() -> None:
+    """Why the checks' class is the syllables alone: a document saved decomposed (NFD, every
+    syllable two or three jamo) is composed again by NFKC, so its words are syllables."""
+    decomposed = unicodedata.normalize("NFD", KOREAN)
+    assert HANGUL.search(decomposed) is None
+    assert HANGUL_WORD.findall(normalize(decomposed)) == HANGUL_WORD.findall(normalize(KOREAN))
+    assert HANGUL_WORD.findall(normalize(KOREAN)) == ["휴가", "신청은", "팀장이", "영업일", "안에",
+                                                     "승인합니다"]  # fmt: skip
+
+
+def test_telling_the_language_counts_the_jamo_of_raw_text() -> None:
+    """Why language detection counts the jamo too: it reads raw text, decomposed or not."""
+    decomposed = unicodedata.normalize("NFD", KOREAN)
+    assert hangul_letters(decomposed) > hangul_letters(KOREAN) > 0
+    assert detect_language(decomposed) == detect_language(KOREAN) == "ko"
+    assert detect_language("Leave requests are approved within 3 days (휴가).") == "en"
+
+
+def test_sentences_end_after_a_latin_or_a_cjk_mark_and_its_space() -> None:
+    text = "첫 문장입니다. 둘째。 Third! Fourth?\tVersion 2.5 stays whole"
+    assert SENTENCE_END.split(text) == [
+        "첫 문장입니다.", "둘째。", "Third!", "Fourth?", "Version 2.5 stays whole"
+    ]  # fmt: skip
+    assert all(piece.endswith(SENTENCE_MARKS) for piece in SENTENCE_END.split(text)[:-1])
+
+
+def test_normalised_text_and_the_script_of_a_word() -> None:
+    assert normalize("Ｆｕｌｌ－width **Bold**  text\n— 휴가") == "full width bold text 휴가"
+    assert wordless("— … -") and not wordless("- a")
+    assert [script_of(word) for word in ("휴가", "leave", "休暇", "2026")] == [
+        "HANGUL", "LATIN", "CJK", ""
+    ]  # fmt: skip

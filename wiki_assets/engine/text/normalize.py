@@ -1,0 +1,43 @@
+"""Text normalised for comparing: NFKC, lower case, what is not a letter, mark or number a space,
+whitespace collapsed.
+
+The link index compares documents by the grams of their normalised text, and the quality checks
+match a quote, a sentence or a name in its document by it, whatever its case, spacing, bullets,
+markup or full-width forms.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["normalize", "wordless"]
+
+
+class _Separators(dict[int, int | None]):
+    """``str.translate`` table: characters that are not letters, marks or numbers become spaces.
+
+    Filled lazily, one entry per distinct character ever met, so lookups after the first run in C.
+    """
+
+    def __missing__(self, codepoint: int) -> int:
+        kept = unicodedata.category(chr(codepoint))[0] in "LMN"
+        value = codepoint if kept else 0x20
+        self[codepoint] = value
+        return value
+
+
+_SEPARATORS = _Separators()
+
+
+def normalize(text: str) -> str:
+    """NFKC, lowercase, every character that is not a letter, mark or number becomes a space, and
+    runs of whitespace collapse to one space."""
+    text = unicodedata.normalize("NFKC", text).lower().translate(_SEPARATORS)
+    return " ".join(text.split())
+
+
+def wordless(text: str) -> bool:
+    """Whether ``text`` has no letter and no number ("-", "…", "—"; what :func:`normalize`
+    leaves nothing of): a description or summary of that is none (the checks flag it missing, a
+    page shows nothing), and a sentence of that is none to check."""
+    return not any(map(str.isalnum, text))  # stops at the first letter: most texts start so

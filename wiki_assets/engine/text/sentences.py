@@ -1,0 +1,18 @@
+"""Where a sentence ends: after its closing mark, Latin or CJK, and the space that follows.
+
+Every reader of prose splits it here: the checks of a page's sentences and of the document's
+lines that hold them, the compact request's citable lines, the one line that says what a
+document is, an extractive page's opening.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["SENTENCE_END", "SENTENCE_MARKS"]
+
+SENTENCE_MARKS = (".", "!", "?", "。", "！", "？")
+"""The marks that close a sentence (for ``str.endswith``: a line that ends so ends its
+sentence)."""
+SENTENCE_END = re.compile(rf"(?<=[{''.join(SENTENCE_MARKS)}])\s+")
+"""The space after a sentence's closing mark: split prose on it for sentences."""
