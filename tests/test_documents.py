@@ -297,3 +297,23 @@ def test_a_scan_is_read_by_ocr_in_korean_and_english(name: str) -> None:
             assert line in lines, (line, lines)
     if kind.name == "pdf":
         assert [label for _, label in extracted.locations] == ["page 1"]
+
+
+@pytest.mark.parametrize(("name", "kind"), [("data-retention-ko.csv", "csv"),
+                                            ("meeting-rooms-ko.html", "html")])  # fmt: skip
+def test_a_cp949_table_or_page_cut_in_a_character_keeps_its_text(
+    name: str, kind: str, tmp_path: Path
+) -> None:
+    """Saved by Korean Windows (CP949) and cut short in the middle of a Hangul syllable's two
+    bytes: the text before the cut is read, in Hangul, with the lost character shown."""
+    text = (FORMATS / name).read_text(encoding="utf-8")
+    # The last Hangul syllable in the file's first two thirds, with every text before it.
+    at = max(i for i, char in enumerate(text[: len(text) * 2 // 3]) if "가" <= char <= "힣")
+    kept = text[:at]
+    cut = tmp_path / name
+    cut.write_bytes(kept.encode("cp949") + text[at].encode("cp949")[:1])
+    extracted = extract(cut, kind, 2_000_000)
+    last_line = [line for line in kept.splitlines() if re.search("[가-힣]", line)][-2]
+    words = re.findall("[가-힣]+", last_line)
+    assert words and all(word in extracted.text for word in words)
+    assert "\ufffd" in extracted.text

@@ -75,12 +75,16 @@ def _best(data: bytes) -> tuple[charset_normalizer.models.CharsetMatch | None, i
     no encoding makes text of it, or when only a narrow encoding does and the bytes hold a NUL
     (a binary file)."""
     cut_short = data[-1:] >= b"\x80" or b"\x00" in data and len(data) % 2  # (UTF-16's, odd)
+    # Every cut is read and the least chaotic reading wins (the shorter cut on a tie): a
+    # single-byte code page reads a CP949 text cut in a Hangul character whole, as Cyrillic.
+    readings = []
     for cut in range(_LONGEST_CHARACTER if cut_short else 1):
-        best = charset_normalizer.from_bytes(data[: len(data) - cut]).best()
-        if best is not None:
-            break
-    else:
+        match = charset_normalizer.from_bytes(data[: len(data) - cut]).best()
+        if match is not None:
+            readings.append((match.chaos, cut, match))
+    if not readings:
         return None, 0
+    _, cut, best = min(readings, key=lambda reading: reading[:2])
     if b"\x00" in data and not (best.encoding.startswith(_WIDE) and _wide_text(data)):
         return None, 0
     return best, cut
