@@ -30,7 +30,7 @@ FORMATS = Path(__file__).parent / "data" / "formats"
 MANIFEST = json.loads((FORMATS / "manifest.json").read_text(encoding="utf-8"))["files"]
 MAIL = [entry for entry in MANIFEST if entry["expect"] == "mail"]
 LOCKED = [entry for entry in MANIFEST if entry.get("reason") == "password-protected"
-          and entry["kind"] in ("doc", "xls", "ppt", "odt", "docx")]  # fmt: skip
+          and entry["kind"] in ("doc", "xls", "ppt", "odt", "ods", "odp", "docx")]  # fmt: skip
 # One good file of each format, cut short.
 WHOLE = ["password-mfa-ko.doc", "laptop-refresh-ko.xls", "office-move-ko.ppt",
          "password-mfa-en.odt", "laptop-refresh-en.ods", "office-move-en.odp",
