@@ -415,16 +415,19 @@ def test_a_sentence_the_document_states_is_supported_and_its_own_words_are_quote
 
 def test_the_labelled_real_prose_is_whole_and_the_rules_mark_no_false_sentence_supported() -> None:
     """Every label of benchmarks/real_prose_labels.jsonl is one of the three and names a sentence
-    the recorded answers hold; measured as the benchmark does, no sentence labelled FALSE by
-    reading its document is marked supported by the rules."""
-    from benchmarks.real_prose import load_labels, measure
+    the recorded answers hold; measured as the benchmark does, no sentence of the rounds the rules
+    were set on that is labelled FALSE by reading its document is marked supported by the rules.
+    The held-out rounds are a measurement (``benchmarks.faithfulness`` prints them), not a target:
+    a rule changed to pass them would make them rounds the rules were set on."""
+    from benchmarks.real_prose import HELD_OUT_ROUND, load_labels, measure
 
     labels = load_labels()
     assert {item["label"] for item in labels.values()} <= {"TRUE", "FALSE", "VAGUE"}
     assert all(item["why"].strip() for item in labels.values())
     measured = measure()
     assert {(item.source, item.text) for item in measured} == set(labels)
-    assert not [i for i in measured if i.label == "FALSE" and i.status is Support.SUPPORTED]
+    set_on = [i for i in measured if i.round < HELD_OUT_ROUND]
+    assert not [i for i in set_on if i.label == "FALSE" and i.status is Support.SUPPORTED]
 
 
 def test_a_not_of_another_claim_on_the_line_is_no_flipped_sentence() -> None:
