@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 import dagster as dg
+
+# No public API serves here: a run listed on its job's Runs page and re-executable from the UI
+# needs a code-location origin (the UI filters a job's runs by the tag it yields, and a
+# re-execution is launched in the parent run's location), and only a run created from the loaded
+# location has one. `dg.execute_job` and `dagster job execute` create runs without it.
 from dagster._core.definitions.selector import JobSubsetSelector
 from dagster._core.execution.api import execute_run
-from dagster._core.execution.job_execution_result import JobExecutionResult
 from dagster._core.remote_origin import InProcessCodeLocationOrigin
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
-from dagster._core.utils import make_new_run_id
 from dagster._utils.hosted_user_process import recon_job_from_origin
 
 from wiki_assets.defs.metadata.run_figures import plain
@@ -150,7 +154,7 @@ def sync_then_ingest(
             "corpus": {"config": config_of(corpus)},
         },
     }
-    run_id = make_new_run_id()
+    run_id = str(uuid.uuid4())  # Dagster's form of a run id, known before the run starts
     with handoff.collecting(run_id) as reports:
         result = execute_in_location(instance, INGEST_JOB, config, tags, run_id, index_only)
     outcome.run_id = result.run_id
@@ -183,7 +187,7 @@ def execute_in_location(
     tags: dict[str, str],
     run_id: str | None = None,
     asset_selection: frozenset[dg.AssetKey] | None = None,
-) -> JobExecutionResult:
+) -> dg.JobExecutionResult:
     """Run ``job_name`` of the project's code location in this process, as a run of that
     location's job (what ``dagster job launch`` creates, executed here instead of by a run
     launcher): it is listed on the job's Runs page and the timeline, and re-executes from the UI.
