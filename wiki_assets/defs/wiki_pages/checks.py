@@ -13,6 +13,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import dagster as dg
+
+# No public API serves here: dg.AssetCheckEvaluation's target_materialization_data (which
+# partition's materialization a result is about, for a check run over many partitions at
+# once) takes this type, and dagster does not export it.
 from dagster._core.definitions.asset_checks.asset_check_evaluation import (
     AssetCheckEvaluationTargetMaterializationData,
 )
