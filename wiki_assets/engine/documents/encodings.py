@@ -82,6 +82,8 @@ def _best(data: bytes) -> tuple[charset_normalizer.models.CharsetMatch | None, i
         match = charset_normalizer.from_bytes(data[: len(data) - cut]).best()
         if match is not None:
             readings.append((match.chaos, cut, match))
+            if not match.chaos:  # (none reads better: a text whole, or cut where it was)
+                break
     if not readings:
         return None, 0
     _, cut, best = min(readings, key=lambda reading: reading[:2])
