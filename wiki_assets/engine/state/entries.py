@@ -4,19 +4,24 @@ it is written (:data:`UPSERT`, with :func:`to_row`'s parameters) and read back
 
 The ``documents`` table's columns are :class:`Entry`'s fields, in their order, and ``updated``
 after them: the definition (:data:`TABLE_COLUMNS`), the column list (:data:`COLUMNS`) and the
-upsert are all derived from the class, so a new field is one line there.
+upsert are all derived from the class, so a new field is one line there; a field stored as JSON
+text says so in its metadata (``stored_as``), and :func:`to_row` and :func:`from_row` convert it.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 SUMMARIZED = "summarized"  # the model answered; the page is not on disk yet
 WRITTEN = "written"  # the page is on disk
 FAILED = "failed"
 NO_TEXT = "no_text"  # the file holds no text (the reason says why): looked at again once it changes
+
+# A field's metadata key for how its column stores it: every column is TEXT, and a field marked
+# "json" is a value encoded as JSON text (written by to_row, decoded by from_row).
+_STORED_AS = "stored_as"
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,11 +33,12 @@ class Entry:
     status: str
     page: str | None
     model: str | None
-    result: dict[str, Any] | None  # stored as JSON text
+    result: dict[str, Any] | None = field(metadata={_STORED_AS: "json"})
     reason: str | None = None
 
 
 _FIELDS = tuple(f.name for f in fields(Entry))
+_JSON = frozenset(f.name for f in fields(Entry) if f.metadata.get(_STORED_AS) == "json")
 _KEY = _FIELDS[0]
 _UPDATED = "updated"  # epoch seconds of the row's last write: the table's, not the entry's
 
@@ -67,14 +73,20 @@ UPSERT = (
 
 def to_row(entry: Entry, updated: float) -> tuple[Any, ...]:
     """The parameters of :data:`UPSERT` (``updated``: epoch seconds)."""
-    text = None if entry.result is None else json.dumps(entry.result, ensure_ascii=False)
     # Field by field (dataclasses.astuple would deep-copy the result on the way).
-    return (*(text if name == "result" else getattr(entry, name) for name in _FIELDS), updated)
+    return (*(_stored(name, getattr(entry, name)) for name in _FIELDS), updated)
+
+
+def _stored(name: str, value: Any) -> Any:
+    if name in _JSON and value is not None:
+        return json.dumps(value, ensure_ascii=False)
+    return value
 
 
 def from_row(row: tuple[Any, ...]) -> Entry:
     """The entry a row of :data:`COLUMNS` holds."""
     values = dict(zip(_FIELDS, row, strict=True))
-    if values["result"] is not None:
-        values["result"] = json.loads(values["result"])
+    for name in _JSON:
+        if values[name] is not None:
+            values[name] = json.loads(values[name])
     return Entry(**values)
