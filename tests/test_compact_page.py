@@ -91,6 +91,17 @@ def test_a_table_row_is_cited_as_a_sentence_and_its_header_not_at_all() -> None:
     assert [(p.text, p.verified, p.lines) for p in checked.points] == [(citable[4], True, (4, 4))]
 
 
+def test_a_compact_answer_cut_by_max_tokens_shows_only_its_finished_sentences() -> None:
+    citable = citable_lines(DOC, "Leave Policy")
+    cut = '{"points": [6], "summary": "It sets the leave rules. Requests go to the manager by'
+    draft = parse_compact(
+        cut, truncated=True, citable=citable, title="Leave Policy", path="leave.md",
+        candidates=[], prose=True, language="English",
+    )  # fmt: skip
+    assert (draft.description, draft.summary) == ("It sets the leave rules.",) * 2
+    assert [point["lines"] for point in draft.key_points] == [[6]]
+
+
 def test_the_schema_admits_only_citable_line_numbers() -> None:
     schema = compact_schema([3, 6, 11], prose=True, language="English")
     points = schema["properties"]["points"]

@@ -304,7 +304,12 @@ def test_page_answers_are_validated_and_cut_answers_closed() -> None:
     cut = '{"title": "T", "description": "D", "summary": "cut sho'
     with pytest.raises(DraftError):
         parse_draft(cut)
-    assert parse_draft(cut, truncated=True).summary == "cut sho"
+    assert parse_draft(cut, truncated=True).summary == "cut sho"  # nothing finished: kept
+    # The words after the last finished sentence are a sentence the cut left unsaid: not shown.
+    cut_after = '{"title": "T", "description": "D", "summary": "It moves in March. It opens on 16'
+    assert parse_draft(cut_after, truncated=True).summary == "It moves in March."
+    korean = '{"title": "T", "description": "D", "summary": "3월에 이전합니다. 새 사무실은 판교역'
+    assert parse_draft(korean, truncated=True).summary == "3월에 이전합니다."
     schema = draft_schema(["a.md", "b.md"])
     assert schema["$defs"]["RelatedLink"]["properties"]["path"]["enum"] == ["a.md", "b.md"]
     assert draft_schema([])["properties"]["related"]["maxItems"] == 0

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
 from wiki_assets.engine.errors import DraftError as DraftError
+from wiki_assets.engine.text.sentences import SENTENCE_END, SENTENCE_MARKS
 
 MAX_ITEMS = 8
 
@@ -180,9 +181,13 @@ _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 def close_truncated_json(text: str) -> str | None:
     """Best effort for an answer cut off by max_tokens: close the open string and brackets, or
-    fall back to the last complete member. ``None`` if nothing sensible is left."""
+    fall back to the last complete member. ``None`` if nothing sensible is left. The open string
+    ends at its last finished sentence where it has one: the words after it are a sentence the
+    cut left unsaid ("… a seven-minute walk from Pangyo station on 16"), and a page that shows
+    them states what the model never finished saying."""
     stack: list[str] = []
     in_string = escaped = False
+    opened = 0  # where the string being read began
     last_member: tuple[int, list[str]] | None = None  # (cut position, open brackets there)
     for position, char in enumerate(text):
         if in_string:
@@ -193,7 +198,7 @@ def close_truncated_json(text: str) -> str | None:
             elif char == '"':
                 in_string = False
         elif char == '"':
-            in_string = True
+            in_string, opened = True, position
         elif char in "{[":
             stack.append("}" if char == "{" else "]")
         elif char in "}]" and stack:
@@ -204,7 +209,7 @@ def close_truncated_json(text: str) -> str | None:
     if stack or in_string:
         tail = text.rstrip()
         if in_string:
-            tail += '"'
+            tail = _finished_sentences(tail, opened + 1) + '"'
         attempts.append(tail.rstrip(",:") + "".join(reversed(stack)))
     if last_member is not None:
         cut, open_brackets = last_member
@@ -216,6 +221,16 @@ def close_truncated_json(text: str) -> str | None:
             continue
         return attempt
     return None
+
+
+def _finished_sentences(text: str, start: int) -> str:
+    """``text`` up to the end of the last sentence finished after ``start`` (a string's opening),
+    or all of it where none is (a title or a first sentence cut short is kept, as the page's
+    only text, on a page flagged for its cut answer)."""
+    ends = [match.start() for match in SENTENCE_END.finditer(text, start)]
+    if text.endswith(SENTENCE_MARKS):
+        return text
+    return text[: ends[-1]] if ends else text
 
 
 def parse_draft(text: str, truncated: bool = False) -> PageDraft:
