@@ -30,7 +30,7 @@ from wiki_assets.engine.quality.sentences import Support
 LABELS = Path(__file__).with_name("real_prose_labels.jsonl")
 FLAGGING = (Support.CONTRADICTED, Support.UNSUPPORTED)
 LANGUAGES = {"English": "en", "Korean": "ko"}
-HELD_OUT_ROUND = 3  # the first labelling round after the last change to the rules
+HELD_OUT_ROUND = 4  # the first labelling round after the last change to the rules
 
 
 @dataclass(frozen=True, slots=True)

@@ -153,8 +153,9 @@ def test_no_room_of_the_engine_imports_a_room_that_imports_it_back() -> None:
 
 
 def test_the_answers_room_imports_nothing_above_it() -> None:
-    """What a model answers is read by every layer, so it stands on the configuration alone."""
-    assert set(ROOMS["engine.answers"]) <= {"engine.config", "engine.errors"}
+    """What a model answers is read by every layer, so it stands on the configuration alone (and
+    on the text helpers, a leaf: where a sentence ends)."""
+    assert set(ROOMS["engine.answers"]) <= {"engine.config", "engine.errors", "engine.text"}
 
 
 def test_the_dispatcher_and_the_simulation_import_nothing_of_the_model_client_room() -> None:

@@ -505,3 +505,38 @@ def test_a_lists_numbering_run_into_a_sentence_counts_nothing() -> None:
     assert numbered.status is Support.SUPPORTED
     changed = one("Confirm that disk usage is below 90% on all nodes before closing, 7.", runbook)
     assert flagged(changed)
+
+
+LOGO_GUIDE = """Brand logo guide
+Use the full-colour logo on white or light backgrounds and the white logo on dark photos.
+Keep clear space around the logo equal to the height of the letter H."""
+
+
+def test_what_the_document_is_or_holds_is_unchecked_where_it_does_not_say_so_of_itself() -> None:
+    """A sentence such as "It includes …" or "The document is for …" claims the document's
+    relation to its words, which a line holding the words does not state (the guide says which
+    logo to use where; it holds no logo). Where the document says it of itself ("This policy
+    covers …"), it is stated: test_a_list_copied_with_an_invented_item_is_not_supported."""
+    for sentence in (
+        "It includes a full-colour logo on white or light backgrounds and a white logo on dark "
+        "photos.",
+        "The document is for the full-colour logo on white or light backgrounds.",
+        "이 문서는 흰 배경에 컬러 로고를 씁니다.",
+    ):
+        assert one(sentence, LOGO_GUIDE).status is Support.UNCHECKED, sentence
+    assert one("Use the full-colour logo on white or light backgrounds.", LOGO_GUIDE).status is (
+        Support.SUPPORTED
+    )
+
+
+def test_a_lists_item_numbers_and_a_number_alone_are_no_figures() -> None:
+    """List numbers ("1) Parking; 2) Shuttle Bus", "… 조건하면 2.", "1.") are no figures the
+    document must give; a sentence is not flagged for them (the reason would name a list number)."""
+    notice = "Commuting\nThe shuttle leaves Suwon station at 8:10 and 8:40.\nParking is free."
+    listed = one("The details include: 1) Parking; 2) Shuttle Bus; 3) Bicycles; 4", notice)
+    assert not flagged(listed) and "never states" not in listed.document_says
+    assert not flagged(one("1.", notice))
+    club = "동호회\n직원 다섯명 이상이면 된다."
+    assert not flagged(one("직원 다섯명 이상이 활동비를 신청하면 2.", club))
+    # A figure of the item itself is still checked.
+    assert flagged(one("The shuttle leaves Suwon station at 9:10 and 8:40.", notice))

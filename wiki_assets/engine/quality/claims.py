@@ -39,6 +39,7 @@ from wiki_assets.engine.quality.quantities import (
     given_instead,
     may_state,
     quantities,
+    stated_quantities,
 )
 from wiki_assets.engine.quality.sentences import ProseCheck, SentenceCheck, Support, prose_sentences
 from wiki_assets.engine.quality.stated import quoted, stated_by
@@ -108,7 +109,7 @@ def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
         and round(passage.share * words) >= min(words, MIN_WORDS_FOUND)
     )
     lines = (passage.first, passage.last) if passage is not None and found else None
-    stated = _stated(sentence)
+    stated = stated_quantities(sentence)
     missing = [quantity for quantity in stated if not document.states(quantity)]
     if missing:
         if passage is not None and found:
@@ -158,24 +159,33 @@ def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
     if stating is None:
         return SentenceCheck(sentence, part, Support.UNCHECKED)
     stating_lines = [text for _, text in document.lines(*stating)]
+    if _about_the_document(sentence) and not _about_the_document(
+        _closest(sentence, " ".join(stating_lines), SENTENCE_END)
+    ):
+        # What the document is, holds or is for, where it does not say so of itself.
+        return SentenceCheck(sentence, part, Support.UNCHECKED)
     return SentenceCheck(sentence, part, Support.SUPPORTED, stating,
                          quoted=quoted(sentence, [" ".join(stating_lines)]))  # fmt: skip
 
 
-# A list's numbering run into prose: the next item's number after a comma at the end ("… before
-# closing, 7.") or a number alone in brackets ("(10)"). It numbers, it counts nothing.
-_NUMBERING = re.compile(r",\s*(\d{1,2})\.?\s*$|\((\d{1,2})\)")
+# A sentence whose subject is the document itself ("It includes …", "The document is for …",
+# "이 문서는 …").
+_ABOUT_THE_DOCUMENT = re.compile(
+    r"^(?:(?:it|this)(?:\s+(?:document|page|file|guide|note|memo|policy|procedure|report|"
+    r"presentation|deck|sheet|spreadsheet|workbook|notice|text))?|the\s+(?:document|page|file|"
+    r"guide|note|memo|report|presentation|deck|sheet|spreadsheet|workbook|notice|text))\b"
+    r"|^(?:이|본|해당)\s*(?:문서|자료|안내|페이지|파일|글|공지|보고서|발표)",
+    re.IGNORECASE,
+)
 
 
-def _stated(sentence: str) -> list[Quantity]:
-    """The quantities ``sentence`` states, but for a list's numbering (a number of no kind)."""
-    found = quantities(sentence)
-    for match in _NUMBERING.finditer(sentence):
-        number = match.group(1) or match.group(2)
-        numbering = next((q for q in found if not q.kind and q.text == number), None)
-        if numbering is not None:
-            found.remove(numbering)
-    return found
+def _about_the_document(sentence: str) -> bool:
+    """Whether ``sentence`` says what the document is, holds or is for ("It includes a
+    full-colour logo on white backgrounds" of a guide that says which logo to use where). Its
+    claim is the relation of the document to its words, and a line that holds the words states
+    it only where the document speaks of itself there ("This policy covers …"): elsewhere the
+    rules leave it unchecked, for a judge."""
+    return _ABOUT_THE_DOCUMENT.match(sentence.strip(" -*>\"'")) is not None
 
 
 def _same_claim(sentence: str, theirs: str) -> bool:

@@ -24,7 +24,7 @@ from decimal import Decimal, InvalidOperation
 from wiki_assets.engine.quality.dates import CLOCKS, DATES, read_clock, read_date
 from wiki_assets.engine.text.scripts import HANGUL_SYLLABLES
 
-__all__ = ["Quantity", "agrees", "given_instead", "may_state", "quantities"]
+__all__ = ["Quantity", "agrees", "given_instead", "may_state", "quantities", "stated_quantities"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +64,6 @@ def given_instead(
             if given.kind == quantity.kind and not agrees(quantity, given):
                 return number, given
     return None
-
 
 
 # A unit as written (a word's first letters, lower case; a Korean counter) -> its kind. Weeks
@@ -126,6 +125,32 @@ def quantities(text: str) -> list[Quantity]:
 # A sentence or a line, not a document's lines together: the same lines are read again for
 # each sentence they are near, and boilerplate lines come back page after page.
 _CACHED_UP_TO = 1000  # characters
+
+
+# A list's numbering run into prose. It numbers, it counts nothing: the next item's number after
+# a comma or a semicolon at the end ("… before closing, 7.", "…; 3) Bus; 4") or after a Korean
+# word there ("… 조건하면 2.": Korean puts no bare count after its predicate), a number alone in
+# brackets ("(10)"), a number alone ("1."), and the items' numbers of a list run into one
+# sentence ("1) Parking; 2) Shuttle Bus").
+_NUMBERING = re.compile(
+    r"[,;]\s*(\d{1,2})\.?\s*$|(?<=[" + HANGUL_SYLLABLES + r"])\s+(\d{1,2})\.?\s*$|\((\d{1,2})\)"
+    r"|^\s*(\d{1,2})\.?\s*$"
+)
+_ITEM = re.compile(r"(?:^|(?<=[\s;:,]))(\d{1,2})\)")
+
+
+def stated_quantities(sentence: str) -> list[Quantity]:
+    """The quantities ``sentence`` states, but for a list's numbering (a number of no kind)."""
+    found = quantities(sentence)
+    items = list(_ITEM.finditer(sentence))
+    numbering = [m.group(1) for m in items] if len(items) >= 2 else []
+    for match in _NUMBERING.finditer(sentence):
+        numbering.append(next(group for group in match.groups() if group))
+    for number in numbering:
+        listed = next((q for q in found if not q.kind and q.text == number), None)
+        if listed is not None:
+            found.remove(listed)
+    return found
 
 
 @functools.lru_cache(maxsize=4096)
