@@ -2,7 +2,8 @@
 
 The answers (``real_prose_answers.jsonl``) were recorded by :mod:`benchmarks.real_prose_record`
 (the embedded SmolLM2-135M on the sample corpus, the English/Korean pairs of the tests and the
-short policy documents of :mod:`benchmarks.faithfulness_set`). Each sentence of a page's
+short policy documents of :mod:`benchmarks.faithfulness_set`; it and Gemma 3 270M on the
+documents of ``benchmarks/handbook/``). Each sentence of a page's
 description and summary was then judged by a person reading the whole document, by the rules in
 ``real_prose.md``, before looking at any checker's verdict (``real_prose_labels.jsonl``: TRUE,
 FALSE or VAGUE, with one line of why). The set is for measuring, not for tuning the rules.
