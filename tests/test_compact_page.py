@@ -102,6 +102,29 @@ def test_a_compact_answer_cut_by_max_tokens_shows_only_its_finished_sentences() 
     assert [point["lines"] for point in draft.key_points] == [[6]]
 
 
+def test_a_summary_stopped_at_the_schemas_length_shows_only_its_finished_sentences() -> None:
+    citable = citable_lines(DOC, "Leave Policy")
+    capped = ("It sets the leave rules. " + "Requests go to the manager by email " * 20)[:400]
+    draft = parse_compact(
+        json.dumps({"points": [6], "summary": capped}), truncated=False, citable=citable,
+        title="Leave Policy", path="leave.md", candidates=[], prose=True, language="English",
+    )  # fmt: skip
+    assert (draft.description, draft.summary) == ("It sets the leave rules.",) * 2
+    # Shorter than the cap, the model ended it: its last sentence is kept, closing mark or not.
+    ended = "It sets the leave rules. Requests go to the manager"
+    draft = parse_compact(
+        json.dumps({"summary": ended}), truncated=False, citable=citable, title="Leave Policy",
+        path="leave.md", candidates=[], prose=True, language="English",
+    )  # fmt: skip
+    assert draft.summary == "Requests go to the manager"
+    korean = ("휴가 규정입니다. " + "신청은 팀장에게 메일로 보내" * 20)[:133]
+    draft = parse_compact(
+        json.dumps({"summary": korean}), truncated=False, citable=citable, title="휴가",
+        path="leave.md", candidates=[], prose=True, language="Korean",
+    )  # fmt: skip
+    assert draft.summary == "휴가 규정입니다."
+
+
 def test_the_schema_admits_only_citable_line_numbers() -> None:
     schema = compact_schema([3, 6, 11], prose=True, language="English")
     points = schema["properties"]["points"]

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from typing_extensions import TypedDict  # pydantic needs this one on Python < 3.12
 
 from wiki_assets.engine.errors import DraftError as DraftError
-from wiki_assets.engine.text.sentences import SENTENCE_END, SENTENCE_MARKS
+from wiki_assets.engine.text.sentences import finished_sentences
 
 MAX_ITEMS = 8
 
@@ -209,7 +209,7 @@ def close_truncated_json(text: str) -> str | None:
     if stack or in_string:
         tail = text.rstrip()
         if in_string:
-            tail = _finished_sentences(tail, opened + 1) + '"'
+            tail = tail[: opened + 1] + finished_sentences(tail[opened + 1 :]) + '"'
         attempts.append(tail.rstrip(",:") + "".join(reversed(stack)))
     if last_member is not None:
         cut, open_brackets = last_member
@@ -221,16 +221,6 @@ def close_truncated_json(text: str) -> str | None:
             continue
         return attempt
     return None
-
-
-def _finished_sentences(text: str, start: int) -> str:
-    """``text`` up to the end of the last sentence finished after ``start`` (a string's opening),
-    or all of it where none is (a title or a first sentence cut short is kept, as the page's
-    only text, on a page flagged for its cut answer)."""
-    ends = [match.start() for match in SENTENCE_END.finditer(text, start)]
-    if text.endswith(SENTENCE_MARKS):
-        return text
-    return text[: ends[-1]] if ends else text
 
 
 def parse_draft(text: str, truncated: bool = False) -> PageDraft:

@@ -34,7 +34,7 @@ from wiki_assets.engine.documents.language import LANGUAGES, detect_language
 from wiki_assets.engine.documents.lines import document_lines
 from wiki_assets.engine.documents.markdown import HEADING_LINE, row_said
 from wiki_assets.engine.text.scripts import HANGUL, HANGUL_SYLLABLES
-from wiki_assets.engine.text.sentences import SENTENCE_END
+from wiki_assets.engine.text.sentences import SENTENCE_END, finished_sentences
 
 __all__ = ["citable_lines", "compact_messages", "compact_schema", "parse_compact"]
 
@@ -112,8 +112,7 @@ def compact_schema(numbers: Sequence[int], *, prose: bool, language: str) -> dic
     points["items"] = {"type": "integer", "enum": sorted(numbers) or [1]}
     properties: dict[str, Any] = {"points": points}
     if prose:
-        scale = 3 if language.strip().lower() in _DENSE_LANGUAGES else 1
-        chars = _SUMMARY_CHARS // scale
+        chars = _summary_chars(language)
         script = _SCRIPTS.get(language.strip().lower())
         properties["summary"] = (
             {"type": "string", "pattern": f"^[{script}]{{1,{chars}}}$"}
@@ -123,6 +122,12 @@ def compact_schema(numbers: Sequence[int], *, prose: bool, language: str) -> dic
         topic = _LATIN_TOPIC if script else _TOPIC
         properties["topics"] = {"type": "array", "items": topic, "maxItems": 3}
     return {"type": "object", "properties": properties, "required": list(properties)}
+
+
+def _summary_chars(language: str) -> int:
+    """The most characters the schema lets a summary in ``language`` have."""
+    scale = 3 if language.strip().lower() in _DENSE_LANGUAGES else 1
+    return _SUMMARY_CHARS // scale
 
 
 def compact_messages(body: str, *, prose: bool, language: str) -> list[dict[str, str]]:
@@ -173,10 +178,13 @@ def parse_compact(
     ][:COMPACT_RELATED]
     fields: dict[str, Any] = {"title": title, "key_points": points, "related": related}
     if prose:
-        said = data.get("summary")
-        fields["description"], fields["summary"] = _description_and_summary(
-            said if isinstance(said, str) else ""
-        )
+        summary = data.get("summary")
+        said = summary if isinstance(summary, str) else ""
+        if len(said) >= _summary_chars(language):
+            # Stopped at the schema's length (the grammar ends the string there): the sentence
+            # it was writing is unsaid. (One cut by max_tokens was closed at its last already.)
+            said = finished_sentences(said)
+        fields["description"], fields["summary"] = _description_and_summary(said)
         topics = data.get("topics")
         fields["topics"] = (
             [t for t in topics if isinstance(t, str)] if isinstance(topics, list) else []

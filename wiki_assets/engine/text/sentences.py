@@ -9,10 +9,21 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["SENTENCE_END", "SENTENCE_MARKS"]
+__all__ = ["SENTENCE_END", "SENTENCE_MARKS", "finished_sentences"]
 
 SENTENCE_MARKS = (".", "!", "?", "。", "！", "？")
 """The marks that close a sentence (for ``str.endswith``: a line that ends so ends its
 sentence)."""
 SENTENCE_END = re.compile(rf"(?<=[{''.join(SENTENCE_MARKS)}])\s+")
 """The space after a sentence's closing mark: split prose on it for sentences."""
+
+
+def finished_sentences(text: str) -> str:
+    """``text`` up to the end of its last finished sentence, or all of it where it finishes none:
+    the words after that are a sentence cut short (an answer cut by ``max_tokens``, or at the
+    length its schema allows), and a page that shows them states what was never said."""
+    text = text.rstrip()
+    if text.endswith(SENTENCE_MARKS):
+        return text
+    ends = [match.start() for match in SENTENCE_END.finditer(text)]
+    return text[: ends[-1]] if ends else text
