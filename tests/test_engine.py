@@ -25,6 +25,7 @@ from conftest import page_record
 
 from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
 from wiki_assets.engine.answers.budget import cut_to_budget, estimate_tokens
+from wiki_assets.engine.answers.candidate import PageRequest
 from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument, scan
 from wiki_assets.engine.documents.encodings import decode, encoding_of
@@ -472,7 +473,9 @@ def test_requests_carry_the_key_but_not_openais_platform_headers(
             client = ModelClient(endpoint, 100)
             try:
                 with pytest.raises(ModelError):
-                    await client.summarize("c/doc.md", "Doc", "Some text of a document.")
+                    await client.summarize(
+                        PageRequest("c/doc.md", "Doc", "Some text of a document.")
+                    )
             finally:
                 await client.close()
 

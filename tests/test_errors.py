@@ -11,6 +11,7 @@ import wiki_assets.engine as engine
 from wiki_assets.defs.settings import ConfigError
 from wiki_assets.defs.sync import SyncFailed
 from wiki_assets.engine import errors
+from wiki_assets.engine.answers.candidate import PageRequest
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.errors import (
     CollectionBusy,
@@ -46,7 +47,7 @@ async def _summarize(server: SimServer, max_tokens: int) -> None:
     endpoint = Endpoint(name=name, base_url=server.base_url, model=name, max_retries=0)
     client = ModelClient(endpoint, max_tokens)
     try:
-        await client.summarize("c/doc.md", "Doc", "Some text of a document. " * 20)
+        await client.summarize(PageRequest("c/doc.md", "Doc", "Some text of a document. " * 20))
     finally:
         await client.close()
 

@@ -17,7 +17,7 @@ import pytest
 from conftest import SAMPLE, page_record
 
 from wiki_assets.engine.answers.budget import split_to_budget
-from wiki_assets.engine.answers.candidate import Candidate
+from wiki_assets.engine.answers.candidate import Candidate, PageRequest
 from wiki_assets.engine.answers.page import PageDraft, draft_schema
 from wiki_assets.engine.answers.prompts import CHUNK_USER
 from wiki_assets.engine.config import Dials, Endpoint
@@ -49,7 +49,9 @@ async def _assess_all(
             title, language = title_of(text, path), LANGUAGES[detect_language(text)]
             others = [d.relative_to(SAMPLE).as_posix() for d in DOCUMENTS[:3] if d != document]
             candidates = [Candidate(other, other, "", 0.5) for other in others]
-            summary = await client.summarize(path, title, text, candidates, language)
+            summary = await client.summarize(
+                PageRequest(path, title, text, tuple(candidates), language)
+            )
             if drafts is not None:
                 drafts.append(summary.draft)
             found.append(

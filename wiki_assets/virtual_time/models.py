@@ -26,7 +26,7 @@ from wiki_assets.engine.answers.budget import (
     PROMPT_OVERHEAD_TOKENS,
     estimate_tokens,
 )
-from wiki_assets.engine.answers.candidate import Candidate
+from wiki_assets.engine.answers.candidate import PageRequest
 from wiki_assets.engine.answers.page import PageDraft
 from wiki_assets.engine.answers.results import Judgement, Notes, Summary
 from wiki_assets.engine.config import Endpoint
@@ -102,19 +102,9 @@ class VirtualModel:
     def _down(self, begin: float, end: float) -> bool:
         return any(outage.covers(begin, end) for outage in self.outages)
 
-    async def summarize(
-        self,
-        path: str,
-        title: str,
-        text: str,
-        candidates: Sequence[Candidate] = (),
-        language: str = "English",
-        *,
-        notes: str | None = None,
-        parts: int = 1,
-    ) -> Summary:
-        with self._racing(path):
-            return await self._summarize(path, notes, parts)
+    async def summarize(self, request: PageRequest) -> Summary:
+        with self._racing(request.path):
+            return await self._summarize(request.path, request.notes, request.parts)
 
     async def notes(self, path: str, text: str, part: int, parts: int, language: str) -> Notes:
         # A part is known by its place and length: a later round of notes on the notes has

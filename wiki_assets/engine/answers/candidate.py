@@ -1,4 +1,5 @@
-"""A link candidate: another document a page may link to, as a page request lists it."""
+"""What a page request gives a model: the document (:class:`PageRequest`) and the other
+documents its page may link to (:class:`Candidate`)."""
 
 from __future__ import annotations
 
@@ -11,3 +12,16 @@ class Candidate:
     title: str
     line: str  # one line describing it (first meaningful sentence, <= 160 chars)
     score: float  # the similarity it was taken for: a cosine by n-grams or by meaning
+
+
+@dataclass(frozen=True, slots=True)
+class PageRequest:
+    """One document to write a page of, as every model of the fleet is asked for it."""
+
+    path: str  # relative to the synced root
+    title: str
+    text: str  # the whole document's text (its notes stand in for it where ``notes`` is set)
+    candidates: tuple[Candidate, ...] = ()
+    language: str = "English"  # the page's, as a name ("Korean")
+    notes: str | None = None  # a long document's notes on its parts, to write the page from
+    parts: int = 1  # how many parts those notes were taken on

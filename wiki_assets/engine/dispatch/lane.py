@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from wiki_assets.engine.answers.candidate import Candidate
+from wiki_assets.engine.answers.candidate import PageRequest
 from wiki_assets.engine.answers.results import Judgement, Notes, Summary
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.dispatch.limits import Breaker, Concurrency
@@ -34,17 +34,7 @@ class Client(Protocol):
 
     max_tokens: int
 
-    async def summarize(
-        self,
-        path: str,
-        title: str,
-        text: str,
-        candidates: Sequence[Candidate] = (),
-        language: str = "English",
-        *,
-        notes: str | None = None,
-        parts: int = 1,
-    ) -> Summary: ...
+    async def summarize(self, request: PageRequest) -> Summary: ...
 
     async def notes(self, path: str, text: str, part: int, parts: int, language: str) -> Notes: ...
 

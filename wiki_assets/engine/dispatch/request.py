@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from wiki_assets.engine.answers.candidate import PageRequest
 from wiki_assets.engine.answers.results import Notes, Summary
 from wiki_assets.engine.dispatch import retry
 from wiki_assets.engine.dispatch.judges import Judging
@@ -99,14 +100,11 @@ class Requests:
             )
         else:
             request = lane.client.summarize(
-                job.doc.path,
-                prepared.title,
-                prepared.text,
-                prepared.candidates,
-                prepared.language,
-                notes=prepared.notes,
-                parts=prepared.parts,
-            )
+                PageRequest(
+                    job.doc.path, prepared.title, prepared.text, tuple(prepared.candidates),
+                    prepared.language, notes=prepared.notes, parts=prepared.parts,
+                )
+            )  # fmt: skip
         task: asyncio.Future[Summary | Notes] = asyncio.ensure_future(request)
         self.out.add(task)
         task.add_done_callback(self.out.discard)

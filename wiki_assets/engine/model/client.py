@@ -13,7 +13,7 @@ from wiki_assets.engine.answers.budget import (
     join_notes,
     split_to_budget,
 )
-from wiki_assets.engine.answers.candidate import Candidate
+from wiki_assets.engine.answers.candidate import Candidate, PageRequest
 from wiki_assets.engine.answers.page import DraftError, PageDraft, draft_schema, parse_draft
 from wiki_assets.engine.answers.prompts import (
     CHUNK_SYSTEM,
@@ -56,21 +56,14 @@ class ModelClient:
     def _input_budget(self, reserved: str = "") -> int:
         return input_budget(self.endpoint, self.max_tokens) - estimate_tokens(reserved)
 
-    async def summarize(
-        self,
-        path: str,
-        title: str,
-        text: str,
-        candidates: Sequence[Candidate] = (),
-        language: str = "English",
-        *,
-        notes: str | None = None,
-        parts: int = 1,
-    ) -> Summary:
-        """One page for one document. ``notes`` are a long document's notes on its ``parts``
-        parts (taken by whichever models of the fleet took the parts), to write the page from.
-        Without them, a document longer than this model's context is summarized over its whole
-        length here: each part is turned into notes, and the page is written from the notes."""
+    async def summarize(self, request: PageRequest) -> Summary:
+        """One page for one document. A request's ``notes`` are a long document's notes on its
+        ``parts`` parts (taken by whichever models of the fleet took the parts), to write the
+        page from. Without them, a document longer than this model's context is summarized over
+        its whole length here: each part is turned into notes, and the page is written from the
+        notes."""
+        path, title, text, language = request.path, request.title, request.text, request.language
+        candidates, notes, parts = request.candidates, request.notes, request.parts
         compact = self.endpoint.page_shape == "compact"
         prose = self.endpoint.writes(language)
         # The compact request lists no candidates: its links are the closest ones.
