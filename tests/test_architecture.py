@@ -429,3 +429,79 @@ def test_the_journals_columns_are_the_fields_of_its_entry(tmp_path: Path) -> Non
         if listed in path.read_text(encoding="utf-8")
     ]
     assert by_hand == []
+
+
+# Modules of defs/ and cli/ whose literals name facts of their own that share a word with a figure
+# of a run: they are not the run's figures, and each is declared where it is used.
+OTHER_FACTS = {
+    # The other assets' and the checks' metadata keys (a collection's counts, the index's).
+    "defs/metadata/materializations.py": None,
+    # The plan's JSON (`plan --json`, its estimate from past runs' rates): a plan's fields.
+    "defs/sync/plan.py": None,
+    "cli/plan.py": None,
+    "defs/names.py": {"collections"},  # the partitions definition's name
+    "defs/settings.py": {"models"},  # the summarizer's config field
+    "defs/wiki_pages/checks.py": {"name", "flags"},  # a check spec's keyword; a page's result
+    "cli/commands.py": {"unfinished", "models", "checked"},  # `plan --json`'s, `check --json`'s
+    # `check`'s table; `runs --compare --json`'s run summary; the brief view's status word.
+    "cli/text.py": {"checked", "flagged_share", "stopped"},
+    "defs/metadata/comparison.py": {"stopped"},  # a note of the comparison, in words
+}
+
+
+def test_each_figure_is_declared_once() -> None:
+    """A run's figures are declared in the engine (ingestion/figures.py, model_figures.py): their
+    names, types, units and where they are shown. Dagster's metadata keys and tables, the CLI's
+    JSON fields and the `runs` columns and headers are derived from there, so no module of defs/
+    or cli/ writes one as a string literal."""
+    from wiki_assets.defs.metadata import run_figures as md
+    from wiki_assets.engine.ingestion import figures, model_figures
+    from wiki_assets.engine.ingestion.figure import Place, Shown
+
+    declared = (*figures.RUN_FIGURES, *figures.DIAL_FIGURES, *model_figures.MODEL_FIGURES)
+    names = {figure.name for figure in declared} | {figure.column for figure in declared}
+    names |= {table.name for table in md.TABLES.values()} | {figures.MODELS}
+    found = []
+    for path in sorted([*DEFS.rglob("*.py"), *(PACKAGE / "cli").rglob("*.py")]):
+        module = str(path.relative_to(PACKAGE))
+        allowed = OTHER_FACTS.get(module, set())
+        if allowed is None:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        found += [
+            f"{module}:{node.lineno}: {node.value!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and node.value in names - allowed
+            and not _is_docstring(tree, node)
+        ]
+    assert found == [], "a figure's name written by hand:\n" + "\n".join(found)
+    # Every metadata key of a run is a declared figure's, in its place; the tables are named by
+    # their place.
+    placed = {figure.name for figure in declared if figure.place is not None}
+    assert {key.name for key in (*md.RUN, *md.MODEL)} == placed
+    assert {table.name for table in md.TABLES.values()} == {
+        place.value for place in (Place.DETAILS, Place.DIALS, Place.MODELS, Place.MODEL_DETAILS)
+    }
+    # Every dial of a run is a figure (Dials' fields, less the engine's own).
+    from dataclasses import fields
+
+    from wiki_assets.engine.config import ENGINE_DIALS, Dials
+
+    dials = {f.name for f in fields(Dials)} - ENGINE_DIALS
+    assert dials <= {figure.name for figure in figures.DIAL_FIGURES}
+    # The CLI's JSON: its own three fields, each figure declared for it, and the models'.
+    from wiki_assets.cli.runner import SUMMARY_FIGURES
+
+    assert SUMMARY_FIGURES == tuple(f for f in figures.RUN_FIGURES if Shown.CLI in f.shown)
+    assert all(figure.about and figure.kind for figure in declared)
+
+
+def _is_docstring(tree: ast.Module, node: ast.Constant) -> bool:
+    return any(
+        isinstance(parent, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and parent.body
+        and isinstance(parent.body[0], ast.Expr)
+        and parent.body[0].value is node
+        for parent in ast.walk(tree)
+    )

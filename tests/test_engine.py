@@ -30,6 +30,7 @@ from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument, scan
 from wiki_assets.engine.documents.encodings import decode, encoding_of
 from wiki_assets.engine.errors import ModelError
+from wiki_assets.engine.ingestion.figures import report_json
 from wiki_assets.engine.ingestion.fingerprints import fingerprint
 from wiki_assets.engine.ingestion.gc_tuning import YOUNG_THRESHOLD, fewer_collections
 from wiki_assets.engine.model.chat import PLATFORM_HEADERS, Chat, Usage
@@ -554,7 +555,7 @@ def test_a_deletion_counts_the_pages_it_re_linked(
         (synced / "c" / "doc-000.md").unlink()
         report = ingest(**run)  # type: ignore[arg-type]
     assert report.removed == 1 and report.relinked == len(linking)
-    assert report.to_dict()["relinked"] == len(linking)
+    assert report_json(report)["relinked"] == len(linking)
     assert all("doc-000" not in page.read_text("utf-8") for page in linking)
     done = [m for m in caplog.messages if m.startswith("ingest done:")][-1]
     assert f"removed 1 ({len(linking)} pages re-linked)" in done, done

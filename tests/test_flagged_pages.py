@@ -16,6 +16,7 @@ from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.documents.corpus import SourceDocument, title_of
+from wiki_assets.engine.ingestion.figures import report_json
 from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.quality.extract import extract
 from wiki_assets.engine.quality.sentences import opening_line
@@ -128,8 +129,8 @@ def test_retry_counts_second_opinions_per_model(tmp_path: Path) -> None:
     )  # type: ignore[attr-defined]
     assert by["fabricating"].tally.second_opinions == 0  # type: ignore[attr-defined]
     assert report.flagged == 0 and report.failed == [] and report.unfinished == 0
-    assert report.to_dict()["second_opinions"] == fabricated
-    assert report.to_dict()["models"]["faithful"]["second_opinions_kept"] == fabricated
+    assert report_json(report)["second_opinions"] == fabricated
+    assert report_json(report)["models"]["faithful"]["second_opinions_kept"] == fabricated
     assert {meta["model"] for meta in pages.values()} == {"faithful"}
 
 
@@ -147,7 +148,7 @@ def test_second_opinion_share_bounds_the_requests_and_says_what_it_skipped(
     assert report.flagged == flagged_first - report.second_opinions_kept
     left = [meta for meta in pages.values() if meta["verdict"] == "flagged"]
     assert len(left) == report.flagged and all(m["model"] == "fabricating" for m in left)
-    assert report.to_dict()["second_opinions_skipped"] == {"budget": flagged_first - 3}
+    assert report_json(report)["second_opinions_skipped"] == {"budget": flagged_first - 3}
 
 
 def test_keep_leaves_the_fabricating_models_pages_flagged(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.errors import ConfigurationError
+from wiki_assets.engine.ingestion.figures import report_json
 from wiki_assets.engine.wiki.catalog import read_catalog
 from wiki_assets.engine.wiki.index import index_wiki
 from wiki_assets.simulator import SimModel, SimServer
@@ -57,7 +58,7 @@ def _run(
         )  # fmt: skip
     assert report.tally.stopped is None and not report.failed
     index_wiki(tmp_path / "wiki")
-    return report.to_dict(), read_catalog(tmp_path / "wiki")
+    return report_json(report), read_catalog(tmp_path / "wiki")
 
 
 def test_the_rules_mark_a_contradicted_number_and_a_judge_settles_the_rest(tmp_path: Path) -> None:
@@ -121,7 +122,7 @@ def test_no_judge_in_a_fleet_of_one(tmp_path: Path) -> None:
             dials=Dials(flush_seconds=0.2),
         )  # fmt: skip
     assert report.count == 3 and report.models[0].tally.judgements == 0
-    assert report.to_dict()["judgements_skipped"] == {}
+    assert report_json(report)["judgements_skipped"] == {}
 
 
 def test_a_judge_that_names_no_model_of_the_fleet_is_an_error(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """The dispatcher's tallies (:mod:`wiki_assets.engine.dispatch.tally`) are the run's figures: the
 report holds the very objects the dispatcher counts into, and its JSON
-(:meth:`IngestReport.to_dict`, the CLI's: a public interface) is declared once, a figure per key."""
+(:func:`~wiki_assets.engine.ingestion.figures.report_json`, whose figures the CLI's JSON takes: a
+public interface) is declared once, a figure per key."""
 
 from __future__ import annotations
 
@@ -10,19 +11,21 @@ from typing import Any
 
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, DispatchTally, Lane, LaneTally, concurrency_for
+from wiki_assets.engine.ingestion.figures import RUN_FIGURES, report_json
 from wiki_assets.engine.ingestion.fleet import model_stats
+from wiki_assets.engine.ingestion.model_figures import MODEL_FIGURES
 from wiki_assets.engine.ingestion.model_stats import ModelStats
-from wiki_assets.engine.ingestion.report import MODEL_FIGURES, RUN_FIGURES, IngestReport
+from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.virtual_time import generate, run
 
 # The CLI's JSON, key by key, in order: a key dropped, renamed or added fails here first.
 RUN_KEYS = [
     "collections", "count", "skipped", "recovered", "removed", "relinked", "failed", "no_text",
     "requeued", "unfinished", "hedged", "second_opinions", "second_opinions_kept",
-    "second_opinions_skipped", "judgements_skipped", "requests", "requests_per_doc",
+    "second_opinions_skipped", "judgements_skipped",
     "embedding_model", "embedded", "embedding_s", "embedding_wait_s", "links_by_meaning", "stopped",
-    "stopped_by", "duration_s", "docs_per_sec", "prompt_tokens",
-    "completion_tokens", "hit_max_tokens", "flagged", "verified_share", "supported_share",
+    "stopped_by", "duration_s", "docs_per_sec", "requests", "requests_per_doc", "prompt_tokens",
+    "completion_tokens", "hit_max_tokens", "verified_share", "flagged", "supported_share",
     "judgements", "dials", "models",
 ]  # fmt: skip
 MODEL_KEYS = [
@@ -60,11 +63,12 @@ def _distinct(tally: Any) -> dict[str, Any]:
 
 def test_the_json_keeps_its_keys() -> None:
     report = IngestReport(["c"], Dials(), [ModelStats("a", "model-a", 4)])
-    figures = report.to_dict()
+    figures = report_json(report)
     assert list(figures) == RUN_KEYS
     assert list(figures["models"]["a"]) == MODEL_KEYS
-    assert [f.name for f in RUN_FIGURES] == RUN_KEYS[:-1]  # "models": MODEL_FIGURES, each
-    assert [f.name for f in MODEL_FIGURES] == MODEL_KEYS
+    # "models": MODEL_FIGURES, each; the figures of the metadata alone are not in the JSON.
+    assert [f.name for f in RUN_FIGURES if f.json] == RUN_KEYS[:-1]
+    assert [f.name for f in MODEL_FIGURES if f.json] == MODEL_KEYS
 
 
 def test_every_figure_says_what_it_is() -> None:
@@ -85,7 +89,7 @@ def test_the_report_holds_the_tallies_the_dispatcher_counts_into() -> None:
     assert dispatcher.tally is report.tally
     lane.tally.docs += 1
     dispatcher.tally.hedged += 1
-    figures = report.to_dict()
+    figures = report_json(report)
     assert (figures["hedged"], figures["models"]["a"]["docs"]) == (1, 1)
 
 
@@ -93,7 +97,7 @@ def test_every_figure_the_dispatcher_counts_is_in_the_json_under_its_name() -> N
     stats = ModelStats("a", "model-a", 4)
     report = IngestReport(["c"], Dials(), [stats])
     lane, run_ = _distinct(stats.tally), _distinct(report.tally)
-    figures = report.to_dict()
+    figures = report_json(report)
     assert set(lane) == {f.name for f in fields(LaneTally)}
     assert set(run_) == {f.name for f in fields(DispatchTally)}
     assert {name: figures["models"]["a"][name] for name in lane} == lane
@@ -104,7 +108,7 @@ def test_the_quality_figures_are_the_runs_own() -> None:
     stats = ModelStats("a", "model-a", 4)
     stats.judged(3, 2, ["short"])
     stats.judged(1, 1, [])
-    model = IngestReport(["c"], Dials(), [stats]).to_dict()["models"]["a"]
+    model = report_json(IngestReport(["c"], Dials(), [stats]))["models"]["a"]
     assert (model["checked"], model["points"], model["points_verified"]) == (2, 4, 3)
     assert (model["flagged"], model["flags"], model["flagged_share"]) == (1, {"short": 1}, 0.5)
     assert model["flags"] is not stats.flags
@@ -112,7 +116,7 @@ def test_the_quality_figures_are_the_runs_own() -> None:
 
 def test_a_virtual_run_reports_what_its_lanes_counted() -> None:
     report = run(generate(3, 60)).report
-    figures = report.to_dict()
+    figures = report_json(report)
     models = figures["models"].values()
     assert figures["count"] > 0 and sum(m["docs"] for m in models) == figures["count"]
     assert figures["requests"] == sum(m["requests"] for m in models) >= figures["count"]

@@ -43,7 +43,7 @@ def _settings(
     except (ConfigurationError, ValueError) as error:
         logging.getLogger("wiki_assets").error(str(error))
         if as_json:
-            print(json.dumps({"success": False, "error": str(error), "failed": []}))
+            print(json.dumps(_failed_to_start(str(error))))
         return None
 
 
@@ -219,6 +219,7 @@ def run_ingest(
         return EXIT_RUN_FAILED
     corpus, summarizer, dials = settings.corpus, settings.summarizer, settings.dials
     from wiki_assets.cli.runner import sync_then_ingest
+    from wiki_assets.engine.ingestion.figures import FAILED
 
     home = _dagster_home()
     if not home.is_dir():
@@ -244,7 +245,7 @@ def run_ingest(
         said = said or str(error)
         log.error(said)
         if as_json:
-            print(json.dumps({"success": False, "error": said, "failed": []}))
+            print(json.dumps(_failed_to_start(said)))
         return EXIT_RUN_FAILED
     if outcome.error and not outcome.stopped_by:
         log.error(f"run {outcome.run_id} failed: {outcome.error}")
@@ -259,7 +260,14 @@ def run_ingest(
         return exit_code(outcome.stopped_by)
     if not outcome.success:
         return EXIT_RUN_FAILED
-    return EXIT_DOCUMENTS_FAILED if summary["failed"] else EXIT_OK
+    return EXIT_DOCUMENTS_FAILED if summary[FAILED.name] else EXIT_OK
+
+
+def _failed_to_start(error: str) -> dict[str, object]:
+    """The CLI's JSON of an ingest that never started: the error, no document failed."""
+    from wiki_assets.engine.ingestion.figures import FAILED
+
+    return {"success": False, "error": error, FAILED.name: []}
 
 
 def run_runs(

@@ -24,25 +24,21 @@ from wiki_assets.defs.metadata.comparison import RunSummary, summary
 from wiki_assets.defs.names import INGEST_JOB, WIKI_PAGES, collections_partitions
 from wiki_assets.defs.sync.observe import PARTITION_RANGE_END, PARTITION_RANGE_START
 from wiki_assets.defs.tags import WIKI_TAG
+from wiki_assets.engine.ingestion.figure import Shown
+from wiki_assets.engine.ingestion.figures import MODELS, RUN_FIGURES, RUNS_DIAL_FIGURES
 
 PAGE_SIZE = 500
 
-# The metadata keys a row reads, each a column of its name and type: every dial, those tuned most
-# often first.
-FIRST_DIALS = (
-    md.WORKERS_PER_MODEL,
-    md.WORKERS_AUTO,
-    md.CLAIM_SIZE,
-    md.FLUSH_SECONDS,
-    md.MAX_TOKENS,
+# The metadata keys a row reads, each a column of its name and type: every dial (those tuned most
+# often first), then the figures declared a column of `runs` (Shown.RUNS).
+DIALS = tuple(md.KEYS[figure] for figure in RUNS_DIAL_FIGURES)
+FIGURES = tuple(
+    md.KEYS[figure]
+    for figure in RUN_FIGURES
+    if Shown.RUNS in figure.shown and figure.place is not None
 )
-DIALS = (*FIRST_DIALS, *(key for key in md.DIALS if key not in FIRST_DIALS))
-FIGURES = (
-    md.COUNT, md.SKIPPED, md.FAILED, md.UNFINISHED, md.DURATION_S, md.DOCS_PER_SEC,
-    md.REQUESTS_PER_DOC, md.VERIFIED_SHARE, md.FLAGGED,
-)  # fmt: skip
 MODEL_SPEED = md.MODEL_DOCS_PER_SEC  # the models column: each model's docs/s
-MODEL_WORKERS = md.MODEL_STATS["workers"]  # the workers column: each model's real workers
+MODEL_WORKERS = md.MODEL_WORKERS  # the workers column: each model's real workers
 # The quality column: each model's verified share, flagged pages and the reasons that flagged them.
 REASONS = md.MODEL_FLAGS
 READS = (*DIALS, *FIGURES)  # of the run's keys; and MODEL_SPEED of each model's
@@ -56,12 +52,12 @@ SCHEMA: dict[str, Any] = {
     **{key.name: _DTYPES[key.type] for key in DIALS},
     # Each model's requests in flight as the run ended, in fleet order ("1", "4/8"): the fixed
     # count (a model's own 'workers' beats the dial), or where automatic concurrency settled.
-    "workers": pl.String,
-    "models": pl.String,
+    MODEL_WORKERS.name: pl.String,
+    MODELS: pl.String,  # each model's name and docs/s
     **{key.name: _DTYPES[key.type] for key in FIGURES},
     "quality": pl.String,
     # The models that did not serve the run to its end, and why ("gateway no answer"), or empty.
-    "models_out": pl.String,
+    md.MODELS_OUT.name: pl.String,
     # The Dagster run's: success, failure (a step failed, e.g. wiki_index after the pages were
     # written), canceled, started (still running).
     "status": pl.String,
@@ -300,9 +296,7 @@ def _quality(metadata: Mapping[str, Any]) -> str:
         if verified is None and flagged is None:
             continue  # a run recorded before pages were checked
         reasons = [
-            f"{key.name.removeprefix('flagged_')} {count}"
-            for key in REASONS
-            if (count := key.read(figures))
+            f"{reason} {count}" for reason, key in REASONS.items() if (count := key.read(figures))
         ]
         shown = f"{name} verified {verified:.2f}" if verified is not None else name
         if supported is not None:

@@ -42,27 +42,19 @@ from wiki_assets.defs.verification import VerifyConfig
 from wiki_assets.defs.wiki_pages import handoff
 from wiki_assets.defs.wiki_pages.config import IngestConfig, run_config
 from wiki_assets.engine.errors import DiskFull
+from wiki_assets.engine.ingestion.figure import Shown
+from wiki_assets.engine.ingestion.figures import (
+    COLLECTIONS,
+    MODELS,
+    RUN_FIGURES,
+    SKIPPED,
+    report_json,
+)
 from wiki_assets.engine.ingestion.report import IngestReport
 
-# The CLI's JSON (an interface other tools read): these figures of the engine's report as they are,
-# plus success, run_id, error, collections, failed (every failure, path and reason) and models.
-SUMMARY_FIELDS = (
-    "count",
-    "skipped",
-    "recovered",
-    "removed",
-    "requeued",
-    "unfinished",
-    "duration_s",
-    "docs_per_sec",
-    "prompt_tokens",
-    "completion_tokens",
-    "hit_max_tokens",
-    "embedded",
-    "embedding_s",
-    "embedding_wait_s",
-    "links_by_meaning",
-)
+# The CLI's JSON (an interface other tools read): success, run_id and error, the figures of the
+# engine's report declared for it (Shown.CLI) as the report has them, and each model's.
+SUMMARY_FIGURES = tuple(figure for figure in RUN_FIGURES if Shown.CLI in figure.shown)
 
 
 @dataclass
@@ -84,19 +76,17 @@ class IngestOutcome:
         """The CLI's JSON: figures from the engine's report (also of a run it stopped early; zeros
         when it never ran), plus the documents of collections the run did not need to touch, which
         count as skipped."""
-        figures = self.report.to_dict() if self.report else {}
+        figures = report_json(self.report) if self.report else {}
         summary: dict[str, Any] = {
             "success": self.success,
             "run_id": self.run_id,
             "error": self.error,
-            "collections": self.plan.pending,
-            "failed": figures.get("failed", []),
-            "no_text": figures.get("no_text", []),
         }
-        for key in SUMMARY_FIELDS:
-            summary[key] = figures.get(key, 0)
-        summary["models"] = figures.get("models", {})
-        summary["skipped"] += self.plan.documents - self.documents_in_run
+        for figure in SUMMARY_FIGURES:  # (no report: no item listed, nothing counted)
+            summary[figure.name] = figures.get(figure.name, [] if figure.kind is list else 0)
+        summary[COLLECTIONS.name] = self.plan.pending
+        summary[SKIPPED.name] += self.plan.documents - self.documents_in_run
+        summary[MODELS] = figures.get(MODELS, {})
         return summary
 
     @property

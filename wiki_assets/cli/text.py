@@ -14,24 +14,37 @@ from typing import Any
 import polars as pl
 
 from wiki_assets.defs.metadata.comparison import RunSummary, columns
+from wiki_assets.engine.ingestion.figure import Figure, Shown
+from wiki_assets.engine.ingestion.figures import (
+    DIAL_FIGURES,
+    DOCS_PER_SEC,
+    DURATION_S,
+    FAILED,
+    MODELS,
+    MODELS_OUT,
+    REQUESTS_PER_DOC,
+    RUN_FIGURES,
+    UNFINISHED,
+)
+from wiki_assets.engine.ingestion.model_figures import MODEL_FIGURES
 from wiki_assets.engine.wiki.audit import Audit, Outcome, Severity
 
 SHORT_RUN_ID = 8  # as the Dagster UI shows run ids
 
-# The brief view, what a terminal shows by default: (header, column it shows) in order. The last
-# one, ``models``, takes what is left of :data:`BRIEF_WIDTH` and is cut with … past it.
+# The brief view, what a terminal shows by default: (header, column it shows) in order, the
+# figures declared for it (Shown.BRIEF: the run's, a model's, a dial) between the run's time and
+# id and its status and models. The last one, ``models``, takes what is left of
+# :data:`BRIEF_WIDTH` and is cut with … past it.
+_FIGURES: tuple[Figure[Any], ...] = (*RUN_FIGURES, *MODEL_FIGURES, *DIAL_FIGURES)
+_BRIEF_FIGURES = tuple(figure for figure in _FIGURES if Shown.BRIEF in figure.shown)
 BRIEF: tuple[tuple[str, str], ...] = (
     ("when", "time"),
     ("run", "run_id"),
-    ("docs", "count"),
-    ("seconds", "duration_s"),
-    ("docs/s", "docs_per_sec"),
-    ("req/doc", "requests_per_doc"),
-    ("workers", "workers"),
-    ("claim", "claim_size"),
+    *((figure.column, figure.name) for figure in _BRIEF_FIGURES),
     ("status", "status"),
-    ("models", "models"),
+    (MODELS, MODELS),
 )
+_NUMERIC = {figure.column for figure in _BRIEF_FIGURES}  # right-aligned
 BRIEF_WIDTH = 100
 WIKI_HEADER = ("wiki", "wiki")  # in the brief view before models, once rows of two wikis show
 SORT_NAMES = {header: column for header, column in BRIEF}
@@ -64,18 +77,17 @@ def brief_text(table: pl.DataFrame, width: int = BRIEF_WIDTH) -> str:
     wikis = {row["wiki"] for row in rows if row["wiki"]}
     if len(wikis) > 1:
         # Room for it in the width: req/doc is left to --wide.
-        columns = [column for column in columns if column[0] != "req/doc"]
+        columns = [column for column in columns if column[0] != REQUESTS_PER_DOC.column]
         columns.insert(len(columns) - 1, WIKI_HEADER)
         short = _short_paths(wikis)
         rows = [row | {"wiki": short.get(row["wiki"], "")} for row in rows]
     lines_of = [[header for header, _ in columns]]
     lines_of += [[_cell(row, column) for _, column in columns] for row in rows]
     widths = [max(len(line[i]) for line in lines_of) for i in range(len(columns) - 1)]
-    numeric = {"docs", "seconds", "docs/s", "req/doc", "workers", "claim"}
     lines = []
     for cells_of in lines_of:
         cells = [
-            cell.rjust(size) if header in numeric else cell.ljust(size)
+            cell.rjust(size) if header in _NUMERIC else cell.ljust(size)
             for (header, _), cell, size in zip(columns, cells_of, widths, strict=False)
         ]
         line = "  ".join([*cells, cells_of[-1]])
@@ -96,19 +108,20 @@ def _cell(row: dict[str, Any], column: str) -> str:
     """One cell of the brief view."""
     value = row[column]
     if column == "status":
-        out = len(row["models_out"].split(", ")) if row["models_out"] else 0
-        said = [f"{row['failed']} failed"] if row["failed"] else []
+        models_out, failed = row[MODELS_OUT.name], row[FAILED.name]
+        out = len(models_out.split(", ")) if models_out else 0
+        said = [f"{failed} failed"] if failed else []
         said += [f"{out} model{'s' if out > 1 else ''} out"] if out else []
         if value == "success":
             return ", ".join(said) or "ok"
-        return "stopped" if row["unfinished"] else value or ""
+        return "stopped" if row[UNFINISHED.name] else value or ""
     if column == "time":
         return value.strftime("%Y-%m-%d %H:%M") if value is not None else ""
     if value is None:
         return ""
-    if column in ("duration_s",):
+    if column == DURATION_S.name:
         return f"{value:.1f}"
-    if column in ("docs_per_sec", "requests_per_doc"):
+    if column in (DOCS_PER_SEC.name, REQUESTS_PER_DOC.name):
         return f"{value:.2f}"
     return str(value)
 

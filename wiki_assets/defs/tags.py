@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import dagster as dg
 
 from wiki_assets.defs.resources import CorpusResource
+from wiki_assets.engine.ingestion.figures import MODELS_OUT
 from wiki_assets.engine.ingestion.report import IngestReport
 
 TAG_PREFIX = "wiki_assets/"
@@ -16,7 +17,7 @@ CONFIG_TAG = f"{TAG_PREFIX}config"  # the config files it was configured from
 WIKI_TAG = f"{TAG_PREFIX}wiki"  # the wiki root an ingest wrote (absolute)
 # On a run one of whose models did not serve it to the end: each such model and why in a word
 # ("gateway (taken out)"), so that a run whose other models did the work is not just green.
-MODELS_OUT_TAG = f"{TAG_PREFIX}models_out"
+MODELS_OUT_TAG = f"{TAG_PREFIX}{MODELS_OUT.name}"
 BACKFILL_TAG = "dagster/backfill"  # Dagster's own tags on the runs it launches
 SCHEDULE_TAG = "dagster/schedule_name"
 SENSOR_TAG = "dagster/sensor_name"

@@ -195,6 +195,10 @@ class EmbeddingsEndpoint:
         return _api_key(f"embeddings endpoint {self.name!r}", self.api_key_env)
 
 
+# Dials of the engine alone (simulations and tests shorten it): no run config key, no run figure.
+ENGINE_DIALS = frozenset({"give_up_after_s"})
+
+
 @dataclass(frozen=True, slots=True, config=_STRICT)
 class Dials:
     """What a tuning run changes: hardware and models change, so these live in run config."""

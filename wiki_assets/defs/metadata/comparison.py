@@ -19,15 +19,20 @@ import dagster as dg
 from wiki_assets.defs.metadata import run_figures as md
 from wiki_assets.defs.metadata.recording import Key, Markdown
 from wiki_assets.defs.names import WIKI_PAGES
+from wiki_assets.engine.config import AUTO
+from wiki_assets.engine.ingestion import figures
 from wiki_assets.engine.ingestion.model_stats import IN_SERVICE
 
 COMPARED = 10  # runs in the UI's table, the newest first
 SHORT_RUN_ID = 8  # as the Dagster UI shows run ids
 # The dials as a comparison shows them: workers_per_model says "auto" itself (workers_auto).
 COMPARED_DIALS = tuple(key for key in md.DIALS if key is not md.WORKERS_AUTO)
-# Headers of the dials tuned most often, short as `wiki-assets runs` has them: the table stays
-# narrow.
-SHORT = {"workers_per_model": "workers", "claim_size": "claim", "flush_seconds": "flush_s"}
+# The dials' headers (short for those tuned most often: the table stays narrow).
+HEADERS = {figure.name: figure.column for figure in figures.DIAL_FIGURES}
+# The run's columns: documents summarized, their rate, and the share of them flagged.
+DOCS, DOCS_PER_SEC, FLAGGED = (
+    f.column for f in (figures.COUNT, figures.DOCS_PER_SEC, figures.FLAGGED)
+)
 SHARED_PER_LINE = 4  # dials every run shares, per line under the UI's table
 
 
@@ -58,7 +63,7 @@ def summary(run_id: str, timestamp: float, values: Mapping[str, Any]) -> RunSumm
     models = md.models_of(values)
     dials = {key.name: key.read(values) for key in COMPARED_DIALS}
     if md.WORKERS_AUTO.read(values):
-        dials[md.WORKERS_PER_MODEL.name] = "auto"
+        dials[md.WORKERS_PER_MODEL.name] = AUTO
     notes = []
     if failed := md.FAILED.read(values):
         notes.append(f"{failed} failed")
@@ -114,9 +119,9 @@ def columns(runs: Sequence[RunSummary]) -> tuple[list[str], list[list[str]], dic
     differs."""
     differ, shared = differing(runs)
     names = list(dict.fromkeys(name for run in runs for name in run.models))
-    dials = [SHORT.get(name, name) for name in differ]
+    dials = [HEADERS[name] for name in differ]
     speeds = [f"{name}/s" for name in names]  # each model's docs/s
-    headers = ["run", "when", "docs", "docs/s", "flagged", *speeds, *dials, "notes"]
+    headers = ["run", "when", DOCS, DOCS_PER_SEC, FLAGGED, *speeds, *dials, "notes"]
     rows = []
     for run in runs:
         share = run.flagged_share
@@ -142,7 +147,7 @@ def columns(runs: Sequence[RunSummary]) -> tuple[list[str], list[list[str]], dic
 def markdown(runs: Sequence[RunSummary]) -> str:
     """The comparison as the UI's markdown table, each run id a link to its run."""
     headers, rows, shared = columns(runs)
-    numeric = {"docs", "docs/s", "flagged", *(f"{name}/s" for run in runs for name in run.models)}
+    numeric = {DOCS, DOCS_PER_SEC, FLAGGED, *(f"{name}/s" for run in runs for name in run.models)}
     lines = [
         "| " + " | ".join(headers) + " |",
         "|" + "|".join("---:" if header in numeric else "---" for header in headers) + "|",

@@ -9,10 +9,10 @@ from wiki_assets.defs.loggers import LOGGERS
 from wiki_assets.defs.names import WIKI_PAGES, node
 from wiki_assets.defs.resources import fields_from
 from wiki_assets.engine import Dials
+from wiki_assets.engine.config import ENGINE_DIALS
 
 
-# give_up_after_s is the engine's (simulations and tests shorten it), not a run config key.
-@fields_from(Dials, exclude={"give_up_after_s"})
+@fields_from(Dials, exclude=ENGINE_DIALS)
 class IngestConfig(dg.Config):
     """The dials of one ingest. They live in run config because hardware and models change."""
 

@@ -3,9 +3,10 @@ model's (:class:`LaneTally`, on its :class:`~.lane.Lane`).
 
 The dispatcher only counts; the run around it reports. These are the run's figures: its report
 holds these very objects (``IngestReport.tally``, each ``ModelStats.tally``, in
-:mod:`wiki_assets.engine.ingestion`) and its JSON names each figure once (``report.py``'s
-``RUN_FIGURES``, ``MODEL_FIGURES``: a figure added here is a line there). A progress line during
-the run reads a lane's tally as it stands.
+:mod:`wiki_assets.engine.ingestion`), and each figure shown is declared once
+(``ingestion/figures.py``'s ``RUN_FIGURES``, ``model_figures.py``' ``MODEL_FIGURES``: a figure
+added here is a declaration there). A progress line during the run reads a lane's tally as it
+stands.
 """
 
 from __future__ import annotations

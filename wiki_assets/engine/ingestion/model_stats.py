@@ -2,7 +2,7 @@
 very object the dispatcher counts into), what the run takes of its lane at the end (workers,
 breaker trips), and the quality of its pages, which the run counts itself.
 
-The report's JSON names and reads each of them once (:data:`~.report.MODEL_FIGURES`).
+Each figure shown of them is declared once (:data:`~.model_figures.MODEL_FIGURES`).
 """
 
 from __future__ import annotations
