@@ -232,7 +232,8 @@ class Dials:
         default=200,
         ge=16,
         description="Output cap per page answer. Pages are short; a loose cap lets models ramble "
-        "and slows every request. A page cut by it is kept and flagged. Changing it marks pages "
+        "and slows every request. A page cut by it is kept and flagged, its unfinished last "
+        "sentence left out. Changing it marks pages "
         "for re-summary.",
     )
     force: bool = Field(
