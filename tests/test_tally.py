@@ -29,13 +29,13 @@ RUN_KEYS = [
     "judgements", "dials", "models",
 ]  # fmt: skip
 MODEL_KEYS = [
-    "name", "model", "workers", "auto", "peak_workers", "failed", "errors", "timeouts", "garbage",
-    "breaker_trips", "prompt_tokens", "completion_tokens", "hit_max_tokens", "docs", "requests",
-    "answered", "cut", "parts", "busy_s", "hedges", "hedges_won", "checked", "points",
-    "points_verified", "flagged", "flags", "second_opinions", "second_opinions_kept",
-    "judgements", "controls", "controls_right", "sentences_checked", "sentences_supported",
-    "superseded", "gone", "last_error", "busy_share", "docs_per_sec", "verified_share",
-    "flagged_share", "supported_share",
+    "name", "model", "docs", "docs_per_sec", "workers", "busy_share", "failed", "flagged_share",
+    "verified_share", "auto", "peak_workers", "errors", "timeouts", "garbage", "breaker_trips",
+    "prompt_tokens", "completion_tokens", "hit_max_tokens", "requests", "answered", "cut",
+    "parts", "busy_s", "hedges", "hedges_won", "checked", "points", "points_verified",
+    "flagged", "flags", "second_opinions", "second_opinions_kept", "judgements", "controls",
+    "controls_right", "sentences_checked", "sentences_supported", "superseded", "gone",
+    "last_error", "supported_share",
 ]  # fmt: skip
 
 

@@ -51,16 +51,22 @@ SERVICE = M("service", str, "in service to the end, or why not (the run's models
             lambda m: m.stats.service, place=_BRIEF, json=False)  # fmt: skip
 FLAGGED_BY = {reason: _flagged_by(reason) for reason in Reason}
 
-# Each model's figures, in the JSON's order, and the metadata's in each table.
+# Each model's figures, in the JSON's order, and the metadata's in each table: the table a screen
+# shows first, in the order a reader compares models (who, how fast, how busy, how good).
 # fmt: off
 MODEL_FIGURES: tuple[M, ...] = (
-    NAME, MODEL, WORKERS,
+    NAME, MODEL, DOCS, DOCS_PER_SEC, WORKERS,
+    M("busy_share", float, "its share of the fleet's busy time",
+      lambda m: rounded(m.report.busy_share(m.stats)), "share", _BRIEF),
+    M("failed", int, "documents that failed on it", lambda m: m.stats.tally.failed, "documents",
+      _BRIEF),
+    M("flagged_share", float, "the share of its answers flagged",
+      lambda m: rounded(m.stats.flagged_share), "share", _BRIEF),
+    VERIFIED_SHARE, SERVICE,
     M("auto", bool, "whether its concurrency was automatic", lambda m: m.stats.auto,
       place=_DETAILS),
     M("peak_workers", int, "the most requests it had in flight", lambda m: m.stats.peak_workers,
       "requests", _DETAILS),
-    M("failed", int, "documents that failed on it", lambda m: m.stats.tally.failed, "documents",
-      _BRIEF),
     M("errors", int, "failed requests of any kind", lambda m: m.stats.tally.errors, "requests",
       _DETAILS),
     M("timeouts", int, "requests that timed out", lambda m: m.stats.tally.timeouts, "requests",
@@ -72,7 +78,6 @@ MODEL_FIGURES: tuple[M, ...] = (
     PROMPT_TOKENS, COMPLETION_TOKENS,
     M("hit_max_tokens", int, "its answers cut off at max_tokens",
       lambda m: m.stats.tally.hit_max_tokens, "answers", _DETAILS),
-    DOCS,
     M("requests", int, "requests sent to it: pages, parts, second opinions, hedges, judgements",
       lambda m: m.stats.tally.requests, "requests", _DETAILS),
     M("answered", int, "of those, the ones it answered", lambda m: m.stats.tally.answered,
@@ -114,11 +119,6 @@ MODEL_FIGURES: tuple[M, ...] = (
       lambda m: m.stats.tally.gone),
     M("last_error", str, "the reason its last failed request gave",
       lambda m: m.stats.tally.last_error),
-    M("busy_share", float, "its share of the fleet's busy time",
-      lambda m: rounded(m.report.busy_share(m.stats)), "share", _BRIEF),
-    DOCS_PER_SEC, VERIFIED_SHARE,
-    M("flagged_share", float, "the share of its answers flagged",
-      lambda m: rounded(m.stats.flagged_share), "share", _BRIEF),
-    SUPPORTED_SHARE, SERVICE, *FLAGGED_BY.values(),
+    SUPPORTED_SHARE, *FLAGGED_BY.values(),
 )
 # fmt: on
