@@ -14,7 +14,8 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from wiki_assets.engine.dispatch import Attempt, Lane, Prospect, hedge, outlook
+from wiki_assets.engine.dispatch import Attempt, Lane, Prospect
+from wiki_assets.engine.dispatch.run_end import late_requests, who_starts
 from wiki_assets.virtual_time import Stuck, check, generate, reproduce, run, run_virtual
 
 SEEDS = range(3000)
@@ -63,7 +64,7 @@ def test_the_simulation_catches_the_old_livelock(monkeypatch: pytest.MonkeyPatch
         average_request = min(1.0 / p.docs_per_s for p in others if p.docs_per_s > 0)
         return mine.finish_s <= (unstarted_elsewhere + 1) / rate + average_request
 
-    monkeypatch.setattr(outlook, "should_start", old_rule)
+    monkeypatch.setattr(who_starts, "should_start", old_rule)
     stuck = next(
         (
             seed
@@ -124,7 +125,7 @@ def test_the_simulation_catches_a_hung_request_waited_out(monkeypatch: pytest.Mo
                 if not (job.raced_by or job.done or attempt.hedge or job.prepared is None):
                     yield attempt
 
-    monkeypatch.setattr(hedge, "hedgeable", one_race_per_document)
+    monkeypatch.setattr(late_requests, "hedgeable", one_race_per_document)
     waited = next(
         (
             seed

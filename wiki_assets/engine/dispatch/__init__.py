@@ -25,7 +25,7 @@ from wiki_assets.engine.dispatch.limits import (
 )
 from wiki_assets.engine.dispatch.opinions import SecondOpinions
 from wiki_assets.engine.dispatch.queue import Job, Prepared, WorkQueue
-from wiki_assets.engine.dispatch.tail import Pace, Prospect, should_start
+from wiki_assets.engine.dispatch.run_end.leave_rule import Pace, Prospect, should_start
 from wiki_assets.engine.dispatch.tally import DispatchTally, LaneTally
 from wiki_assets.engine.dispatch.work import Recorded, Work
 from wiki_assets.engine.dispatch.workers import Dispatcher

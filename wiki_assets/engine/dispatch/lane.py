@@ -17,7 +17,7 @@ from wiki_assets.engine.answers.results import Judgement, Notes, Summary
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.dispatch.limits import Breaker, Concurrency
 from wiki_assets.engine.dispatch.queue import Job
-from wiki_assets.engine.dispatch.tail import (
+from wiki_assets.engine.dispatch.run_end.leave_rule import (
     HEDGE_BLIND_S,
     HEDGE_WITHOUT_PERCENTILE,
     Pace,

@@ -16,15 +16,15 @@ from collections.abc import Callable, Coroutine, Iterator, Sequence
 from typing import Any
 
 from wiki_assets.engine.dispatch.departures import Departures
-from wiki_assets.engine.dispatch.ending import RunEnd
-from wiki_assets.engine.dispatch.hedge import hedge_target, next_idle_change
 from wiki_assets.engine.dispatch.judges import Judges
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.opinions import SecondOpinions
-from wiki_assets.engine.dispatch.outlook import Outlook
 from wiki_assets.engine.dispatch.parts import Parts
 from wiki_assets.engine.dispatch.queue import Job, WorkQueue
 from wiki_assets.engine.dispatch.request import Requests
+from wiki_assets.engine.dispatch.run_end.late_requests import hedge_target, next_idle_change
+from wiki_assets.engine.dispatch.run_end.when_done import RunEnd
+from wiki_assets.engine.dispatch.run_end.who_starts import Outlook
 from wiki_assets.engine.dispatch.slots import FleetSlots
 from wiki_assets.engine.dispatch.tally import DispatchTally
 from wiki_assets.engine.dispatch.work import Work
@@ -286,7 +286,7 @@ class Dispatcher:
 
     async def _start(self, job: Job, lane: Lane, *, idle: bool = False) -> bool:
         """Send one document to ``lane``; False when it was left to a model that would finish it
-        sooner (see :mod:`~wiki_assets.engine.dispatch.tail`). A second opinion an ``idle``
+        sooner (see :mod:`~wiki_assets.engine.dispatch.run_end`). A second opinion an ``idle``
         worker takes is sent whatever the other models would do: it only uses idle capacity."""
         with self._holding(job):
             if job.failed or (job.part is not None and job.part.document.failed):

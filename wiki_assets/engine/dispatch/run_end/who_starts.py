@@ -1,17 +1,17 @@
 """A free worker's outlook: whether to start a document now, or leave it to a model that would
-finish it sooner (the end-of-run rule, :mod:`~wiki_assets.engine.dispatch.tail`), and when that
-may change.
+finish it sooner (the end-of-run rule, :mod:`~wiki_assets.engine.dispatch.run_end.leave_rule`),
+and when that may change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from wiki_assets.engine.dispatch.ending import RunEnd
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.opinions import SecondOpinions
 from wiki_assets.engine.dispatch.queue import Job
-from wiki_assets.engine.dispatch.tail import Prospect, first, should_start
+from wiki_assets.engine.dispatch.run_end.leave_rule import Prospect, first, should_start
+from wiki_assets.engine.dispatch.run_end.when_done import RunEnd
 
 TAIL_RECHECK_S = 5.0  # a worker that left a document looks again at least this often
 

@@ -1,11 +1,12 @@
 """Hedges: which late request of another model an idle worker races, and when one becomes late.
 
-The rule is in :mod:`~wiki_assets.engine.dispatch.tail` ("The Tail at Scale"): once nothing is
-left unstarted, an idle model may race a document whose request on another model has run past
-that model's tail time for it, or that it would clearly finish sooner itself. These functions
-only choose; the worker that races (``Dispatcher._hedge``) sends the request. A second opinion
-cannot be raced by the model that gave the first answer: once it runs far past its time, an idle
-worker gives it up (the first answer is journaled), so a hang never holds the end of the run.
+The rule is in :mod:`~wiki_assets.engine.dispatch.run_end.leave_rule` ("The Tail at Scale"):
+once nothing is left unstarted, an idle model may race a document whose request on another model
+has run past that model's tail time for it, or that it would clearly finish sooner itself. These
+functions only choose; the worker that races (``Dispatcher._hedge``) sends the request. A second
+opinion cannot be raced by the model that gave the first answer: once it runs far past its time,
+an idle worker gives it up (the first answer is journaled), so a hang never holds the end of the
+run.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from wiki_assets.engine.dispatch.lane import Attempt, Lane
-from wiki_assets.engine.dispatch.tail import HEDGE_BLIND_S, HEDGE_WITHOUT_PERCENTILE
+from wiki_assets.engine.dispatch.run_end.leave_rule import HEDGE_BLIND_S, HEDGE_WITHOUT_PERCENTILE
 
 # Or hedge when I would finish in 3/4 of the time it still needs. At 1/2, a model twice as fast
 # never took over a long document the slow one had started first: the run waited for it.

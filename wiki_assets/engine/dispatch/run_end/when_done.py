@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from wiki_assets.engine.dispatch.hedge import late_second_opinions
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.opinions import HUNG, RUN_DONE, SecondOpinions
 from wiki_assets.engine.dispatch.parts import Parts
 from wiki_assets.engine.dispatch.queue import Job, WorkQueue
+from wiki_assets.engine.dispatch.run_end.late_requests import late_second_opinions
 
 
 class RunEnd:
