@@ -11,7 +11,7 @@ a model none of whose requests failed is not reported out of service.
 
 from __future__ import annotations
 
-from wiki_assets.engine.dispatch.run_end.leave_rule import HEDGE_BLIND_S
+from wiki_assets.engine.dispatch.run_end.hedge_thresholds import HEDGE_BLIND_S
 from wiki_assets.virtual_time.runner import Outcome
 from wiki_assets.virtual_time.scenarios import MAKESPAN_BOUND
 

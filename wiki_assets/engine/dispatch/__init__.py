@@ -1,16 +1,15 @@
 """Dispatch: one shared queue that every model's workers pull from whenever they are free.
 
 ``queue`` (claims, give-back, stealing), ``limits`` (how many requests each model gets in flight,
-and the breaker), ``tail`` (pace, the end-of-run rule and hedges), ``lane`` (one model during a
-run and its requests in flight), ``workers`` (a model's workers, in the :class:`Dispatcher`),
-``outlook`` (when a worker applies the end-of-run rule), ``ending`` (when the run ends, and the
-second opinions it waits for), ``parts`` (a long document's parts, sent as jobs of their own),
-``hedge`` (which late request an idle worker races), ``opinions`` (which flagged answers get a
-second opinion, learned as they answer), ``judges`` (which pages another model judges, on idle
-workers), ``request`` (one request sent and settled),
-``retry`` (what a failure means for the model and the document), ``slots`` (fleet-wide
-in-flight slots), ``tally`` (what the dispatcher counts, which the run's report takes when it is
-done) and ``work`` (what the dispatcher asks of the run around it).
+and the breaker), ``lane`` (one model during a run and its requests in flight), ``workers`` (a
+model's workers, in the :class:`Dispatcher`), ``run_end`` (the end of a run, a room of its own:
+each model's pace, the end-of-run rule, hedges, and when the run is done), ``parts`` (a long
+document's parts, sent as jobs of their own), ``opinions`` (which flagged answers get a second
+opinion, learned as they answer), ``judges`` (which pages another model judges, on idle
+workers), ``request`` (one request sent and settled), ``retry`` (what a failure means for the
+model and the document), ``slots`` (fleet-wide in-flight slots), ``tally`` (what the dispatcher
+counts, which the run's report takes when it is done) and ``work`` (what the dispatcher asks of
+the run around it).
 """
 
 from wiki_assets.engine.dispatch.judges import Judges, Judging
@@ -25,7 +24,8 @@ from wiki_assets.engine.dispatch.limits import (
 )
 from wiki_assets.engine.dispatch.opinions import SecondOpinions
 from wiki_assets.engine.dispatch.queue import Job, Prepared, WorkQueue
-from wiki_assets.engine.dispatch.run_end.leave_rule import Pace, Prospect, should_start
+from wiki_assets.engine.dispatch.run_end.leave_rule import Prospect, should_start
+from wiki_assets.engine.dispatch.run_end.pace import Pace
 from wiki_assets.engine.dispatch.tally import DispatchTally, LaneTally
 from wiki_assets.engine.dispatch.work import Recorded, Work
 from wiki_assets.engine.dispatch.workers import Dispatcher

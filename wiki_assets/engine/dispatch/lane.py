@@ -17,13 +17,12 @@ from wiki_assets.engine.answers.results import Judgement, Notes, Summary
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.dispatch.limits import Breaker, Concurrency
 from wiki_assets.engine.dispatch.queue import Job
-from wiki_assets.engine.dispatch.run_end.leave_rule import (
+from wiki_assets.engine.dispatch.run_end.hedge_thresholds import (
     HEDGE_BLIND_S,
     HEDGE_WITHOUT_PERCENTILE,
-    Pace,
-    Prospect,
-    remaining_s,
 )
+from wiki_assets.engine.dispatch.run_end.leave_rule import Prospect, remaining_s
+from wiki_assets.engine.dispatch.run_end.pace import Pace
 from wiki_assets.engine.dispatch.tally import LaneTally
 from wiki_assets.engine.errors import ModelError
 

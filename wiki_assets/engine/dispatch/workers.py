@@ -1,11 +1,11 @@
 """Each model's workers: park, lease, claim, start (or leave to a faster model), race, end.
 
 The dispatcher knows nothing of files, journals or HTTP: the run hands it the jobs and a
-:class:`~.work.Work`; each model is a :class:`~.lane.Lane`. :class:`~.outlook.Outlook` says
-whether to start a document or leave it to a faster model, :class:`~.ending.RunEnd` when the run
-ends, :class:`~.parts.Parts` a long document's parts, :mod:`~.hedge` which late request to race,
-:class:`~.request.Requests` sends and settles each request, :mod:`~.judges` what idle workers
-judge. Time is the event loop's clock: the same code runs on real servers and in simulation.
+:class:`~.work.Work`; each model is a :class:`~.lane.Lane`. The end of a run is :mod:`~.run_end`'s
+(whether to start a document or leave it to a faster model, which late request to race, when the
+run ends). :class:`~.parts.Parts` holds a long document's parts, :class:`~.request.Requests`
+sends and settles each request, :mod:`~.judges` says what idle workers judge. Time is the event
+loop's clock: the same code runs on real servers and in simulation.
 """
 
 from __future__ import annotations
@@ -239,8 +239,8 @@ class Dispatcher:
             await self.slots.release(lane, slot)
 
     def _end_if_answered(self) -> None:
-        """Once every document has its first answer (or failed), the run ends at once, whoever
-        notices: the second opinions not worth waiting for are given up (:mod:`~.ending`)."""
+        """Once every document has its first answer (or failed), the run ends, whoever notices:
+        the second opinions not worth waiting for are given up (:mod:`~.run_end.when_done`)."""
         if not self.finished and self.end.answered():
             self.stop_done()
 

@@ -1,12 +1,11 @@
-"""Hedges: which late request of another model an idle worker races, and when one becomes late.
+"""Hedges: which late request of another model an idle worker races, and when one becomes late
+(the rule: :mod:`~wiki_assets.engine.dispatch.run_end`; its thresholds:
+:mod:`~wiki_assets.engine.dispatch.run_end.hedge_thresholds`).
 
-The rule is in :mod:`~wiki_assets.engine.dispatch.run_end.leave_rule` ("The Tail at Scale"):
-once nothing is left unstarted, an idle model may race a document whose request on another model
-has run past that model's tail time for it, or that it would clearly finish sooner itself. These
-functions only choose; the worker that races (``Dispatcher._hedge``) sends the request. A second
-opinion cannot be raced by the model that gave the first answer: once it runs far past its time,
-an idle worker gives it up (the first answer is journaled), so a hang never holds the end of the
-run.
+These functions only choose; the worker that races (``Dispatcher._hedge``) sends the request. A
+second opinion cannot be raced by the model that gave the first answer: once it runs far past its
+time, an idle worker gives it up (the first answer is journaled), so a hang never holds the end
+of the run.
 """
 
 from __future__ import annotations
@@ -14,17 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from wiki_assets.engine.dispatch.lane import Attempt, Lane
-from wiki_assets.engine.dispatch.run_end.leave_rule import HEDGE_BLIND_S, HEDGE_WITHOUT_PERCENTILE
-
-# Or hedge when I would finish in 3/4 of the time it still needs. At 1/2, a model twice as fast
-# never took over a long document the slow one had started first: the run waited for it.
-HEDGE_CLEARLY_SOONER = 0.75
-# ...and only when that saves at least this long: between models of about the same speed, the
-# noise in their paces on short requests would otherwise send duplicates that save nothing.
-HEDGE_MIN_SAVING_S = 1.0
-# A second opinion nobody may race (the idle model gave the first answer) is given up once it runs
-# this many times past when it would have been raced: its document's first answer is journaled.
-SECOND_OPINION_PATIENCE = 3.0
+from wiki_assets.engine.dispatch.run_end.hedge_thresholds import (
+    HEDGE_BLIND_S,
+    HEDGE_CLEARLY_SOONER,
+    HEDGE_MIN_SAVING_S,
+    HEDGE_WITHOUT_PERCENTILE,
+    SECOND_OPINION_PATIENCE,
+)
 
 
 def hedge_after_s(attempt: Attempt, hedger: Lane) -> float | None:

@@ -1,11 +1,5 @@
-"""When the run ends, and which second opinions it waits for.
-
-Once every document has its first answer (or failed), the run ends at once, whoever notices: the
-second opinions not worth waiting for (:mod:`~wiki_assets.engine.dispatch.opinions`) are given
-up, those still out cancelled (their first answers stand) and those waiting dropped. Until then,
-a model whose answers are superseded takes no new documents (:meth:`RunEnd.demoted`), and an idle
-worker gives up the hung second opinions it sees.
-"""
+"""When the run ends, and which second opinions it waits for (the rule:
+:mod:`~wiki_assets.engine.dispatch.run_end`)."""
 
 from __future__ import annotations
 
@@ -19,7 +13,7 @@ from wiki_assets.engine.dispatch.run_end.late_requests import late_second_opinio
 
 
 class RunEnd:
-    """What the workers hold, and whether the run may end (see the module docstring)."""
+    """What the workers hold, and whether the run may end (see the package docstring)."""
 
     def __init__(
         self,

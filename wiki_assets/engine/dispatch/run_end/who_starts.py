@@ -1,6 +1,6 @@
 """A free worker's outlook: whether to start a document now, or leave it to a model that would
-finish it sooner (the end-of-run rule, :mod:`~wiki_assets.engine.dispatch.run_end.leave_rule`),
-and when that may change.
+finish it sooner (the end-of-run rule, :mod:`~wiki_assets.engine.dispatch.run_end`), and when that
+may change.
 """
 
 from __future__ import annotations
