@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from wiki_assets.engine.answers.candidate import Candidate
+from wiki_assets.engine.answers.candidate import PageRequest
 from wiki_assets.engine.answers.results import Judgement, Notes, Summary
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded, concurrency_for
@@ -48,17 +48,7 @@ class HangingModel:
         self.cancelled = 0
         self.stubborn = stubborn  # its end, once begun, is not cut short by another cancel
 
-    async def summarize(
-        self,
-        path: str,
-        title: str,
-        text: str,
-        candidates: Sequence[Candidate] = (),
-        language: str = "English",
-        *,
-        notes: str | None = None,
-        parts: int = 1,
-    ) -> Summary:
+    async def summarize(self, request: PageRequest) -> Summary:
         self.sent += 1
         try:
             await asyncio.Event().wait()
