@@ -33,9 +33,9 @@ from wiki_assets.engine.dispatch import (
     concurrency_for,
 )
 from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument
+from wiki_assets.engine.ending_tasks import cancel_and_wait
 from wiki_assets.engine.ingestion.model_stats import ModelStats
 from wiki_assets.engine.ingestion.report import IngestReport
-from wiki_assets.engine.tasks import cancel_and_wait
 from wiki_assets.virtual_time.clock import Stuck, run_virtual
 from wiki_assets.virtual_time.models import VirtualModel, simulated_text
 from wiki_assets.virtual_time.scenarios import Scenario, hang_free_s, ideal_makespan, part_budget

@@ -25,8 +25,8 @@ from wiki_assets.engine.dispatch.opinions import FAILED, OUT_OF_SERVICE, SecondO
 from wiki_assets.engine.dispatch.queue import Job, WorkQueue
 from wiki_assets.engine.dispatch.tally import DispatchTally
 from wiki_assets.engine.dispatch.work import Recorded, Work
+from wiki_assets.engine.ending_tasks import cancel_and_wait
 from wiki_assets.engine.errors import ModelError
-from wiki_assets.engine.tasks import cancel_and_wait
 
 
 class Requests:

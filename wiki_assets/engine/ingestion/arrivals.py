@@ -27,9 +27,9 @@ from wiki_assets.engine.dispatch import Dispatcher
 from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument
 from wiki_assets.engine.documents.reader import Reader
 from wiki_assets.engine.errors import NoText
+from wiki_assets.engine.ingestion.files_without_text import record_no_text
 from wiki_assets.engine.ingestion.flush import Pages
 from wiki_assets.engine.ingestion.meaning import LinksByMeaning
-from wiki_assets.engine.ingestion.notext import record_no_text
 from wiki_assets.engine.ingestion.plan import NoTextFile, RunPlan
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.related import RelatedIndex

@@ -10,10 +10,10 @@ import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
+from wiki_assets.engine.ending_tasks import cancel_and_wait, ended
 from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES, RunPlan
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.related.service import CandidatesService
-from wiki_assets.engine.tasks import cancel_and_wait, ended
 
 
 async def plan_beside_helper(

@@ -5,7 +5,7 @@ rendered off the event loop, one flush at a time, through the flush's own journa
 written by the page writer process (:mod:`~wiki_assets.engine.wiki.writer`): the models keep
 working meanwhile. A flush runs every ``flush_seconds``, or as soon as :data:`UNWRITTEN_LIMIT`
 answers wait (new requests wait while one is still writing); it runs beside the dispatcher
-(:mod:`.together`). A judge's verdicts write a page again (:mod:`.judgement`).
+(:mod:`.dispatch_and_flush`). A judge's verdicts write a page again (:mod:`.judgement`).
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from wiki_assets.engine.config import EmbeddingsEndpoint
+from wiki_assets.engine.ending_tasks import cancel_and_wait, ended
 from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES, RunPlan
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.ingestion.report import IngestReport
@@ -34,7 +35,6 @@ from wiki_assets.engine.related.embedding_service import EmbeddingService
 from wiki_assets.engine.related.vectors import EMBED_CHARS
 from wiki_assets.engine.state.journal import WRITTEN, Journal
 from wiki_assets.engine.state.store import StateStore
-from wiki_assets.engine.tasks import cancel_and_wait, ended
 from wiki_assets.engine.wiki.files import Wiki
 from wiki_assets.engine.wiki.links import relink
 

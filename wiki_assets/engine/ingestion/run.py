@@ -27,12 +27,13 @@ from wiki_assets.engine.documents.reader import Reader
 from wiki_assets.engine.documents.texts import TEXTS_DIR, TextStore
 from wiki_assets.engine.ingestion.arrivals import Arrivals
 from wiki_assets.engine.ingestion.candidates import helper_for_plan, plan_beside_helper
+from wiki_assets.engine.ingestion.dispatch_and_flush import summarize
+from wiki_assets.engine.ingestion.files_without_text import record_no_text
 from wiki_assets.engine.ingestion.fingerprints import fingerprints
 from wiki_assets.engine.ingestion.fleet import fleet_lanes, model_stats
 from wiki_assets.engine.ingestion.flush import Pages
 from wiki_assets.engine.ingestion.gc_tuning import fewer_collections
 from wiki_assets.engine.ingestion.meaning import LinksByMeaning
-from wiki_assets.engine.ingestion.notext import record_no_text
 from wiki_assets.engine.ingestion.plan import RELATED_FILE, Recovered, RunPlan
 from wiki_assets.engine.ingestion.prepare import Preparer
 from wiki_assets.engine.ingestion.progress import (
@@ -45,7 +46,6 @@ from wiki_assets.engine.ingestion.progress import (
 )
 from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.ingestion.signals import stop_on_signals
-from wiki_assets.engine.ingestion.together import summarize
 from wiki_assets.engine.model.embeddings_client import EmbeddingsClient
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.state.journal import Journal

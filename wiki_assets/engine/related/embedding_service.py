@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from wiki_assets.engine.config import EmbeddingsEndpoint
+from wiki_assets.engine.ending_tasks import ended
 from wiki_assets.engine.environment import PACKAGE_ROOT, helper_environment
-from wiki_assets.engine.tasks import ended
 
 EMBEDDER_MODULE = "wiki_assets.engine.related.embedder"
 STOP_WAIT_S = 2.0
