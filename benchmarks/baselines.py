@@ -33,7 +33,7 @@ from typing import Any
 
 import openai
 
-# How wiki_assets.engine.model.client.ModelClient configures its client.
+# How wiki_assets.engine.llm.client.ModelClient configures its client.
 TIMEOUT_S = 120.0
 MAX_RETRIES = 2
 API_KEY = "x"

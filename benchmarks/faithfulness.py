@@ -152,8 +152,8 @@ def judged_by_model(base_url: str | None, model: str | None) -> None:
     import contextlib
 
     from wiki_assets.engine.config import Endpoint
-    from wiki_assets.engine.model.client import ModelClient
-    from wiki_assets.engine.model.local_server import embedded_server
+    from wiki_assets.engine.llm.client import ModelClient
+    from wiki_assets.engine.llm.local_server import embedded_server
 
     async def judge_all(endpoint: Endpoint) -> Counter[tuple[str, str]]:
         client = ModelClient(endpoint, max_tokens=600)

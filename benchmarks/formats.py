@@ -48,7 +48,7 @@ from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.config import EmbeddingsEndpoint
 from wiki_assets.engine.documents.corpus import scan
 from wiki_assets.engine.ingestion import plan
-from wiki_assets.engine.model.embedded_embeddings import embedded_embeddings_server
+from wiki_assets.engine.llm.embedded_embeddings import embedded_embeddings_server
 from wiki_assets.engine.related import embed_missing
 from wiki_assets.engine.related.embed_missing import EMBED_FIRST
 from wiki_assets.engine.wiki.audit import front_matter

@@ -41,7 +41,7 @@ from wiki_assets.engine.documents import archives
 from wiki_assets.engine.documents.encodings import decode
 from wiki_assets.engine.documents.extract import extract
 from wiki_assets.engine.documents.formats import format_of
-from wiki_assets.engine.model.child_server import LOOPBACK, child_server, free_port
+from wiki_assets.engine.llm.child_server import LOOPBACK, child_server, free_port
 from wiki_assets.engine.wiki.catalog import read_catalog
 from wiki_assets.engine.wiki.index import index_wiki
 
@@ -131,7 +131,7 @@ def record(
 def gguf_server(gguf: Path, model: str) -> Iterator[Endpoint]:
     """llama.cpp's server on ``gguf``, started as the embedded model's is (its context, one
     request at a time), as the endpoint the embedded model would be."""
-    from wiki_assets.engine.model.local_server import EMBEDDED_CONTEXT, embedded_endpoint
+    from wiki_assets.engine.llm.local_server import EMBEDDED_CONTEXT, embedded_endpoint
 
     port = free_port()
     command = [
@@ -165,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             served = stack.enter_context(gguf_server(args.gguf, args.model or args.gguf.stem))
             endpoint = dataclasses.replace(served, prose_languages=(), page_shape=args.shape)
         elif args.base_url is None:
-            from wiki_assets.engine.model.local_server import embedded_server
+            from wiki_assets.engine.llm.local_server import embedded_server
 
             embedded = stack.enter_context(embedded_server()).endpoint
             endpoint = dataclasses.replace(embedded, prose_languages=(), page_shape=args.shape)

@@ -226,7 +226,7 @@ def embed_local(count: int) -> None:
     from wiki_assets.engine import Dials, Endpoint, ingest
     from wiki_assets.engine.config import EmbeddingsEndpoint
     from wiki_assets.engine.ingestion.report import IngestReport
-    from wiki_assets.engine.model.embedded_embeddings import embedded_embeddings_server
+    from wiki_assets.engine.llm.embedded_embeddings import embedded_embeddings_server
 
     work = Path(tempfile.mkdtemp(prefix="wiki-scale-"))
     server, base_url = _serve("--preset", "instant", "--model", "instant")

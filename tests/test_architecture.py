@@ -147,28 +147,28 @@ def test_no_room_of_the_engine_imports_a_room_that_imports_it_back() -> None:
         for room, imports in ROOMS.items()
         if room.startswith("engine.")
     }
-    assert {"engine.dispatch", "engine.answers", "engine.model"} <= engine.keys()
-    assert "engine.answers" in engine["engine.dispatch"]
+    assert {"engine.dispatch", "engine.prompting", "engine.llm"} <= engine.keys()
+    assert "engine.prompting" in engine["engine.dispatch"]
     assert _cycles(engine) == []
 
 
-def test_the_answers_room_imports_nothing_above_it() -> None:
+def test_the_prompting_room_imports_nothing_above_it() -> None:
     """What a model answers is read by every layer, so it stands on the configuration alone (and
     on the text helpers, a leaf: where a sentence ends)."""
-    assert set(ROOMS["engine.answers"]) <= {"engine.config", "engine.errors", "engine.text"}
+    assert set(ROOMS["engine.prompting"]) <= {"engine.config", "engine.errors", "engine.text"}
 
 
 def test_the_dispatcher_and_the_simulation_import_nothing_of_the_model_client_room() -> None:
     found = {
-        room: sorted(ROOMS[room].get("engine.model", ()))
+        room: sorted(ROOMS[room].get("engine.llm", ()))
         for room in ("engine.dispatch", "virtual_time")
     }
     assert found == {"engine.dispatch": [], "virtual_time": []}
 
 
 def test_the_model_client_room_imports_nothing_of_the_quality_checks() -> None:
-    assert sorted(ROOMS["engine.model"].get("engine.quality", ())) == []
-    assert "engine.answers" in ROOMS["engine.model"]
+    assert sorted(ROOMS["engine.llm"].get("engine.quality", ())) == []
+    assert "engine.prompting" in ROOMS["engine.llm"]
 
 
 def _reached(room: str) -> set[str]:
@@ -246,12 +246,12 @@ def test_the_hangul_classes_are_spelt_in_one_module() -> None:
 
 
 def test_the_dispatcher_and_the_simulation_import_neither_openai_nor_the_model_client() -> None:
-    """They read a model's answers as :mod:`~wiki_assets.engine.answers.results`; only the run
+    """They read a model's answers as :mod:`~wiki_assets.engine.prompting.results`; only the run
     talks to a real endpoint."""
     code = (
         "import sys, wiki_assets.engine.dispatch, wiki_assets.virtual_time\n"
-        "print(sorted(m for m in ('openai', 'wiki_assets.engine.model.client',"
-        " 'wiki_assets.engine.model.chat') if m in sys.modules))\n"
+        "print(sorted(m for m in ('openai', 'wiki_assets.engine.llm.client',"
+        " 'wiki_assets.engine.llm.chat') if m in sys.modules))\n"
     )
     shown = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -23,7 +23,7 @@ from wiki_assets.defs.resources import ModelConfig, SummarizerResource
 from wiki_assets.defs.tags import MODELS_OUT_TAG
 from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.defs.wiki_pages.checks import MODELS_IN_SERVICE, flagged_by_collection
-from wiki_assets.engine.model.child_server import free_port
+from wiki_assets.engine.llm.child_server import free_port
 from wiki_assets.engine.wiki.audit import (
     EVERY_DOCUMENT_PAGED,
     EVERY_PAGE_LISTED,

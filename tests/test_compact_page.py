@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from wiki_assets.engine import ROOT_COLLECTION, Dials, Endpoint, ingest
-from wiki_assets.engine.answers.candidate import Candidate
 from wiki_assets.engine.errors import DraftError
-from wiki_assets.engine.model.compact import (
+from wiki_assets.engine.llm.compact import (
     citable_lines,
     compact_schema,
     link_reason,
     parse_compact,
 )
+from wiki_assets.engine.prompting.candidate import Candidate
 from wiki_assets.engine.quality import Reason, assess
 from wiki_assets.engine.quality.checks import WITHOUT_PROSE
 from wiki_assets.engine.wiki.files import page_for

@@ -28,8 +28,8 @@ from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.config import EmbeddingsEndpoint
 from wiki_assets.engine.documents.corpus import ROOT_COLLECTION
 from wiki_assets.engine.errors import EmbeddedModelUnavailable
-from wiki_assets.engine.model.child_server import ChildServer, child_server, free_port
-from wiki_assets.engine.model.local_server import REBUILD_HINT, embedded_server
+from wiki_assets.engine.llm.child_server import ChildServer, child_server, free_port
+from wiki_assets.engine.llm.local_server import REBUILD_HINT, embedded_server
 from wiki_assets.simulator import SimModel, SimServer
 
 HINT = "rebuild it: a test's hint"

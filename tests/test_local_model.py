@@ -20,7 +20,7 @@ import pytest
 from test_killed_run import processes, reap, subreaper
 
 from wiki_assets.defs.resources import SummarizerResource
-from wiki_assets.engine.model.local_server import EMBEDDED_MODEL, EmbeddedModelUnavailable
+from wiki_assets.engine.llm.local_server import EMBEDDED_MODEL, EmbeddedModelUnavailable
 from wiki_assets.engine.wiki.files import page_for
 from wiki_assets.engine.wiki.links import dangling_links
 

@@ -27,7 +27,7 @@ import yaml
 
 from wiki_assets.engine.documents.corpus import title_hint
 from wiki_assets.engine.ingestion.plan import RELATED_FILE
-from wiki_assets.engine.model.embedded_embeddings import embedded_embeddings_available
+from wiki_assets.engine.llm.embedded_embeddings import embedded_embeddings_available
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.wiki.audit import front_matter
 from wiki_assets.engine.wiki.files import STATE_DIR, page_for

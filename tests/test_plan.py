@@ -16,7 +16,7 @@ import dagster as dg
 import yaml
 from conftest import Workspace, write_project
 
-from wiki_assets.engine.model.child_server import free_port
+from wiki_assets.engine.llm.child_server import free_port
 from wiki_assets.engine.related.embed_missing import EMBED_FIRST
 from wiki_assets.simulator import SimServer
 

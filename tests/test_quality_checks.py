@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wiki_assets.engine.answers.page import PageDraft
+from wiki_assets.engine.prompting.page import PageDraft
 from wiki_assets.engine.quality import Reason, Verdict, assess, verify_points
 from wiki_assets.engine.quality.checks import CHECKS, Written, check_page
 from wiki_assets.engine.quality.topics import junk_topic, kept_topics, placeholder_topic

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import re
 
-from wiki_assets.engine.answers.budget import split_to_budget
-from wiki_assets.engine.answers.page import KeyPoint, draft_schema, key_point, parse_draft
 from wiki_assets.engine.documents.lines import document_lines, number_lines
+from wiki_assets.engine.prompting.budget import split_to_budget
+from wiki_assets.engine.prompting.page import KeyPoint, draft_schema, key_point, parse_draft
 from wiki_assets.engine.quality import PointCheck, Status, verify_points
 from wiki_assets.engine.quality.units import content_units, normalize
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from conftest import page_record
 
-from wiki_assets.engine.answers.page import PageDraft
+from wiki_assets.engine.prompting.page import PageDraft
 from wiki_assets.engine.quality import PointCheck, Status, Verdict, assess
 from wiki_assets.engine.quality.sentences import DESCRIPTION, SUMMARY, SentenceCheck, Support
 from wiki_assets.engine.state.journal import Journal

@@ -16,15 +16,15 @@ import openai
 import pytest
 from conftest import SAMPLE, page_record
 
-from wiki_assets.engine.answers.budget import split_to_budget
-from wiki_assets.engine.answers.candidate import Candidate, PageRequest
-from wiki_assets.engine.answers.page import PageDraft, draft_schema
-from wiki_assets.engine.answers.prompts import CHUNK_USER
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.documents.corpus import title_of
 from wiki_assets.engine.documents.language import LANGUAGES, detect_language
 from wiki_assets.engine.documents.lines import number_lines
-from wiki_assets.engine.model.client import ModelClient
+from wiki_assets.engine.llm.client import ModelClient
+from wiki_assets.engine.prompting.budget import split_to_budget
+from wiki_assets.engine.prompting.candidate import Candidate, PageRequest
+from wiki_assets.engine.prompting.page import PageDraft, draft_schema
+from wiki_assets.engine.prompting.prompts import CHUNK_USER
 from wiki_assets.engine.quality import Assessment, Reason, assess
 from wiki_assets.engine.wiki.record import Page
 from wiki_assets.engine.wiki.render import render_page

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wiki_assets.engine.answers.candidate import Candidate
+from wiki_assets.engine.prompting.candidate import Candidate
 from wiki_assets.engine.related import (
     LINE_MAX,
     RelatedIndex,

@@ -13,11 +13,11 @@ import sys
 from pathlib import Path
 
 from wiki_assets.engine import Dials, Endpoint, ingest
-from wiki_assets.engine.answers.candidate import Candidate
 from wiki_assets.engine.documents.corpus import title_of
 from wiki_assets.engine.documents.reader import Reader
 from wiki_assets.engine.ingestion.fingerprints import fingerprints
 from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES, RELATED_FILE, RunPlan
+from wiki_assets.engine.prompting.candidate import Candidate
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.related.service import HELPER_MODULE, SERVICE_MIN, CandidatesService
 from wiki_assets.engine.state.journal import Journal

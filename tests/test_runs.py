@@ -37,7 +37,7 @@ from wiki_assets.defs.resources import CorpusResource, ModelConfig, SummarizerRe
 from wiki_assets.defs.sync.plan import MODEL_READS
 from wiki_assets.defs.tags import run_tags
 from wiki_assets.defs.wiki_pages import IngestConfig, run_config
-from wiki_assets.engine.model.child_server import free_port
+from wiki_assets.engine.llm.child_server import free_port
 from wiki_assets.simulator import SimServer
 
 ALL = ",".join(SAMPLE_COLLECTIONS)

@@ -245,7 +245,7 @@ def test_a_backfill_runs_as_parallel_runs_that_share_the_model_limit(
     from test_dagster_server import LOCATION, start_dev, stop_dev, wait_for
 
     from wiki_assets.defs.sync import sync
-    from wiki_assets.engine.model.local_server import EMBEDDED_MODEL
+    from wiki_assets.engine.llm.local_server import EMBEDDED_MODEL
 
     home = postgres_home(tmp_path, pg_database, monkeypatch)
     limit, parallel = 2, 2

@@ -20,17 +20,17 @@ from typing import Any
 
 import pytest
 
-from wiki_assets.engine.answers.candidate import PageRequest
-from wiki_assets.engine.answers.results import Judgement, Notes, Summary
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded, concurrency_for
 from wiki_assets.engine.dispatch.judges import Judges, Judging
 from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.ingestion.candidates import plan_beside_helper
 from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES
-from wiki_assets.engine.model import child_server as child_servers
-from wiki_assets.engine.model.child_server import child_server, free_port
-from wiki_assets.engine.model.client import ModelClient
+from wiki_assets.engine.llm import child_server as child_servers
+from wiki_assets.engine.llm.child_server import child_server, free_port
+from wiki_assets.engine.llm.client import ModelClient
+from wiki_assets.engine.prompting.candidate import PageRequest
+from wiki_assets.engine.prompting.results import Judgement, Notes, Summary
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.related.service import HELPER_MODULE, CandidatesService
 from wiki_assets.simulator import SimModel, SimServer
@@ -431,7 +431,7 @@ def test_a_child_server_ends_on_sigterm_where_its_parent_ignores_it() -> None:
     script = (
         "import signal\n"
         "import sys\n"
-        "from wiki_assets.engine.model.child_server import child_server, free_port\n"
+        "from wiki_assets.engine.llm.child_server import child_server, free_port\n"
         "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
         "port = free_port()\n"
         "command = [sys.executable, '-m', 'http.server', str(port), '--bind', '127.0.0.1']\n"

@@ -21,7 +21,7 @@ from wiki_assets.engine import CollectionState, survey
 from wiki_assets.engine.dispatch.retry import shown_url
 from wiki_assets.engine.documents.ignore import Ignored
 from wiki_assets.engine.ingestion.plan import RELATED_FILE
-from wiki_assets.engine.model.probe import Probe, probe
+from wiki_assets.engine.llm.probe import Probe, probe
 from wiki_assets.engine.related.embed_missing import EMBED_FIRST
 from wiki_assets.engine.related.vectors import to_embed
 from wiki_assets.engine.state.journal import Journal
@@ -147,7 +147,7 @@ def recorded_embedding_rate(instance: dg.DagsterInstance, model: str) -> float |
 
 @dataclass(frozen=True)
 class FleetProbe:
-    """Whether each configured endpoint answers now (:func:`~wiki_assets.engine.model.probe.
+    """Whether each configured endpoint answers now (:func:`~wiki_assets.engine.llm.probe.
     probe`); ``embedded``: the fleet is the embedded model, which the run starts itself."""
 
     probes: list[Probe]

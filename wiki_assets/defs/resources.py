@@ -26,13 +26,13 @@ from wiki_assets.engine.config import EmbeddingsEndpoint, VariableName
 from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILE_BYTES
 from wiki_assets.engine.errors import DiskFull, EmbeddedModelUnavailable, no_space_message
 from wiki_assets.engine.ingestion.progress import Log
-from wiki_assets.engine.model.embedded_embeddings import (
+from wiki_assets.engine.llm.embedded_embeddings import (
     embedded_embeddings_available,
     embedded_embeddings_endpoint,
     embedded_embeddings_server,
 )
-from wiki_assets.engine.model.leftovers import ServerRecords
-from wiki_assets.engine.model.local_server import embedded_endpoint, embedded_server
+from wiki_assets.engine.llm.leftovers import ServerRecords
+from wiki_assets.engine.llm.local_server import embedded_endpoint, embedded_server
 from wiki_assets.engine.state.store import DEFAULT_SCHEMA, StateStore
 from wiki_assets.engine.wiki.files import STATE_DIR
 

@@ -21,16 +21,16 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from wiki_assets.engine.answers.budget import (
+from wiki_assets.engine.config import Endpoint
+from wiki_assets.engine.errors import ModelError
+from wiki_assets.engine.prompting.budget import (
     ASCII_TOKENS_PER_CHAR,
     PROMPT_OVERHEAD_TOKENS,
     estimate_tokens,
 )
-from wiki_assets.engine.answers.candidate import PageRequest
-from wiki_assets.engine.answers.page import PageDraft
-from wiki_assets.engine.answers.results import Judgement, Notes, Summary
-from wiki_assets.engine.config import Endpoint
-from wiki_assets.engine.errors import ModelError
+from wiki_assets.engine.prompting.candidate import PageRequest
+from wiki_assets.engine.prompting.page import PageDraft
+from wiki_assets.engine.prompting.results import Judgement, Notes, Summary
 from wiki_assets.simulator import BatchScheduler, SimModel
 
 RETRY_BACKOFF_S = 0.5  # the openai client's first backoff, doubled per retry

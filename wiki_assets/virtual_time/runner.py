@@ -15,13 +15,6 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from wiki_assets.engine.answers.budget import (
-    PROMPT_OVERHEAD_TOKENS,
-    estimate_tokens,
-    join_notes,
-    split_to_budget,
-)
-from wiki_assets.engine.answers.results import Summary
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.dispatch import (
     Dispatcher,
@@ -36,6 +29,13 @@ from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument
 from wiki_assets.engine.ending_tasks import cancel_and_wait
 from wiki_assets.engine.ingestion.model_stats import ModelStats
 from wiki_assets.engine.ingestion.report import IngestReport
+from wiki_assets.engine.prompting.budget import (
+    PROMPT_OVERHEAD_TOKENS,
+    estimate_tokens,
+    join_notes,
+    split_to_budget,
+)
+from wiki_assets.engine.prompting.results import Summary
 from wiki_assets.virtual_time.clock import Stuck, run_virtual
 from wiki_assets.virtual_time.models import VirtualModel, simulated_text
 from wiki_assets.virtual_time.scenarios import Scenario, hang_free_s, ideal_makespan, part_budget

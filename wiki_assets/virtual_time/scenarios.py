@@ -15,9 +15,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from wiki_assets.engine.answers.budget import PROMPT_OVERHEAD_TOKENS
 from wiki_assets.engine.config import AUTO, Dials, Workers
 from wiki_assets.engine.dispatch.run_end.hedge_thresholds import HEDGE_BLIND_S
+from wiki_assets.engine.prompting.budget import PROMPT_OVERHEAD_TOKENS
 from wiki_assets.simulator import SimModel
 from wiki_assets.virtual_time.models import Outage
 

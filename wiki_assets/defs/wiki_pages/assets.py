@@ -15,7 +15,7 @@ from wiki_assets.defs.wiki_pages import handoff
 from wiki_assets.defs.wiki_pages.backfill import backfill_policy
 from wiki_assets.defs.wiki_pages.config import IngestConfig
 from wiki_assets.engine import Dials, ingest, survey
-from wiki_assets.engine.answers.prompts import PROMPT_VERSION
+from wiki_assets.engine.prompting.prompts import PROMPT_VERSION
 from wiki_assets.engine.wiki.files import STATE_DIR
 
 

@@ -26,12 +26,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from wiki_assets.engine.answers.results import Judgement
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.opinions import BUDGET, FAILED, RUN_DONE, Tally
 from wiki_assets.engine.dispatch.queue import Job
 from wiki_assets.engine.ending_tasks import cancel_and_wait
 from wiki_assets.engine.errors import ModelError
+from wiki_assets.engine.prompting.results import Judgement
 
 TRUSTED = 0.75  # a judge's estimated share of controls right, from which its verdicts apply
 USELESS = 0.6  # below this after EVIDENCE controls, a judge is asked no more

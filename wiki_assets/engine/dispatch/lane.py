@@ -12,8 +12,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from wiki_assets.engine.answers.candidate import PageRequest
-from wiki_assets.engine.answers.results import Judgement, Notes, Summary
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.dispatch.limits import Breaker, Concurrency
 from wiki_assets.engine.dispatch.queue import Job
@@ -25,10 +23,12 @@ from wiki_assets.engine.dispatch.run_end.leave_rule import Prospect, remaining_s
 from wiki_assets.engine.dispatch.run_end.pace import Pace
 from wiki_assets.engine.dispatch.tally import LaneTally
 from wiki_assets.engine.errors import ModelError
+from wiki_assets.engine.prompting.candidate import PageRequest
+from wiki_assets.engine.prompting.results import Judgement, Notes, Summary
 
 
 class Client(Protocol):
-    """What the dispatcher needs of a model: :class:`~wiki_assets.engine.model.client.ModelClient`,
+    """What the dispatcher needs of a model: :class:`~wiki_assets.engine.llm.client.ModelClient`,
     or a simulated model."""
 
     max_tokens: int

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from wiki_assets.engine.documents.corpus import SourceDocument
 
 if TYPE_CHECKING:
-    from wiki_assets.engine.answers.candidate import Candidate
     from wiki_assets.engine.documents.reader import DocumentText
+    from wiki_assets.engine.prompting.candidate import Candidate
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from wiki_assets.engine.answers.candidate import PageRequest
-from wiki_assets.engine.answers.results import Notes, Summary
 from wiki_assets.engine.dispatch import retry
 from wiki_assets.engine.dispatch.judges import Judging
 from wiki_assets.engine.dispatch.lane import Attempt, Lane
@@ -27,6 +25,8 @@ from wiki_assets.engine.dispatch.tally import DispatchTally
 from wiki_assets.engine.dispatch.work import Recorded, Work
 from wiki_assets.engine.ending_tasks import cancel_and_wait
 from wiki_assets.engine.errors import ModelError
+from wiki_assets.engine.prompting.candidate import PageRequest
+from wiki_assets.engine.prompting.results import Notes, Summary
 
 
 class Requests:

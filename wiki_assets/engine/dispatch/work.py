@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from wiki_assets.engine.answers.results import Judgement, Summary
 from wiki_assets.engine.dispatch.judges import Judging
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.queue import Job, Prepared
+from wiki_assets.engine.prompting.results import Judgement, Summary
 
 
 @dataclass(frozen=True, slots=True)

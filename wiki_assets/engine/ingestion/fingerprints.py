@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from wiki_assets.engine.answers.prompts import PROMPT_VERSION
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.documents import ocr
 from wiki_assets.engine.documents.corpus import SourceDocument
+from wiki_assets.engine.prompting.prompts import PROMPT_VERSION
 from wiki_assets.engine.state.journal import NO_TEXT, SUMMARIZED, WRITTEN, Entry
 
 

@@ -11,8 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Lane, concurrency_for
 from wiki_assets.engine.ingestion.model_stats import ModelStats
-from wiki_assets.engine.model.client import ModelClient
-from wiki_assets.engine.model.probe import probe
+from wiki_assets.engine.llm.client import ModelClient
+from wiki_assets.engine.llm.probe import probe
 
 
 def fleet_lanes(

@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
-from wiki_assets.engine.answers.results import Judgement, Summary
 from wiki_assets.engine.config import FlaggedPages
 from wiki_assets.engine.dispatch import Dispatcher, Job, Judging, Lane, Recorded
 from wiki_assets.engine.documents import archives
@@ -37,6 +36,7 @@ from wiki_assets.engine.ingestion.page_entry import (
 )
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.ingestion.report import IngestReport
+from wiki_assets.engine.prompting.results import Judgement, Summary
 from wiki_assets.engine.quality import assess
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.state.journal import SUMMARIZED, Entry, Journal

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from wiki_assets.engine.answers.results import Judgement
 from wiki_assets.engine.dispatch.judges import Judging
 from wiki_assets.engine.dispatch.queue import Job
 from wiki_assets.engine.documents.lines import document_lines
 from wiki_assets.engine.ingestion.page_entry import Rank
+from wiki_assets.engine.prompting.results import Judgement
 from wiki_assets.engine.quality import Reason
 from wiki_assets.engine.quality.judging import JudgeRequest, apply_verdicts, judge_request
 from wiki_assets.engine.quality.sentences import ProseCheck, Support

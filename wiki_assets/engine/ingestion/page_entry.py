@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from wiki_assets.engine.answers.prompts import PROMPT_VERSION
-from wiki_assets.engine.answers.results import Summary
 from wiki_assets.engine.documents.reader import DocumentText
+from wiki_assets.engine.prompting.prompts import PROMPT_VERSION
+from wiki_assets.engine.prompting.results import Summary
 from wiki_assets.engine.quality import Assessment
 from wiki_assets.engine.quality.extract import extract
 from wiki_assets.engine.quality.sentences import ProseCheck, opening_line, quotable

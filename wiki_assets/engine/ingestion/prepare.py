@@ -10,15 +10,6 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from wiki_assets.engine.answers.budget import (
-    PROMPT_OVERHEAD_TOKENS,
-    candidate_listing_tokens,
-    estimate_tokens,
-    input_budget,
-    join_notes,
-    split_to_budget,
-)
-from wiki_assets.engine.answers.candidate import Candidate
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Job, Prepared
 from wiki_assets.engine.documents.corpus import DocumentError
@@ -27,6 +18,15 @@ from wiki_assets.engine.documents.lines import number_lines
 from wiki_assets.engine.documents.reader import Reader
 from wiki_assets.engine.errors import NoText
 from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES
+from wiki_assets.engine.prompting.budget import (
+    PROMPT_OVERHEAD_TOKENS,
+    candidate_listing_tokens,
+    estimate_tokens,
+    input_budget,
+    join_notes,
+    split_to_budget,
+)
+from wiki_assets.engine.prompting.candidate import Candidate
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.related.service import CandidatesService
 from wiki_assets.engine.wiki.files import UnsafePath, Wiki

@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wiki_assets.engine.answers.results import Judgement, Summary
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Judging, Lane, Prepared, Recorded
 from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES as MAX_BYTES
@@ -46,7 +45,8 @@ from wiki_assets.engine.ingestion.progress import (
 )
 from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.ingestion.signals import stop_on_signals
-from wiki_assets.engine.model.embeddings_client import EmbeddingsClient
+from wiki_assets.engine.llm.embeddings_client import EmbeddingsClient
+from wiki_assets.engine.prompting.results import Judgement, Summary
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.leases import SlotLeases

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from wiki_assets.engine.answers.page import PageDraft
+from wiki_assets.engine.prompting.page import PageDraft
 from wiki_assets.engine.quality.checks import Written, check_page
 from wiki_assets.engine.quality.claims import check_prose
 from wiki_assets.engine.quality.evidence import PointCheck, verify_points

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from wiki_assets.engine.answers import prompts
-from wiki_assets.engine.answers.page import PageDraft
 from wiki_assets.engine.documents.language import LANGUAGES, detect_language
+from wiki_assets.engine.prompting import prompts
+from wiki_assets.engine.prompting.page import PageDraft
 from wiki_assets.engine.quality.evidence import PointCheck
 from wiki_assets.engine.quality.prose import DocumentUnits, grounded, says_nothing
 from wiki_assets.engine.quality.sentences import NOTHING_CHECKED, ProseCheck, Support
@@ -41,7 +41,7 @@ class Written:
     language: str  # the language the page should be in: a code ("en") or a name ("English")
     finish_reason: str  # the model's, for the page's answer ("length": cut by max_tokens)
     # False: the model wrote no prose (it picked the key lines of a document in a language it
-    # does not write; engine/model/compact.py), so the checks of its prose do not apply.
+    # does not write; engine/llm/compact.py), so the checks of its prose do not apply.
     prose: bool = True
     checked: ProseCheck = NOTHING_CHECKED  # each sentence of the description and the summary
     # The document's lines as the prose's rules read them, where the caller has them already.

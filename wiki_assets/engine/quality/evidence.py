@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from wiki_assets.engine.answers.page import KeyPoint, key_point
 from wiki_assets.engine.documents.lines import document_lines
+from wiki_assets.engine.prompting.page import KeyPoint, key_point
 from wiki_assets.engine.quality.units import normalize, units_and_numbers
 from wiki_assets.engine.text.scripts import HANGUL
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from wiki_assets.engine.config import EmbeddingsEndpoint
 from wiki_assets.engine.errors import EmbeddingsError
 from wiki_assets.engine.lifeline import exit_with_parent
-from wiki_assets.engine.model.embeddings_client import EmbeddingsClient
+from wiki_assets.engine.llm.embeddings_client import EmbeddingsClient
 from wiki_assets.engine.related.index import RelatedIndex
 from wiki_assets.engine.related.vectors import DimensionMismatch, script
 

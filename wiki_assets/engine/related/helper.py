@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 
-from wiki_assets.engine.answers.candidate import Candidate
+from wiki_assets.engine.prompting.candidate import Candidate
 from wiki_assets.engine.related.index import RelatedIndex
 
 BATCH = 64

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from wiki_assets.engine.answers.candidate import Candidate
+from wiki_assets.engine.prompting.candidate import Candidate
 from wiki_assets.engine.related import segments, stored_answers
 from wiki_assets.engine.related.grams import MAX_CHARS
 from wiki_assets.engine.related.index_vectors import IndexVectors

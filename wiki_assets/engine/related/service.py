@@ -24,9 +24,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from wiki_assets.engine.answers.candidate import Candidate
 from wiki_assets.engine.ending_tasks import ended
 from wiki_assets.engine.environment import PACKAGE_ROOT, helper_environment
+from wiki_assets.engine.prompting.candidate import Candidate
 
 SERVICE_MIN = 256
 """Documents to answer below which a run answers them itself: a helper costs about 0.15 s of CPU

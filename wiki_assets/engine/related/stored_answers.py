@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from wiki_assets.engine.answers.candidate import Candidate
+from wiki_assets.engine.prompting.candidate import Candidate
 from wiki_assets.engine.related import vectors
 from wiki_assets.engine.related.query import Found, most_similar_many
 from wiki_assets.engine.related.storage import chunks, get_meta

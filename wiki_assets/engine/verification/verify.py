@@ -29,7 +29,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wiki_assets.engine.answers.results import Judgement
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.dispatch.judges import EVIDENCE, TRUSTED, USELESS
 from wiki_assets.engine.dispatch.opinions import Tally
@@ -38,7 +37,8 @@ from wiki_assets.engine.documents.encodings import decode
 from wiki_assets.engine.documents.texts import TEXTS_DIR, TextStore
 from wiki_assets.engine.errors import ModelError, WikiAssetsError
 from wiki_assets.engine.ingestion.judgement import Judged, apply_judgement
-from wiki_assets.engine.model.client import ModelClient
+from wiki_assets.engine.llm.client import ModelClient
+from wiki_assets.engine.prompting.results import Judgement
 from wiki_assets.engine.quality.judging import (
     JudgeRequest,
     apply_verdicts,

@@ -68,7 +68,7 @@ class Page:
     summarized: bool = True
     headings: tuple[str, ...] = ()
     # True (with summarized False): the key points are the lines the model picked, on a page
-    # in a language it does not write (engine/model/compact.py), not a flagged answer replaced.
+    # in a language it does not write (engine/llm/compact.py), not a flagged answer replaced.
     picked: bool = False
     original: str | None = None  # the link to the document's file (relative to the page)
     extractor: str | None = None  # what read its text (``pdf/1``); None: plain text

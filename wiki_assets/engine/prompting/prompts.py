@@ -45,7 +45,7 @@ REPAIR_USER = (
     "object, with the fields title, description, summary, key_points, topics and related."
 )
 
-# The compact request (engine/model/compact.py), for a very small model: the numbered document, then
+# The compact request (engine/llm/compact.py), for a very small model: the numbered document, then
 # what to answer, one field a line in the schema's order; no system prompt.
 COMPACT_PROSE_USER = (
     "{text}\n\n"

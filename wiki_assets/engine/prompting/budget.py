@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from wiki_assets.engine.answers.prompts import NO_CANDIDATES
+from wiki_assets.engine.prompting.prompts import NO_CANDIDATES
 
 if TYPE_CHECKING:
-    from wiki_assets.engine.answers.candidate import Candidate
     from wiki_assets.engine.config import Endpoint
+    from wiki_assets.engine.prompting.candidate import Candidate
 
 # Room for the system prompt, the user template and the chat template's own tokens.
 PROMPT_OVERHEAD_TOKENS = 160

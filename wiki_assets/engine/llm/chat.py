@@ -2,7 +2,7 @@
 in the best form the server takes, the answer read and checked, and every failure turned into a
 :class:`~wiki_assets.engine.errors.ModelError` that says what it means for the document and the
 model. What to ask, and what a page or a part's notes are, is the model client's
-(:mod:`~wiki_assets.engine.model.client`)."""
+(:mod:`~wiki_assets.engine.llm.client`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pydantic_core
 
 from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.errors import ErrorKind, ModelError
-from wiki_assets.engine.model.response import (
+from wiki_assets.engine.llm.response import (
     OUTPUT_MODES,
     Answer,
     error_kind,

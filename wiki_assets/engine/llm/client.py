@@ -6,16 +6,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from wiki_assets.engine.answers.budget import (
+from wiki_assets.engine.config import Endpoint
+from wiki_assets.engine.documents.lines import number_lines
+from wiki_assets.engine.llm.chat import Chat, Overflow, Usage
+from wiki_assets.engine.llm.compact import (
+    citable_lines,
+    compact_messages,
+    compact_schema,
+    parse_compact,
+    shown_lines,
+)
+from wiki_assets.engine.llm.judging import judge_messages, judge_schema, parse_verdicts
+from wiki_assets.engine.prompting.budget import (
     candidate_list,
     estimate_tokens,
     input_budget,
     join_notes,
     split_to_budget,
 )
-from wiki_assets.engine.answers.candidate import Candidate, PageRequest
-from wiki_assets.engine.answers.page import DraftError, PageDraft, draft_schema, parse_draft
-from wiki_assets.engine.answers.prompts import (
+from wiki_assets.engine.prompting.candidate import Candidate, PageRequest
+from wiki_assets.engine.prompting.page import DraftError, PageDraft, draft_schema, parse_draft
+from wiki_assets.engine.prompting.prompts import (
     CHUNK_SYSTEM,
     CHUNK_USER,
     LIBRARIAN_SYSTEM,
@@ -23,18 +34,7 @@ from wiki_assets.engine.answers.prompts import (
     PARTS_NOTE,
     REPAIR_USER,
 )
-from wiki_assets.engine.answers.results import Judgement, Notes, Summary
-from wiki_assets.engine.config import Endpoint
-from wiki_assets.engine.documents.lines import number_lines
-from wiki_assets.engine.model.chat import Chat, Overflow, Usage
-from wiki_assets.engine.model.compact import (
-    citable_lines,
-    compact_messages,
-    compact_schema,
-    parse_compact,
-    shown_lines,
-)
-from wiki_assets.engine.model.judging import judge_messages, judge_schema, parse_verdicts
+from wiki_assets.engine.prompting.results import Judgement, Notes, Summary
 
 
 class ModelClient:
@@ -243,7 +243,7 @@ class ModelClient:
         candidates: Sequence[Candidate],
         usage: Usage,
     ) -> tuple[PageDraft, str]:
-        """A compact page (:mod:`wiki_assets.engine.model.compact`): the key lines by number, and
+        """A compact page (:mod:`wiki_assets.engine.llm.compact`): the key lines by number, and
         prose where the model writes the language. The grammar of a constraining server keeps
         the answer valid, so there is no repair round: an unparsable answer fails the
         document."""

@@ -20,8 +20,8 @@ import openai
 
 from wiki_assets.engine.config import EmbeddingsEndpoint
 from wiki_assets.engine.errors import EmbeddingsError
-from wiki_assets.engine.model.chat import PLATFORM_HEADERS
-from wiki_assets.engine.model.response import error_reason
+from wiki_assets.engine.llm.chat import PLATFORM_HEADERS
+from wiki_assets.engine.llm.response import error_reason
 
 Vectors = npt.NDArray[np.float32]
 

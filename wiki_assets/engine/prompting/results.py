@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wiki_assets.engine.answers.page import PageDraft
+from wiki_assets.engine.prompting.page import PageDraft
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,8 @@ import openai
 
 from wiki_assets.engine.config import EmbeddingsEndpoint, Endpoint
 from wiki_assets.engine.errors import ConfigurationError
-from wiki_assets.engine.model.chat import PLATFORM_HEADERS
-from wiki_assets.engine.model.response import error_reason
+from wiki_assets.engine.llm.chat import PLATFORM_HEADERS
+from wiki_assets.engine.llm.response import error_reason
 
 PROBE_TIMEOUT_S = 3.0  # a server on the network answers a listing in well under a second
 KEY_REFUSED = (401, 403)

@@ -22,17 +22,17 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from wiki_assets.engine.answers.candidate import Candidate
-from wiki_assets.engine.answers.page import (
+from wiki_assets.engine.documents.language import LANGUAGES, detect_language
+from wiki_assets.engine.documents.lines import document_lines
+from wiki_assets.engine.documents.markdown import HEADING_LINE, row_said
+from wiki_assets.engine.prompting.candidate import Candidate
+from wiki_assets.engine.prompting.page import (
     DraftError,
     PageDraft,
     RelatedLink,
     close_truncated_json,
 )
-from wiki_assets.engine.answers.prompts import COMPACT_PICKS_USER, COMPACT_PROSE_USER
-from wiki_assets.engine.documents.language import LANGUAGES, detect_language
-from wiki_assets.engine.documents.lines import document_lines
-from wiki_assets.engine.documents.markdown import HEADING_LINE, row_said
+from wiki_assets.engine.prompting.prompts import COMPACT_PICKS_USER, COMPACT_PROSE_USER
 from wiki_assets.engine.text.scripts import HANGUL, HANGUL_SYLLABLES
 from wiki_assets.engine.text.sentences import SENTENCE_END, finished_sentences
 
