@@ -18,7 +18,7 @@ from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.documents.corpus import SourceDocument, title_of
 from wiki_assets.engine.ingestion.figures import report_json
 from wiki_assets.engine.ingestion.report import IngestReport
-from wiki_assets.engine.quality.extract import extract
+from wiki_assets.engine.quality.extractive_page import extract
 from wiki_assets.engine.quality.sentences import opening_line
 from wiki_assets.engine.wiki.audit import front_matter, pages_of
 from wiki_assets.engine.wiki.index import index_wiki

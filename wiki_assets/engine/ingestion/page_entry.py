@@ -12,7 +12,7 @@ from wiki_assets.engine.documents.reader import DocumentText
 from wiki_assets.engine.prompting.prompts import PROMPT_VERSION
 from wiki_assets.engine.prompting.results import Summary
 from wiki_assets.engine.quality import Assessment
-from wiki_assets.engine.quality.extract import extract
+from wiki_assets.engine.quality.extractive_page import extract
 from wiki_assets.engine.quality.sentences import ProseCheck, opening_line, quotable
 from wiki_assets.engine.wiki.record import now_iso
 

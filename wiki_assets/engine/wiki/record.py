@@ -64,7 +64,7 @@ class Page:
     by_meaning: tuple[Link, ...] = ()
     verdict: Verdict | None = None  # None: journaled before pages were checked
     # False: an extractive page (a flagged answer replaced by the document's own title, headings
-    # and opening sentences, wiki_assets.engine.quality.extract); ``summary`` is that opening.
+    # and opening sentences: engine.quality.extractive_page); ``summary`` is that opening.
     summarized: bool = True
     headings: tuple[str, ...] = ()
     # True (with summarized False): the key points are the lines the model picked, on a page
