@@ -1,4 +1,4 @@
-"""What happened to the wiki on one day, from the pages' history (:mod:`..page_events`).
+"""What happened to the wiki on one day, from the pages' history (:mod:`..state.page_events`).
 
 A day is a calendar day in a timezone (its window may be 23 or 25 hours long around a clock
 change). A page touched several times that day is listed once, by what the day did to it:

@@ -58,7 +58,7 @@ class Judged:
 
     @property
     def rank(self) -> Rank:
-        """How the judged answer ranks against a second opinion (:func:`.answer.rank`)."""
+        """How the judged answer ranks against a second opinion (:func:`.page_entry.rank`)."""
         points = (self.entry.result or {}).get("key_points") or []
         verified = sum(1 for p in points if isinstance(p, dict) and p.get("status") == "verified")
         return not self.flags_after, verified, -len(self.flags_after)

@@ -1,5 +1,5 @@
 """The dry run: per collection, what an ingest with these endpoints and dials would do
-(:func:`survey`), by the rule the run applies (:func:`~.currency.standing`). Reads, never
+(:func:`survey`), by the rule the run applies (:func:`~.fingerprints.standing`). Reads, never
 writes."""
 
 from __future__ import annotations

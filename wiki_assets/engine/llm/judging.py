@@ -1,5 +1,6 @@
 """The judge's request: one document, numbered as a page request shows it, and the sentences to
-check against it; its answer, a verdict per sentence (:class:`~.results.SentenceVerdict`).
+check against it; its answer, a verdict per sentence
+(:class:`~wiki_assets.engine.prompting.results.SentenceVerdict`).
 
 The prompt asks for the document's word only ("does the document say this?"), one sentence at a
 time but in one request per page, so the document is read once (MiniCheck's question, asked for

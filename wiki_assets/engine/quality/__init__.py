@@ -12,13 +12,14 @@ checks on every page that need no strong model. No Dagster here.
   are left out of pages and the index.
 - :mod:`.sentences`: the prose as sentences, each with its status (supported, contradicted,
   unsupported, unchecked); :mod:`.claims` checks each by rule (:mod:`.quantities`: numbers
-  and amounts in English and Korean, :mod:`.dates`: dates and times of day); :mod:`.judging`:
-  what a judge from the fleet is asked, and its verdicts applied.
+  and amounts in English and Korean, :mod:`.dates`: dates and times of day, :mod:`.names`:
+  names of people and teams, :mod:`.polarity`: a "not", :mod:`.stated`: a sentence's claim);
+  :mod:`.judging`: what a judge from the fleet is asked, and its verdicts applied.
 - :mod:`.checks`: the page checks, each named by a :class:`~.verdict.Reason`.
 - :mod:`.verdict`: the reasons (stable names) and a page's :class:`~.verdict.Verdict`.
 - :mod:`.assess`: :func:`~.assess.assess`, the one call a run makes per page.
-- :mod:`.extract`: the extractive page (the document's own title, headings and opening sentences)
-  that replaces a flagged answer when the ``flagged_pages`` dial is ``extract``.
+- :mod:`.extractive_page`: the extractive page (the document's own title, headings and opening
+  sentences) that replaces a flagged answer when the ``flagged_pages`` dial is ``extract``.
 """
 
 from wiki_assets.engine.quality.assess import Assessment, assess

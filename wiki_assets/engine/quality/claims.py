@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from wiki_assets.engine.quality.evidence import AGREEMENT
+from wiki_assets.engine.quality.names import absent_name, swapped_names
+from wiki_assets.engine.quality.polarity import CLAUSE, ONLY, negated
 from wiki_assets.engine.quality.prose import DocumentUnits, claim_words, sentence_units
 from wiki_assets.engine.quality.quantities import (
     Quantity,
@@ -44,7 +45,6 @@ from wiki_assets.engine.quality.quantities import (
 from wiki_assets.engine.quality.sentences import ProseCheck, SentenceCheck, Support, prose_sentences
 from wiki_assets.engine.quality.stated import quoted, stated_by
 from wiki_assets.engine.quality.units import normalize
-from wiki_assets.engine.text.scripts import HANGUL_WORD
 from wiki_assets.engine.text.sentences import SENTENCE_END
 
 MIN_WORDS_FOUND = 2  # of a sentence's words, that its passage must hold (if it has as many)
@@ -125,7 +125,7 @@ def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
     if passage is None or not found:
         return SentenceCheck(sentence, part, Support.UNCHECKED)
     passage_lines = document.lines(passage.first, passage.last)
-    for line, mine, theirs in _swapped_names(sentence, passage_lines, document.normalized):
+    for line, mine, theirs in swapped_names(sentence, passage_lines, document.normalized):
         # Contradicted only where the line says the same with its own name: the reader is shown
         # that sentence of the line. Else another claim merely shares a word with it (a name it
         # never gives is then unsupported, below, or the sentence unchecked).
@@ -139,14 +139,14 @@ def _check(part: str, sentence: str, document: _Document) -> SentenceCheck:
         return SentenceCheck(sentence, part, Support.UNCHECKED)
     if _blended(stated, document.raw[passage.core - 1]):
         return SentenceCheck(sentence, part, Support.UNCHECKED)
-    if absent := _absent_name(sentence, document.normalized):
+    if absent := absent_name(sentence, document.normalized):
         said = f"the document never names {absent}"
         return SentenceCheck(sentence, part, Support.UNSUPPORTED, lines, said)
     core = _closest(sentence, document.raw[passage.core - 1], SENTENCE_END)
     # A comma is no sure clause end: only a polarity that neither the document's sentence nor
     # its clause has flags (a sentence may say the half of "not rotated; changed after a leak").
-    if _negated(sentence) not in (_negated(core), _negated(_closest(sentence, core, _CLAUSE))):
-        if _ONLY.search(sentence):  # "only when X" says what "not, except when X" does
+    if negated(sentence) not in (negated(core), negated(_closest(sentence, core, CLAUSE))):
+        if ONLY.search(sentence):  # "only when X" says what "not, except when X" does
             return SentenceCheck(sentence, part, Support.UNCHECKED)
         if not _same_claim(sentence, _closest(sentence, core, SENTENCE_END)):
             # The "not" is another claim's ("sick leave … does not reduce annual leave" beside
@@ -219,110 +219,3 @@ def _closest(sentence: str, line: str, end: re.Pattern[str]) -> str:
     words = _words(sentence)
     candidates = [piece for piece in end.split(line) if _words(piece)] or [line]
     return max(candidates, key=lambda piece: len(words & _words(piece)))
-
-
-# ---------------------------------------------------------------- names
-
-_LATIN_NAME = re.compile(r"\b[A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*\b|\b[A-Z]{2,}\b")
-_NOT_NAMES = frozenset(
-    "the a an this that these those it its i we our you your they their he she his her "
-    "employees employee staff all each every any some no not if when in on at for from to of "
-    "by with and or but please note also".split()
-)
-# Korean: a word before one of these (a role, a form of address) or ending in one of the
-# team-like words is a name: 김민수 팀장, 인사팀, 보안센터.
-_ROLES = ("팀장", "부장", "과장", "차장", "대리", "사원", "이사", "대표", "실장", "본부장",
-          "센터장", "매니저", "님", "씨", "담당자", "책임", "선임", "수석", "주임", "파트장",
-          "리드", "상무", "전무", "사장", "연구원")  # fmt: skip
-_TEAMS = ("팀", "부", "실", "센터", "본부", "그룹")
-_PARTICLE = re.compile(r"(?:은|는|이|가|을|를|에게|에서|의|와|과|로|으로|께서|도|만)$")
-
-
-@functools.lru_cache(maxsize=1024)
-def _names(text: str) -> tuple[tuple[str, str, str], ...]:
-    """(name, the word before it, the word after it) of each name ``text`` gives (the words
-    normalised); a common word that starts a sentence is not part of a name. Cached: a line
-    near several sentences is read for each."""
-    text = unicodedata.normalize("NFKC", text)
-    found: list[tuple[str, str, str]] = []
-    for match in _LATIN_NAME.finditer(text):
-        words = match.group(0).split()
-        while words and words[0].lower() in _NOT_NAMES:
-            words = words[1:]
-        if not words:
-            continue
-        name = " ".join(words)
-        before = text[: match.start()].split()[-1:] or [""]
-        after = text[match.end() :].split()[:1] or [""]
-        found.append((name, normalize(before[0]), normalize(after[0])))
-    korean = HANGUL_WORD.findall(text)
-    for i, word in enumerate(korean):
-        stem = _PARTICLE.sub("", word) if len(word) > 2 else word
-        next_word = korean[i + 1] if i + 1 < len(korean) else ""
-        if next_word.startswith(_ROLES) or (len(stem) >= 3 and stem.endswith(_TEAMS)):
-            found.append((stem, korean[i - 1] if i else "", _PARTICLE.sub("", next_word)))
-    return tuple(found)
-
-
-def _swapped_names(
-    sentence: str, lines: Sequence[tuple[int, str]], document: str
-) -> Iterator[tuple[int, str, str]]:
-    """Each name of ``sentence`` that the document never gives, where a line of ``lines`` gives
-    another in the same place (the same word before or after it): (that line, the sentence's
-    name, the document's)."""
-    own = _names(sentence)
-    owned = {normalize(mine) for mine, _, _ in own}
-    for name, before, after in own:
-        if f" {normalize(name)} " in document or not normalize(name):
-            continue
-        for number, text in lines:
-            for other, other_before, other_after in _names(text):
-                mine, theirs = ({w.removesuffix("s") for w in normalize(n).split()}
-                                for n in (name, other))  # fmt: skip
-                if normalize(other) in owned or mine <= theirs or theirs <= mine:
-                    continue  # the same, longer or shorter, or plural ("Berlin Share", "Mondays")
-                if (before and before == other_before) or (after and after == other_after):
-                    yield number, name, other
-
-
-# Common Korean family names: a three-syllable word that starts with one and stands before a role
-# (이지은 팀장) is a person's name; "소속 팀장" or "담당 팀장" is not.
-_SURNAMES = frozenset(
-    "김이박최정강조윤장임한오서신권황안송류전홍고문양손배백허유남심노하곽성차주우구민진지엄채원천"
-)
-
-
-def _absent_name(sentence: str, document: str) -> str:
-    """A name of ``sentence`` that the document never gives, where it is surely a name: two
-    capitalised words besides the sentence's first, one of them new ("Berlin Share" of two
-    run-together sentences is none), or a Korean full name before a role."""
-    text = unicodedata.normalize("NFKC", sentence)
-    for match in _LATIN_NAME.finditer(text):
-        words = [w for w in match.group(0).split() if w.lower() not in _NOT_NAMES]
-        new = any(f" {normalize(word)} " not in document for word in words)
-        if len(words) - (match.start() == 0) >= 2 and new:
-            return " ".join(words)
-    # A full name is three syllables as written: 이지은 keeps its 은, which is no particle here.
-    words = HANGUL_WORD.findall(text)
-    korean = (word for word, after in zip(words, words[1:], strict=False)
-              if len(word) == 3 and after.startswith(_ROLES))  # fmt: skip
-    return next((n for n in korean if n[0] in _SURNAMES and n not in document), "")
-
-
-# ---------------------------------------------------------------- polarity
-
-# Not "without" or "없이" (a condition, not a statement's polarity: "not rolled back without a
-# ticket" is negated by its "not"), nor 없어지다 (to expire), nor "no more than" (at most).
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|cannot|can't|won't|don't|doesn't|isn't|aren't|nor|none|neither|"
-    r"unless|forbidden|prohibited)\b|n't\b|않|없(?!이|어지|어져|어진|애)|못|금지|불가|아니|안\s",
-    re.IGNORECASE,
-)
-_COMPARED = re.compile(r"\bno(?:t)?\s+(?:more|less|later|earlier|fewer|longer)\s+than\b", re.I)
-_CLAUSE = re.compile(r"[,;:]\s+(?!\d)")  # not the comma of "March 31, 2027"
-_ONLY = re.compile(r"\b(?:only|solely)\b|뿐|에만|때만", re.IGNORECASE)
-
-
-@functools.lru_cache(maxsize=1024)  # a sentence is compared with its line and with its clause
-def _negated(text: str) -> bool:
-    return _NEGATION.search(_COMPARED.sub("", unicodedata.normalize("NFKC", text))) is not None
