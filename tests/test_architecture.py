@@ -15,6 +15,7 @@ modules' names would otherwise be in a circle with each of them).
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -505,3 +506,25 @@ def _is_docstring(tree: ast.Module, node: ast.Constant) -> bool:
         and parent.body[0].value is node
         for parent in ast.walk(tree)
     )
+
+
+def test_the_architecture_page_draws_the_engines_rooms_as_they_are() -> None:
+    """docs/architecture.md's table of the engine's rooms names every room and, for each, the
+    rooms it imports: what the code imports today, no more and no less."""
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = text.split("<!-- rooms:start -->")[1].split("<!-- rooms:end -->")[0]
+    drawn: dict[str, set[str]] = {}  # in the table's order, top to leaves
+    for row in table.strip().splitlines()[2:]:
+        rooms, _, imports = (cell.strip() for cell in row.strip("|").split("|"))
+        for room in re.findall(r"`(\w+)`", rooms):
+            drawn[f"engine.{room}"] = {f"engine.{name}" for name in re.findall(r"\w+", imports)}
+    order = list(drawn)
+    above = [(room, other) for room, imports in drawn.items() for other in imports
+             if order.index(other) <= order.index(room)]  # fmt: skip
+    assert above == [], "a room imports one drawn above it"
+    actual = {
+        room: {other for other in imports if other.startswith("engine.") and other != room}
+        for room, imports in ROOMS.items()
+        if room.startswith("engine.")
+    }
+    assert drawn == actual
