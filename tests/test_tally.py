@@ -83,8 +83,8 @@ def test_the_report_holds_the_tallies_the_dispatcher_counts_into() -> None:
     report = IngestReport(["c"], Dials(), [stats])
     work = SimpleNamespace(judged=None)
     dispatcher = Dispatcher(
-        [lane], iter(()), work,  # type: ignore[arg-type]
-        claim_size=1, give_up_after_s=1.0, expected=lambda: 0, tally=report.tally,
+        [lane], iter(()), work, Dials(claim_size=1),  # type: ignore[arg-type]
+        expected=lambda: 0, tally=report.tally,
     )  # fmt: skip
     assert dispatcher.tally is report.tally
     lane.tally.docs += 1

@@ -141,8 +141,7 @@ def dispatcher_on(
         [lane],
         iter(jobs),
         Work(),
-        claim_size=dials.claim_size,
-        give_up_after_s=dials.give_up_after_s,
+        dials,
         expected=lambda: len(jobs),
         leases=leases,  # type: ignore[arg-type]
     )

@@ -188,11 +188,8 @@ def run(scenario: Scenario) -> Outcome:
         lanes,
         jobs,
         _Work(tokens, outcome, part_budget(scenario)),
-        claim_size=dials.claim_size,
-        give_up_after_s=dials.give_up_after_s,
+        dials,
         expected=lambda: len(tokens),
-        second_opinion_share=dials.second_opinion_share,
-        judge_share=dials.judge_share,
         tally=report.tally,
     )
     slowest_timeout = max(p.timeout_s * (p.max_retries + 1) for p in scenario.models)

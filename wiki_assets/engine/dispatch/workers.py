@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from typing import Any
 
+from wiki_assets.engine.config import Dials
 from wiki_assets.engine.dispatch.departures import Departures
 from wiki_assets.engine.dispatch.judges import Judges
 from wiki_assets.engine.dispatch.lane import Lane
@@ -43,13 +44,9 @@ class Dispatcher:
         lanes: Sequence[Lane],
         jobs: Iterator[Job],
         work: Work,
+        dials: Dials,
         *,
-        claim_size: int,
-        give_up_after_s: float,
         expected: Callable[[], int],
-        second_opinion_share: float = 1.0,
-        judge_share: float = 0.0,
-        judge: str | None = None,
         leases: SlotLeases | None = None,
         tally: DispatchTally | None = None,
         log: Any = None,
@@ -60,11 +57,13 @@ class Dispatcher:
         self.queue = WorkQueue(jobs)
         self.work = work
         self.tally = DispatchTally() if tally is None else tally  # the run report's, if given
-        self.claim_size = claim_size
+        # The dials the dispatch reads: claim_size, give_up_after_s, second_opinion_share,
+        # judge_share and judge.
+        self.claim_size = dials.claim_size
         self.expected = expected  # documents the run expects to send (known once planned)
         self.slots = FleetSlots(leases)
         self.log = log
-        self.opinions = SecondOpinions(budget=int(second_opinion_share * expected()))
+        self.opinions = SecondOpinions(budget=int(dials.second_opinion_share * expected()))
         self.finished = False
         self._now: Callable[[], float] = lambda: 0.0
         self._changed: asyncio.Event | None = None
@@ -77,7 +76,7 @@ class Dispatcher:
             work,
             self.tally,
             clock=lambda: self._now(),
-            give_up_after_s=give_up_after_s,
+            give_up_after_s=dials.give_up_after_s,
             stop=lambda reason: self.stop(reason, cancel=False),
             retire=self.departures.retire,
             gathered=self.parts.gathered,
@@ -86,7 +85,9 @@ class Dispatcher:
             log=log,
         )
         asked = self.requests.ask_another  # a page a judge flags may get a second opinion
-        self.judges = Judges(work.judged, asked, int(judge_share * expected()), judge)
+        self.judges = Judges(
+            work.judged, asked, int(dials.judge_share * expected()), dials.judge or None
+        )
         self.judges.wait, self.judges.wake = lambda ready: self._wait(ready, None), self.wake
         self.outlook = Outlook(
             self.lanes,
