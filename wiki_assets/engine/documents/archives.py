@@ -133,7 +133,10 @@ def holder(path: str) -> str:
 
 def read_bytes(path: Path) -> bytes:
     """The bytes of the document at ``path``, a file or a file inside an archive."""
-    found = source(path)
+    try:  # most documents are files: read at once, without asking first (a stat each)
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        found = source(path)  # a member of an archive, or no file at all
     return found.read_bytes() if isinstance(found, Path) else found
 
 

@@ -136,7 +136,7 @@ class Pages:
             fields = extractive(title, prepared.text, prepared.language, summary, assessment)
         else:
             fields = result(title, prepared.language, summary, assessment)
-            with_opening(fields, prepared.text, title)
+            with_opening(fields, assessment.prose, prepared.text, title)
         shaping = Shaping(lane.client.max_tokens, self.language, lane.endpoint.page_form)
         fields[SHAPED_BY] = shaping.fields()
         original = self.wiki.original(self.synced_root, archives.holder(doc.path), job.page)
@@ -220,8 +220,13 @@ class Pages:
         if owner != doc.path:
             return owner
         earlier = self.journal.page_owner(page)
-        exists = earlier and (self.synced_root / archives.holder(earlier)).is_file()
-        if earlier and earlier != doc.path and exists:
+        # Whether the earlier document still exists is asked only of another document's page:
+        # a re-run finds each page its own, and a stat per document is most of this call.
+        if (
+            earlier
+            and earlier != doc.path
+            and (self.synced_root / archives.holder(earlier)).is_file()
+        ):
             del self.owners[page]
             return earlier
         return doc.path

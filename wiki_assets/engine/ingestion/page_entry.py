@@ -79,12 +79,11 @@ def result(title: str, language: str, summary: Summary, assessment: Assessment) 
     }
 
 
-def with_opening(fields: dict[str, Any], text: str, title: str) -> None:
+def with_opening(fields: dict[str, Any], prose: ProseCheck, text: str, title: str) -> None:
     """The document's opening sentence kept beside an answer nothing of whose description may
-    be quoted (:func:`~wiki_assets.engine.quality.sentences.quotable`): the index and the digest
-    list the page by it, saying so."""
-    checked = ProseCheck.from_json(fields.get("prose")).sentences
-    if not quotable(str(fields.get("description") or ""), checked):
+    be quoted (:func:`~wiki_assets.engine.quality.sentences.quotable`; ``prose``: its sentences
+    as checked): the index and the digest list the page by it, saying so."""
+    if not quotable(str(fields.get("description") or ""), prose.sentences):
         fields["opening"] = opening_line(extract(text, title).opening)
 
 

@@ -60,9 +60,15 @@ class _Document:
         self.raw = self.units.raw_lines
         self.besides = frozenset(sentence_units(normalize(title)))
         self.title_words = frozenset(claim_words(title))
-        self.normalized = f" {normalize(text)} "
+        self._text = text
         self._given: list[Quantity] = []  # the quantities of the lines read so far
         self._unread = iter(self.raw)  # the lines not read yet
+
+    @functools.cached_property
+    def normalized(self) -> str:
+        """The whole text normalised, for the names a sentence gives: asked only of a sentence
+        whose words a passage holds, so a page whose prose is nowhere in it never pays for it."""
+        return f" {normalize(self._text)} "
 
     def lines(self, first: int, last: int) -> list[tuple[int, str]]:
         return [(n, self.raw[n - 1]) for n in range(first, last + 1) if self.raw[n - 1].strip()]
