@@ -220,15 +220,10 @@ class Pages:
         if owner != doc.path:
             return owner
         earlier = self.journal.page_owner(page)
-        # Whether the earlier document still exists is asked only of another document's page:
-        # a re-run finds each page its own, and a stat per document is most of this call.
-        if (
-            earlier
-            and earlier != doc.path
-            and (self.synced_root / archives.holder(earlier)).is_file()
-        ):
+        other = earlier if earlier != doc.path else None  # a re-run finds each page its own:
+        if other and (self.synced_root / archives.holder(other)).is_file():  # no stat for those
             del self.owners[page]
-            return earlier
+            return other
         return doc.path
 
     async def flush_periodically(
