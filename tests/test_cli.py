@@ -151,6 +151,10 @@ def test_json_lists_every_failure_past_what_metadata_keeps(
     figures = plain(record.asset_observation.metadata)  # type: ignore[union-attr]
     assert figures["failed"] == len(expected)
     assert figures["failed_documents"] == summary["failed"][:MAX_LISTED_FAILURES]
+    # ...and names the run's whole report, kept in the wiki's state folder: the JSON's source.
+    kept = Path(figures["report_file"])
+    assert kept.is_relative_to(workspace.wiki) and kept.name == f"{summary['run_id']}.json"
+    assert json.loads(kept.read_text(encoding="utf-8"))["failed"] == summary["failed"]
     counts = plain(blob_partition.asset_materialization.metadata)  # type: ignore[union-attr]
     assert counts["failed"] == counts["documents"] == len(expected)
 

@@ -312,7 +312,8 @@ def test_every_key_the_readers_read_is_one_the_writer_writes(history: History) -
         assert plotted <= {key.name for key in md.PLOTTED}
         tables = (md.DETAILS_TABLE, md.DIALS_TABLE, md.MODELS_TABLE, md.MODEL_DETAILS_TABLE)
         defined = {key.name: key for key in (*md.HEADLINE, RUNS, *md.PLOTTED, *md.OUTCOME)}
-        assert set(recorded) <= set(defined) | {table.name for table in tables}
+        assert set(recorded) <= set(defined) | {table.name for table in tables} | {md.REPORT_FILE}
+        assert isinstance(recorded[md.REPORT_FILE], dg.PathMetadataValue)  # the whole report's
         for name, value in recorded.items():
             if name in defined:
                 assert isinstance(value, types[defined[name].type]), name

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
-import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -25,7 +25,7 @@ from dagster._core.remote_origin import InProcessCodeLocationOrigin
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 from dagster._utils.hosted_user_process import recon_job_from_origin
 
-from wiki_assets.defs.metadata.run_figures import plain
+from wiki_assets.defs.metadata.run_figures import REPORT_FILE, plain
 from wiki_assets.defs.names import (
     INGEST_JOB,
     WIKI_INDEX,
@@ -39,7 +39,6 @@ from wiki_assets.defs.sync import SyncPlan, sync
 from wiki_assets.defs.sync.plan import RECOVERED
 from wiki_assets.defs.tags import run_tags
 from wiki_assets.defs.verification import VerifyConfig
-from wiki_assets.defs.wiki_pages import handoff
 from wiki_assets.defs.wiki_pages.config import IngestConfig, run_config
 from wiki_assets.engine.errors import DiskFull
 from wiki_assets.engine.ingestion.figure import Shown
@@ -48,9 +47,9 @@ from wiki_assets.engine.ingestion.figures import (
     MODELS,
     RUN_FIGURES,
     SKIPPED,
-    report_json,
+    STOPPED_BY,
 )
-from wiki_assets.engine.ingestion.report import IngestReport
+from wiki_assets.engine.ingestion.kept_reports import read_report
 
 # The CLI's JSON (an interface other tools read): success, run_id and error, the figures of the
 # engine's report declared for it (Shown.CLI) as the report has them, and each model's.
@@ -63,30 +62,32 @@ class IngestOutcome:
     run_id: str | None = None
     success: bool = True
     error: str | None = None
-    report: IngestReport | None = None  # the engine's, whole; None when it never ran
+    # The engine's report, whole (every failure listed), as the run kept it; empty when it never
+    # ran. The run's recorded figures (the UI's) name its file.
+    report: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)  # the run's recorded figures (the UI's)
     run_partitions: list[str] = field(default_factory=list)
 
     @property
     def stopped_by(self) -> str | None:
         """The signal that stopped the run cleanly, if one did."""
-        return self.report.stopped_by if self.report else None
+        stopped_by: str | None = self.report.get(STOPPED_BY.name)
+        return stopped_by
 
     def summary(self) -> dict[str, Any]:
         """The CLI's JSON: figures from the engine's report (also of a run it stopped early; zeros
         when it never ran), plus the documents of collections the run did not need to touch, which
         count as skipped."""
-        figures = report_json(self.report) if self.report else {}
         summary: dict[str, Any] = {
             "success": self.success,
             "run_id": self.run_id,
             "error": self.error,
         }
         for figure in SUMMARY_FIGURES:  # (no report: no item listed, nothing counted)
-            summary[figure.name] = figures.get(figure.name, [] if figure.kind is list else 0)
+            summary[figure.name] = self.report.get(figure.name, [] if figure.kind is list else 0)
         summary[COLLECTIONS.name] = self.plan.pending
         summary[SKIPPED.name] += self.plan.documents - self.documents_in_run
-        summary[MODELS] = figures.get(MODELS, {})
+        summary[MODELS] = self.report.get(MODELS, {})
         return summary
 
     @property
@@ -144,12 +145,16 @@ def sync_then_ingest(
             "corpus": {"config": config_of(corpus)},
         },
     }
-    run_id = str(uuid.uuid4())  # Dagster's form of a run id, known before the run starts
-    with handoff.collecting(run_id) as reports:
-        result = execute_in_location(instance, INGEST_JOB, config, tags, run_id, index_only)
+    result = execute_in_location(instance, INGEST_JOB, config, tags, asset_selection=index_only)
     outcome.run_id = result.run_id
     outcome.success = result.success
-    outcome.report = reports[-1] if reports else None
+    # The run's own record of its figures (also of a run a signal stopped, which then failed),
+    # and through it the engine's whole report. A run of the index alone, or one that failed
+    # before the pages' figures were recorded, has neither.
+    observations = [] if index_only else result.asset_observations_for_node(node(WIKI_PAGES))
+    if observations:
+        outcome.metadata = plain(observations[-1].metadata)
+        outcome.report = read_report(Path(outcome.metadata[REPORT_FILE]))
     if plan.pending:
         keys = instance.get_dynamic_partitions(collections_partitions.name or "")
         outcome.run_partitions = list(
@@ -158,11 +163,6 @@ def sync_then_ingest(
     if not result.success:
         failure = next((event for event in result.all_events if event.is_failure), None)
         outcome.error = _failure_reason(failure)
-        return outcome
-    if index_only:
-        return outcome
-    observation = result.asset_observations_for_node(node(WIKI_PAGES))[0]
-    outcome.metadata = plain(observation.metadata)
     return outcome
 
 

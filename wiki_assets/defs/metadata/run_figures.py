@@ -12,8 +12,8 @@ The other assets' and the checks' keys are in :mod:`.materializations`.
   figures in :data:`MODEL_DETAILS_TABLE`.
 
 Readers take recorded metadata through :func:`plain`, which reads a table's cells as keys of their
-own (``claim_size``; ``model/<name>/docs``). The CLI's JSON is the engine's report itself, never
-read back from here.
+own (``claim_size``; ``model/<name>/docs``). :data:`REPORT_FILE` names the file of the run's whole
+report (:mod:`~wiki_assets.engine.ingestion.kept_reports`): the CLI's JSON is that report.
 """
 
 from __future__ import annotations
@@ -88,6 +88,9 @@ FLAGGED, STOPPED_BY = KEYS[run.FLAGGED], KEYS[run.STOPPED_BY]
 EMBEDDING_MODEL, EMBEDDED = KEYS[run.EMBEDDING_MODEL], KEYS[run.EMBEDDED]
 EMBEDDING_S = KEYS[run.EMBEDDING_S]
 WORKERS_PER_MODEL, WORKERS_AUTO = KEYS[run.WORKERS_PER_MODEL], KEYS[run.WORKERS_AUTO]
+# The run's whole report, every failure listed (OUTCOME lists the first MAX_LISTED_FAILURES): a
+# path in the wiki's state folder, recorded last.
+REPORT_FILE = "report_file"
 
 
 # Each model's figures in the same event: one table, a row per model, the columns a screen shows;

@@ -3,10 +3,8 @@ documents on every configured model at once, one partition per collection; its r
 dials), its checks, its job and how a backfill of it runs.
 
 By kind: the run config (:mod:`.config`), the asset (:mod:`.assets`), its checks (:mod:`.checks`),
-``ingest_job`` (:mod:`.jobs`), the backfill policy (:mod:`.backfill`), and the engine's report
-handed whole to the CLI that runs the job in its own process (:mod:`.handoff`). The runs are
-requested by the sync's sensor (:mod:`wiki_assets.defs.sync`). Below, what the rest of the project
-uses.
+``ingest_job`` (:mod:`.jobs`) and the backfill policy (:mod:`.backfill`). The runs are requested by
+the sync's sensor (:mod:`wiki_assets.defs.sync`). Below, what the rest of the project uses.
 """
 
 from wiki_assets.defs.wiki_pages.assets import build_wiki_pages

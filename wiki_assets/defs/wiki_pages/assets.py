@@ -7,14 +7,14 @@ import dagster as dg  # no `from __future__ import annotations`: Dagster reads t
 
 from wiki_assets.defs.metadata.comparison import with_comparison
 from wiki_assets.defs.metadata.materializations import partition_metadata
-from wiki_assets.defs.metadata.run_figures import run_metadata
+from wiki_assets.defs.metadata.run_figures import REPORT_FILE, run_metadata
 from wiki_assets.defs.names import SYNCED_DOCUMENTS, WIKI_PAGES, collections_partitions
 from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.tags import tag_models_out, tag_run
-from wiki_assets.defs.wiki_pages import handoff
 from wiki_assets.defs.wiki_pages.backfill import backfill_policy
 from wiki_assets.defs.wiki_pages.config import IngestConfig
 from wiki_assets.engine import Dials, ingest, survey
+from wiki_assets.engine.ingestion.kept_reports import keep_report
 from wiki_assets.engine.prompting.prompts import PROMPT_VERSION
 from wiki_assets.engine.wiki.files import STATE_DIR
 
@@ -92,12 +92,12 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
                 embeddings=fleet.embeddings,
                 servers=fleet.servers,
             )
-        # The whole report, for the CLI that executes this run in its own process.
-        handoff.publish(context.run_id, report)
+            kept = keep_report(corpus.wiki_path, context.run_id, report)
         tag_models_out(context, report)
         figures = with_comparison(
             run_metadata(report), context.instance, context.run_id, time.time()
         )
+        figures[REPORT_FILE] = dg.MetadataValue.path(str(kept))
         # Once per run, stopped early or not: `wiki-assets runs` lists both.
         context.log_event(dg.AssetObservation(asset_key=context.asset_key, metadata=figures))
         if report.tally.stopped:
