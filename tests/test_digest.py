@@ -17,9 +17,9 @@ from wiki_assets.engine.digest import DayWindow, write_digest
 from wiki_assets.engine.digest.render import NOTHING_CHANGED
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.wiki.audit import audit_wiki, front_matter
+from wiki_assets.engine.wiki.escaping import escape
 from wiki_assets.engine.wiki.files import STATE_DIR
 from wiki_assets.engine.wiki.index import index_wiki
-from wiki_assets.engine.wiki.render import escape
 from wiki_assets.simulator import SimModel, SimServer
 
 DAY1, DAY2, DAY3 = date(2026, 11, 29), date(2026, 11, 30), date(2026, 12, 1)

@@ -37,8 +37,8 @@ from wiki_assets.engine.prompting.budget import cut_to_budget, estimate_tokens
 from wiki_assets.engine.prompting.candidate import PageRequest
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import StateStore
+from wiki_assets.engine.wiki.escaping import relative_path
 from wiki_assets.engine.wiki.files import UnsafePath, Wiki, page_for
-from wiki_assets.engine.wiki.render import relative_path
 from wiki_assets.engine.wiki.writer import PageWriter
 from wiki_assets.simulator import SimModel, SimServer, fleet
 

@@ -16,16 +16,11 @@ from wiki_assets.engine.quality import PointCheck, Status, Verdict, assess
 from wiki_assets.engine.quality.sentences import DESCRIPTION, SUMMARY, SentenceCheck, Support
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import StateStore
+from wiki_assets.engine.wiki.checks_shown import UNCHECKED_NOTES, UNGROUNDED_NOTES, UNVERIFIED_NOTE
 from wiki_assets.engine.wiki.files import INDEX_PAGE, Wiki
 from wiki_assets.engine.wiki.index import build_index
 from wiki_assets.engine.wiki.record import Link, Page
-from wiki_assets.engine.wiki.render import (
-    UNCHECKED_NOTES,
-    UNGROUNDED_NOTES,
-    UNVERIFIED_NOTE,
-    render_index,
-    render_page,
-)
+from wiki_assets.engine.wiki.render import render_index, render_page
 
 # What a journaled result records of its answer, beside the page's own fields.
 ANSWERED: dict[str, Any] = {

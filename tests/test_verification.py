@@ -22,8 +22,8 @@ from wiki_assets.engine.digest import write_digest
 from wiki_assets.engine.quality.sentences import OPENS
 from wiki_assets.engine.verification import VerificationReport, verify
 from wiki_assets.engine.wiki.catalog import read_catalog
+from wiki_assets.engine.wiki.escaping import escape
 from wiki_assets.engine.wiki.index import index_wiki
-from wiki_assets.engine.wiki.render import escape
 from wiki_assets.simulator import SimModel, SimServer
 from wiki_assets.simulator.pages import UNSTATED
 

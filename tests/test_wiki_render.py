@@ -11,11 +11,12 @@ from conftest import page_record
 
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.quality.sentences import OPENS
+from wiki_assets.engine.wiki.escaping import escape
 from wiki_assets.engine.wiki.files import INDEX_PAGE
 from wiki_assets.engine.wiki.index import index_wiki
 from wiki_assets.engine.wiki.links import dangling_links
 from wiki_assets.engine.wiki.record import Link, Page
-from wiki_assets.engine.wiki.render import escape, render_index, render_page
+from wiki_assets.engine.wiki.render import render_index, render_page
 from wiki_assets.simulator import SimModel, SimServer
 
 TITLE = "R&D <beta> | [draft] \\ Q&A"

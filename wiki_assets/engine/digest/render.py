@@ -12,9 +12,9 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from wiki_assets.engine.digest.build import Digest, PageChange
+from wiki_assets.engine.wiki.escaping import escape, link_to
 from wiki_assets.engine.wiki.files import DIGEST_DIR
 from wiki_assets.engine.wiki.record import Link
-from wiki_assets.engine.wiki.render import escape, link_to
 
 # 2: a description holds only its sentences the document supports; 3: only those a judge verified
 # or that quote the document, else the document's opening ("The document opens: …")

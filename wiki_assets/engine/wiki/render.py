@@ -1,24 +1,29 @@
-"""The page and ``index.md`` templates, and the one escaping function both use.
+"""The page and ``index.md`` templates.
 
 Titles, collection names and everything a model wrote are data, never markup: each goes through
-:func:`escape` wherever it is shown, so the same text renders the same on a page and in the index.
-Front matter values are JSON-quoted besides, which is valid YAML and cannot break out of the front
-matter.
+:func:`~.escaping.escape` wherever it is shown. Front matter values are JSON-quoted besides, which
+is valid YAML and cannot break out of the front matter. How a page shows its checks (the marks
+after its sentences, its notes) is :mod:`.checks_shown`'s.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-import posixpath
 import re
 from collections.abc import Callable, Sequence
-from urllib.parse import quote
 
 from wiki_assets.engine.documents.language import language_code
-from wiki_assets.engine.quality.evidence import PointCheck
-from wiki_assets.engine.quality.sentences import DESCRIPTION, SUMMARY, SentenceCheck, Support
+from wiki_assets.engine.quality.sentences import DESCRIPTION, SUMMARY
 from wiki_assets.engine.quality.verdict import Reason
+from wiki_assets.engine.wiki.checks_shown import (
+    checked_prose,
+    key_points,
+    mostly_unchecked,
+    not_summarized_line,
+    unchecked_note,
+    ungrounded_note,
+)
+from wiki_assets.engine.wiki.escaping import escape, link_to
 from wiki_assets.engine.wiki.files import INDEX_PAGE
 from wiki_assets.engine.wiki.record import Link, Page
 
@@ -31,48 +36,6 @@ then rebuilds them from the journal and asks no model (it is ``wiki_index``'s co
 BY_MEANING = {"en": "close in meaning", "ko": "의미가 가까운 문서"}
 """How a page marks a link by meaning (one its model did not choose), in the page's language
 (English for a language not listed)."""
-
-
-def escape(text: str, *, block: bool = False) -> str:
-    """``text`` as literal markdown: HTML neutralised (``&``, ``<``, ``>``) and no line that could
-    open or close front matter (``---``). Inline text (the default) is folded onto one line;
-    ``block`` keeps the lines of a paragraph such as a summary."""
-    if not block:  # (most calls: one line, no generator)
-        line = " ".join(text.split())
-        return "\\---" if line == "---" else _html(line)
-    return "\n".join(
-        "\\---" if line.strip() == "---" else _html(line) for line in text.splitlines()
-    )
-
-
-def _html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def relative_path(page: str, folder: str) -> str:
-    """``posixpath.relpath(page, folder)`` for two paths relative to the wiki root, without the
-    ``os.getcwd()`` call relpath makes for each (rendering a page computes a dozen of these)."""
-    target = posixpath.normpath(page).split("/")
-    start = [part for part in posixpath.normpath(folder or ".").split("/") if part != "."]
-    common = 0
-    while common < min(len(target), len(start)) and target[common] == start[common]:
-        common += 1
-    return "/".join([".."] * (len(start) - common) + target[common:]) or "."
-
-
-def link_to(from_page: str, link: Link) -> str:
-    """A relative markdown link, which Obsidian resolves like a wikilink and any viewer follows.
-    Backslashes and brackets in the title are escaped so that they cannot end the link text."""
-    # Backslashes first: a title ending in one would otherwise escape the closing bracket.
-    title = escape(link.title.replace("\\", "\\\\")).replace("[", "\\[").replace("]", "\\]")
-    return f"[{title}]({_href(link.page, posixpath.dirname(from_page))})"
-
-
-@functools.lru_cache(maxsize=4096)
-def _href(page: str, folder: str) -> str:
-    """The quoted relative path to ``page`` from ``folder``: pages of a folder link to the same
-    pages again and again (related links one way, backlinks the other)."""
-    return quote(relative_path(page, folder))
 
 
 _FRONT_VALUE = json.JSONEncoder(ensure_ascii=False).encode
@@ -147,7 +110,7 @@ def render_page(page: Page) -> str:
         lines += [unchecked_note(page.prose, page.language), ""]
     if page.summary:
         lines += [checked_prose(page.summary, page.prose, SUMMARY), ""]
-    lines += _key_points(page.key_points)
+    lines += key_points(page.key_points)
     if page.headings:
         lines += ["## Headings", ""]
         lines += [f"- {escape(heading)}" for heading in page.headings] + [""]
@@ -172,132 +135,6 @@ def render_page(page: Page) -> str:
     else:
         lines += [f"*Source:* `{shown}`{read}", ""]
     return "\n".join(lines)
-
-
-NOT_SUMMARIZED = "Not summarized"
-
-
-def not_summarized_line(page: Page) -> str:
-    """The label of an extractive page: why the model's answer is not shown, and what is."""
-    if page.picked:
-        return (
-            f"> [!note] {NOT_SUMMARIZED}: {escape(page.model)} does not write "
-            f"{escape(page.language)}; the key points are the lines of the document it picked, "
-            "and the page shows the document's own headings and opening sentences."
-        )
-    reasons = page.verdict.explanations() if page.verdict else []
-    said = "; ".join(escape(reason) for reason in reasons)
-    why = f" (needs review: {said})" if said else ""
-    return (
-        f"> [!warning] {NOT_SUMMARIZED}: the model's answer was flagged{why}, so this page shows "
-        "the document's own title, headings and opening sentences."
-    )
-
-
-UNGROUNDED_NOTES = {
-    "en": "> [!caution] Unchecked: the description above and the summary below are the model's "
-    "own words. None of their sentences could be found in the document; check the source "
-    "before relying on them.",
-    "ko": "> [!caution] 확인되지 않음: 위의 설명과 아래의 요약은 모델이 쓴 문장입니다. 문서에서 "
-    "그 근거를 찾지 못했으니, 믿기 전에 원문을 확인하세요.",
-}
-"""What a page whose prose is ungrounded (``ungrounded_summary``) says under its description, in its
-language (English for a language without a note of its own)."""
-
-
-def ungrounded_note(language: str) -> str:
-    return UNGROUNDED_NOTES.get(language_code(language), UNGROUNDED_NOTES["en"])
-
-
-UNCHECKED_NOTES = {
-    "en": "> [!note] Mostly unchecked: {unchecked} of the {total} sentences below could not be "
-    "checked against the document, by rule or by a judge; they are the model's words.",
-    "ko": "> [!note] 대부분 확인되지 않음: 아래 {total}개 문장 중 {unchecked}개는 규칙으로도 "
-    "검증 모델로도 문서와 대조하지 못했습니다. 모델이 쓴 문장입니다.",
-}
-"""What a page most of whose prose is unchecked says above its summary, in its language."""
-
-
-def mostly_unchecked(prose: Sequence[SentenceCheck]) -> bool:
-    """More than half of the description's and summary's sentences are unchecked."""
-    unchecked = sum(1 for sentence in prose if sentence.status is Support.UNCHECKED)
-    return 2 * unchecked > len(prose)
-
-
-def unchecked_note(prose: Sequence[SentenceCheck], language: str) -> str:
-    unchecked = sum(1 for sentence in prose if sentence.status is Support.UNCHECKED)
-    note = UNCHECKED_NOTES.get(language_code(language), UNCHECKED_NOTES["en"])
-    return note.format(unchecked=unchecked, total=len(prose))
-
-
-def checked_prose(
-    text: str, checked: Sequence[SentenceCheck], part: str, *, inline: bool = False
-) -> str:
-    """``text`` (the description, or the summary) escaped, each sentence followed by what the
-    document says to it (:func:`sentence_mark`): the lines that back it, or that it is
-    contradicted (struck through, with what the document says), unsupported or unchecked.
-    Without checked sentences (an older page), the text as it is."""
-    mine = [sentence for sentence in checked if sentence.part == part]
-    if not mine:
-        return escape(text, block=not inline)
-    shown, cursor = [], 0
-    for sentence in mine:
-        at = text.find(sentence.text, cursor)
-        if at < 0:
-            continue
-        end = at + len(sentence.text)
-        said = escape(sentence.text)
-        if sentence.status is Support.CONTRADICTED:
-            said = f"~~{said}~~"
-        shown += [escape(text[cursor:at], block=not inline), said, f" {sentence_mark(sentence)}"]
-        cursor = end
-    shown.append(escape(text[cursor:], block=not inline))
-    return "".join(shown)
-
-
-def sentence_mark(sentence: SentenceCheck) -> str:
-    """What a page shows after a sentence of its prose: ``*(lines 3–4)*``, ``*(contradicted: the
-    document says "30 days", line 3)*``, ``*(unsupported: …)*`` or ``*(unchecked)*``; a judge's
-    verdict names the judge."""
-    where = sentence.reference
-    by = "" if sentence.checked_by == "rules" else f"checked by {escape(sentence.checked_by)}"
-    if sentence.status is Support.SUPPORTED:
-        said = ", ".join(part for part in (where, by) if part) or "supported"
-    elif sentence.status is Support.CONTRADICTED:
-        says = escape(sentence.document_says)
-        said = "contradicted: the document says" + (f' "{says}"' if says else " otherwise")
-        said += "".join(f", {part}" for part in (where, by) if part)
-    elif sentence.status is Support.UNSUPPORTED:
-        said = "unsupported" + (
-            f": {escape(sentence.document_says)}"
-            if sentence.document_says
-            else ": not in the document"
-        )
-        said += "".join(f", {part}" for part in (where, by) if part)
-    else:
-        said = "unchecked"
-    return f"*({said})*"
-
-
-UNVERIFIED_NOTE = (
-    "*The model wrote these, but the document does not back them; check the source before "
-    "relying on them.*"
-)
-
-
-def _key_points(points: Sequence[PointCheck]) -> list[str]:
-    """Verified points under "Key points", each with the document's lines it stands on; the
-    others apart, under "Not verified", each with why: never shown as fact."""
-    lines = []
-    verified = [point for point in points if point.verified]
-    if verified:
-        lines += ["## Key points", ""]
-        lines += [f"- {escape(point.text)} *({point.reference})*" for point in verified] + [""]
-    others = [point for point in points if not point.verified]
-    if others:
-        lines += ["## Not verified", "", UNVERIFIED_NOTE, ""]
-        lines += [f"- {escape(point.text)} *({point.explanation})*" for point in others] + [""]
-    return lines
 
 
 def render_index(
