@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path, PurePosixPath
 
-from wiki_assets.engine.documents import archives
+from wiki_assets.engine.documents import archive_kinds, archives
 from wiki_assets.engine.documents.encodings import decode
 from wiki_assets.engine.documents.formats import TEXT, Format, format_of
 from wiki_assets.engine.documents.ignore import Ignored, IgnoreRules
@@ -167,8 +167,8 @@ def scan_contents(
                 if ignored is not None:
                     ignored.append(Ignored(relative, rule))
                 continue
-            container = archives.kind_of(relative)
-            if container is not None and container not in archives.WITH_BODY:
+            container = archive_kinds.kind_of(relative)
+            if container is not None and container not in archive_kinds.WITH_BODY:
                 yield from _archive(file, relative, collection, rules, ignored, keep_up_to)
                 continue
             try:
@@ -200,15 +200,15 @@ def _archive(
     at most ``keep_up_to`` of them; or the archive itself, holding no text, with the reason it
     could not be opened (or was refused). ``body``: the container is a document itself (a
     mail, already listed, whose own reader says why it is broken): only what it holds."""
-    kind = archives.kind_of(relative) or "archive"
+    kind = archive_kinds.kind_of(relative) or "archive"
     try:
-        size, digest, _, data = _read_file(file, archives.MAX_EXPANDED_BYTES)
+        size, digest, _, data = _read_file(file, archive_kinds.MAX_EXPANDED_BYTES)
     except OSError:
         if not body:
             yield SourceDocument(relative, collection, 0, ""), None
         return
     if data is None:
-        too_large = f"refused: larger than {archives.MAX_EXPANDED_BYTES:,} bytes"
+        too_large = f"refused: larger than {archive_kinds.MAX_EXPANDED_BYTES:,} bytes"
         if not body:
             yield SourceDocument(relative, collection, size, digest, Format(kind, too_large)), None
         return
@@ -224,7 +224,7 @@ def _archive(
             what = (
                 format_of(path, content[:HEAD_BYTES])
                 if member.no_text is None
-                else Format(archives.kind_of(path) or "archive", member.no_text)
+                else Format(archive_kinds.kind_of(path) or "archive", member.no_text)
             )
             inside = hashlib.sha256(content).hexdigest()
             doc = SourceDocument(path, collection, len(content), inside, what)
