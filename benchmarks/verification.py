@@ -20,7 +20,8 @@ from collections import Counter
 from pathlib import Path
 
 from wiki_assets.engine import Dials, Endpoint, ingest
-from wiki_assets.engine.verification import verify
+from wiki_assets.engine.llm.client import ModelClient
+from wiki_assets.engine.verification.verify import verify
 from wiki_assets.engine.wiki.catalog import read_catalog
 from wiki_assets.engine.wiki.index import index_wiki
 from wiki_assets.simulator import SimModel, SimServer
@@ -42,10 +43,10 @@ def _row(root: Path, judge_kind: str, share: float) -> str:
         index_wiki(wiki)  # as ingest_job does before the pass
         endpoints.append(Endpoint(name="judge", base_url=judging.base_url, model="judge"))
         waiting = verify(wiki_root=wiki, synced_root=synced, collections=COLLECTIONS,
-                         endpoints=endpoints, budget=0).waiting  # fmt: skip
+                         endpoints=endpoints, connect=ModelClient, budget=0).waiting  # fmt: skip
         budget = max(1, round(waiting * share))
         report = verify(wiki_root=wiki, synced_root=synced, collections=COLLECTIONS,
-                        endpoints=endpoints, budget=budget)  # fmt: skip
+                        endpoints=endpoints, connect=ModelClient, budget=budget)  # fmt: skip
     invented = set(UNSTATED.values())
     counted: Counter[str] = Counter()
     ended: Counter[str] = Counter()

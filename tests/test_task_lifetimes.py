@@ -22,7 +22,7 @@ import pytest
 
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded, concurrency_for
-from wiki_assets.engine.dispatch.judges import Judges, Judging
+from wiki_assets.engine.dispatch.judges import JudgeQueue, PageToJudge
 from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.ingestion.candidates import plan_beside_helper
 from wiki_assets.engine.ingestion.plan import RELATED_CANDIDATES
@@ -30,9 +30,11 @@ from wiki_assets.engine.llm import child_server as child_servers
 from wiki_assets.engine.llm.child_server import child_server, free_port
 from wiki_assets.engine.llm.client import ModelClient
 from wiki_assets.engine.prompting.candidate import PageRequest
-from wiki_assets.engine.prompting.results import Judgement, Notes, Summary
+from wiki_assets.engine.prompting.results import Notes, Summary
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.related.service import HELPER_MODULE, CandidatesService
+from wiki_assets.engine.verification.prompt import Judgement
+from wiki_assets.engine.verification.request import JudgeRequest
 from wiki_assets.simulator import SimModel, SimServer
 from wiki_assets.virtual_time import check, clock, generate, runner
 
@@ -215,11 +217,12 @@ def test_a_judge_cancelled_again_leaves_no_request_behind() -> None:
 
     async def run() -> tuple[int, set[asyncio.Task[object]]]:
         lane = dispatcher_on(model, Leases()).lanes[0]
-        judges = Judges(
+        judges = JudgeQueue(
             apply=Work().judged, retry=lambda job, flags: None, budget=1, wait=until_cancelled
         )
         doc = SourceDocument("c/0.md", "c", 10, "h")
-        judging = Judging(doc.path, "text", ("A sentence.",), 1, Job(doc, doc.path), None)
+        request = JudgeRequest(("A sentence.",), targets=(0,), truths=(None,))
+        judging = PageToJudge(request, "text", 1, Job(doc, doc.path), None)
         worker = asyncio.create_task(judges.judge(judging, lane, lambda: False))
         await asyncio.sleep(0.001)
         assert model.judged == 1

@@ -19,8 +19,10 @@ from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.digest import write_digest
+from wiki_assets.engine.llm.client import ModelClient
 from wiki_assets.engine.quality.sentences import OPENS
-from wiki_assets.engine.verification import VerificationReport, verify
+from wiki_assets.engine.verification.report import VerificationReport
+from wiki_assets.engine.verification.verify import verify
 from wiki_assets.engine.wiki.catalog import read_catalog
 from wiki_assets.engine.wiki.escaping import escape
 from wiki_assets.engine.wiki.index import index_wiki
@@ -58,8 +60,9 @@ def judge_server(kind: str) -> Iterator[Endpoint]:
 
 def run(synced: Path, wiki: Path, fleet: list[Endpoint], budget: int = 100) -> VerificationReport:
     return verify(
-        wiki_root=wiki, synced_root=synced, collections=COLLECTIONS, endpoints=fleet, budget=budget
-    )
+        wiki_root=wiki, synced_root=synced, collections=COLLECTIONS, endpoints=fleet,
+        connect=ModelClient, budget=budget,
+    )  # fmt: skip
 
 
 def counted(wiki: Path) -> Counter[tuple[str, str]]:

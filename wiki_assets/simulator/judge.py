@@ -14,6 +14,8 @@ import re
 import zlib
 from typing import Any
 
+from wiki_assets.engine.verification.prompt import VERDICTS
+
 __all__ = ["JUDGES", "judge_answer"]
 
 JUDGES = ("right", "coin")
@@ -21,7 +23,6 @@ _BLOCK = re.compile(r"<document>\n(.*)\n</document>", re.DOTALL)
 _NUMBERED = re.compile(r"^(\d+)\| ?(.*)$")
 _LISTED = re.compile(r"^(\d+)\. (.*)$")
 _WORD = re.compile(r"\w+")
-_VERDICTS = ("supported", "not_stated", "contradicted")
 _CLOSE = 3  # words in which a contradicting sentence may differ from its line
 
 
@@ -40,7 +41,7 @@ def judge_answer(judge: str, message: str, schema: dict[str, Any] | None) -> str
     for index, sentence in sentences:
         verdict, number, says = _verdict(sentence, lines)
         if judge == "coin" and zlib.crc32(sentence.encode("utf-8")) % 2:
-            verdict = _VERDICTS[(_VERDICTS.index(verdict) + 1) % 3]
+            verdict = VERDICTS[(VERDICTS.index(verdict) + 1) % len(VERDICTS)]
         verdicts.append({"sentence": index, "verdict": verdict,
                          "lines": [number] if number else [], "document_says": says})  # fmt: skip
     return json.dumps({"verdicts": verdicts}, ensure_ascii=False)

@@ -30,7 +30,8 @@ from wiki_assets.engine.prompting.budget import (
 )
 from wiki_assets.engine.prompting.candidate import PageRequest
 from wiki_assets.engine.prompting.page import PageDraft
-from wiki_assets.engine.prompting.results import Judgement, Notes, Summary
+from wiki_assets.engine.prompting.results import Notes, Summary
+from wiki_assets.engine.verification.prompt import Judgement
 from wiki_assets.simulator import BatchScheduler, SimModel
 
 RETRY_BACKOFF_S = 0.5  # the openai client's first backoff, doubled per retry

@@ -19,8 +19,8 @@ from wiki_assets.engine.config import Endpoint
 from wiki_assets.engine.dispatch import (
     Dispatcher,
     Job,
-    Judging,
     Lane,
+    PageToJudge,
     Prepared,
     Recorded,
     concurrency_for,
@@ -36,6 +36,7 @@ from wiki_assets.engine.prompting.budget import (
     split_to_budget,
 )
 from wiki_assets.engine.prompting.results import Summary
+from wiki_assets.engine.verification.request import JudgeRequest
 from wiki_assets.virtual_time.clock import Stuck, run_virtual
 from wiki_assets.virtual_time.models import VirtualModel, simulated_text
 from wiki_assets.virtual_time.scenarios import Scenario, hang_free_s, ideal_makespan, part_budget
@@ -43,6 +44,8 @@ from wiki_assets.virtual_time.scenarios import Scenario, hang_free_s, ideal_make
 MONITOR_EVERY_S = 0.1  # how often the idle-model watch looks, in virtual seconds
 IDLE_GRACE_S = 0.5  # longer than this next to a document it would finish first is idling
 DEADLINE_FACTOR = 50.0  # a run past this many ideal makespans (plus the timeouts) is hung
+# The request each page leaves to a judge, where the fleet has one (:meth:`_Work.record`).
+ONE_SENTENCE = JudgeRequest(("a sentence",), targets=(0,), truths=(None,))
 
 
 @dataclass
@@ -125,7 +128,7 @@ class _Work:
         # takes a page's time on the judging model, and finds nothing).
         judging = None
         if self.outcome.scenario.dials.judge_share and len(self.outcome.scenario.models) > 1:
-            judging = Judging(path, "", ("a sentence",), lane.order, job, None)
+            judging = PageToJudge(ONE_SENTENCE, "", lane.order, job, None)
         return Recorded(flags=(plan.flaw,) if flagged and retry else (), judging=judging)
 
     def fail(self, job: Job, reason: str) -> None:

@@ -17,7 +17,7 @@ from wiki_assets.engine import CollectionState
 from wiki_assets.engine.digest import DigestFiles
 from wiki_assets.engine.documents.corpus import collection_of
 from wiki_assets.engine.ingestion.report import IngestReport
-from wiki_assets.engine.verification import VerificationReport
+from wiki_assets.engine.verification.report import VerificationReport
 from wiki_assets.engine.wiki.audit import SHOWN_FINDINGS, Outcome
 from wiki_assets.engine.wiki.index import IndexReport
 

@@ -10,7 +10,9 @@ from wiki_assets.defs.resources import CorpusResource, SummarizerResource
 from wiki_assets.defs.tags import tag_source
 from wiki_assets.defs.verification.config import VerifyConfig
 from wiki_assets.defs.wiki_pages.backfill import backfill_policy
-from wiki_assets.engine.verification import VerificationReport, verify
+from wiki_assets.engine.llm.client import ModelClient
+from wiki_assets.engine.verification.report import VerificationReport
+from wiki_assets.engine.verification.verify import verify
 
 JUDGES_HOLD = "judges_hold"
 PROSE_SETTLED = "prose_settled"
@@ -77,7 +79,8 @@ def _verify(
     with corpus.naming_a_full_disk():
         report = verify(
             wiki_root=corpus.wiki_path, synced_root=corpus.synced_path, collections=collections,
-            endpoints=endpoints, budget=config.budget_pages, judge=config.judge,
+            endpoints=endpoints, connect=ModelClient, budget=config.budget_pages,
+            judge=config.judge,
             store=corpus.state_store(), log=context.log.info,
         )  # fmt: skip
     return dg.MaterializeResult(metadata=build(VERIFICATION, report), check_results=_checks(report))

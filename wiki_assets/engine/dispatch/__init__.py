@@ -12,7 +12,7 @@ counts, which the run's report takes when it is done) and ``work`` (what the dis
 the run around it).
 """
 
-from wiki_assets.engine.dispatch.judges import Judges, Judging
+from wiki_assets.engine.dispatch.judges import JudgeQueue, PageToJudge
 from wiki_assets.engine.dispatch.lane import Attempt, Client, Lane
 from wiki_assets.engine.dispatch.limits import (
     AdaptiveConcurrency,
@@ -40,11 +40,11 @@ __all__ = [
     "Dispatcher",
     "FixedConcurrency",
     "Job",
-    "Judges",
-    "Judging",
+    "JudgeQueue",
     "Lane",
     "LaneTally",
     "Pace",
+    "PageToJudge",
     "Prepared",
     "Prospect",
     "Recorded",

@@ -1,9 +1,11 @@
-"""Judges: another model of the fleet checks a page's unchecked sentences, on idle capacity.
+"""When the run's judges work: another model of the fleet checks a page's unchecked sentences,
+on idle capacity. What a judge is asked, how its verdicts apply and when they hold are the
+judge's room's (:mod:`wiki_assets.engine.verification`); this schedules its requests on the lanes.
 
-A page whose prose the rules leave partly unchecked may be offered for judging
-(:class:`Judging`): one request to a model other than its writer (or to the judge the
+A page whose prose the rules leave partly unchecked may be offered to a judge
+(:class:`PageToJudge`): one request to a model other than its writer (or to the judge the
 ``judge`` dial names), holding all its unchecked sentences and a few controls whose answers are
-known (:mod:`wiki_assets.engine.quality.judging`). Like an optional second opinion
+known (:mod:`wiki_assets.engine.verification.request`). Like an optional second opinion
 (:mod:`~.opinions`):
 
 * it uses only capacity that would otherwise be idle: a worker judges only when it has no
@@ -13,9 +15,9 @@ known (:mod:`wiki_assets.engine.quality.judging`). Like an optional second opini
 * a budget bounds it: ``judge_share`` of the run's documents;
 * it never delays the end of the run: once every first answer is in, the run ends, the
   requests out are cancelled and the pages waiting stay as the rules left them;
-* the run learns which judges hold: per judge, Laplace's estimate of getting a control right.
-  Its verdicts are applied while that estimate is at least :data:`TRUSTED`; a judge below
-  :data:`USELESS` after :data:`EVIDENCE` controls is asked no more.
+* the run learns which judges hold, as they answer
+  (:class:`~wiki_assets.engine.verification.standing.Standing`): a judge's verdicts are applied
+  while it is trusted, and a judge found useless is asked no more.
 """
 
 from __future__ import annotations
@@ -24,43 +26,55 @@ import asyncio
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from wiki_assets.engine.dispatch.lane import Lane
-from wiki_assets.engine.dispatch.opinions import BUDGET, FAILED, RUN_DONE, Tally
+from wiki_assets.engine.dispatch.opinions import BUDGET, FAILED, RUN_DONE
 from wiki_assets.engine.dispatch.queue import Job
 from wiki_assets.engine.ending_tasks import cancel_and_wait
 from wiki_assets.engine.errors import ModelError
-from wiki_assets.engine.prompting.results import Judgement
+from wiki_assets.engine.state.journal import Entry
+from wiki_assets.engine.verification.prompt import Judgement
+from wiki_assets.engine.verification.request import JudgeRequest, page_request
+from wiki_assets.engine.verification.standing import Holds, Standing
 
-TRUSTED = 0.75  # a judge's estimated share of controls right, from which its verdicts apply
-USELESS = 0.6  # below this after EVIDENCE controls, a judge is asked no more
-EVIDENCE = 6  # controls answered before a judge can be found useless
 BACKLOG = 256  # pages waiting for a judge at most: the oldest is dropped (memory stays bounded)
 NOT_HOLDING = "judge_not_holding"  # every judge that could answer was found useless
 BACKLOGGED = "backlog"  # dropped from a full backlog
 
 
 @dataclass(eq=False, slots=True)
-class Judging:
-    """One page's sentences waiting for a judge: the document's text, the sentences to send,
-    the writer's place in the fleet, and what the run needs to apply the answer."""
+class PageToJudge:
+    """One page waiting for a judge: the judge's request on its sentences, its document's text,
+    its writer's place in the fleet, and what the run needs to apply the answer."""
 
-    path: str
+    request: JudgeRequest
     text: str
-    sentences: tuple[str, ...]
     writer: int
     job: Job  # the document's
-    payload: Any
+    entry: Entry | None  # the page's, as journaled (None: the simulation's, that applies nothing)
+    offered: int = 0  # the run's count of pages offered when this one was: a later one supersedes
+
+    @property
+    def path(self) -> str:
+        return self.job.doc.path
+
+    @classmethod
+    def offer(
+        cls, entry: Entry, text: str, writer: int, job: Job, offered: int
+    ) -> PageToJudge | None:
+        """The page of ``entry`` (its document's ``text``) for a judge, when the rules left any
+        of its sentences unchecked."""
+        request = page_request(entry, text)
+        return None if request is None else cls(request, text, writer, job, entry, offered)
 
 
 # The run applies a judge's answer, and says why the page is flagged now where it would have
 # another model look at it (flagged_pages 'retry'), as for a first answer.
-Apply = Callable[[Judging, Lane, Judgement, Callable[[int, int], bool]], Awaitable[tuple[str, ...]]]
+Apply = Callable[[PageToJudge, Lane, Judgement, Holds], Awaitable[tuple[str, ...]]]
 
 
 @dataclass
-class Judges:
+class JudgeQueue:
     """The run's pages waiting for a judge, its budget and what it learned of each judge."""
 
     apply: Apply  # the run applies an answer (Work.judged)
@@ -72,12 +86,12 @@ class Judges:
     wait: Callable[[Callable[[], bool]], Awaitable[None]] | None = None
     wake: Callable[[], None] = lambda: None
     asked: int = 0
-    waiting: deque[Judging] = field(default_factory=deque)
+    waiting: deque[PageToJudge] = field(default_factory=deque)
     out: set[asyncio.Task[Judgement]] = field(default_factory=set)
-    controls: dict[int, Tally] = field(default_factory=dict)  # per judge: controls right
+    standings: dict[int, Standing] = field(default_factory=dict)  # per judge: its controls
     skipped: Counter[str] = field(default_factory=Counter)
 
-    def offer(self, judging: Judging) -> None:
+    def offer(self, judging: PageToJudge) -> None:
         """A page with unchecked sentences: to be judged when a worker is idle, budget allowing."""
         if self.asked >= self.budget:
             self.skipped[BUDGET] += 1
@@ -88,12 +102,12 @@ class Judges:
             self.skipped[BACKLOGGED] += 1
         self.waiting.append(judging)
 
-    def may_judge(self, lane: Lane, judging: Judging) -> bool:
+    def may_judge(self, lane: Lane, judging: PageToJudge) -> bool:
         if lane.order == judging.writer or self.useless(lane.order):
             return False
         return self.named is None or self.named in (lane.endpoint.name, lane.endpoint.model)
 
-    def take(self, lane: Lane) -> Judging | None:
+    def take(self, lane: Lane) -> PageToJudge | None:
         """The oldest waiting page ``lane`` may judge now (:meth:`available`), if any."""
         for judging in self.waiting:
             if self.available(lane, judging):
@@ -101,29 +115,27 @@ class Judges:
                 return judging
         return None
 
-    def available(self, lane: Lane, judging: Judging) -> bool:
+    def available(self, lane: Lane, judging: PageToJudge) -> bool:
         """Whether ``lane`` may judge ``judging`` now: only while none of its model's requests
         is in flight (a judge's request beside them would take a share of the server they are
         using, and slow them)."""
         return not lane.attempts and self.may_judge(lane, judging)
 
-    def _tally(self, order: int) -> Tally:
-        return self.controls.setdefault(order, Tally())
+    def _standing(self, order: int) -> Standing:
+        return self.standings.setdefault(order, Standing())
 
     def useless(self, order: int) -> bool:
-        tally = self._tally(order)
-        return tally.answered >= EVIDENCE and tally.chance() < USELESS
+        return self._standing(order).useless()
 
     def learned(self, lane: Lane, answered: int, right: int) -> bool:
         """Count a judge's controls; whether its verdicts hold now (see the module docstring)."""
         lane.tally.controls += answered
         lane.tally.controls_right += right
-        tally = self._tally(lane.order)
-        tally.answered += answered
-        tally.good += right
-        return tally.chance() >= TRUSTED
+        standing = self._standing(lane.order)
+        standing.count(answered, right)
+        return standing.trusted()
 
-    async def judge(self, judging: Judging, lane: Lane, preempted: Callable[[], bool]) -> None:
+    async def judge(self, judging: PageToJudge, lane: Lane, preempted: Callable[[], bool]) -> None:
         """Send ``judging`` to ``lane``'s model and apply its answer (a page it flags anew may
         get a second opinion). Work for the worker that comes back meanwhile (``preempted``)
         cancels the request, and the page waits again at the front; a failed request leaves the
@@ -132,7 +144,7 @@ class Judges:
             self.waiting.appendleft(judging)
             return
         lane.tally.requests += 1
-        task = asyncio.create_task(lane.client.judge(judging.text, judging.sentences))
+        task = asyncio.create_task(lane.client.judge(judging.text, judging.request.sentences))
         task.add_done_callback(lambda _: self.wake())
         # Out until it has ended: one this worker could not wait for (cancelled again while it
         # waited) is waited for as the run ends (wait_out).

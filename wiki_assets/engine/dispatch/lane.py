@@ -24,7 +24,8 @@ from wiki_assets.engine.dispatch.run_end.pace import Pace
 from wiki_assets.engine.dispatch.tally import LaneTally
 from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.prompting.candidate import PageRequest
-from wiki_assets.engine.prompting.results import Judgement, Notes, Summary
+from wiki_assets.engine.prompting.results import Notes, Summary
+from wiki_assets.engine.verification.prompt import Judgement
 
 
 class Client(Protocol):

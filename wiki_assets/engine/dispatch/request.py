@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from wiki_assets.engine.dispatch import retry
-from wiki_assets.engine.dispatch.judges import Judging
+from wiki_assets.engine.dispatch.judges import PageToJudge
 from wiki_assets.engine.dispatch.lane import Attempt, Lane
 from wiki_assets.engine.dispatch.limits import work_units
 from wiki_assets.engine.dispatch.opinions import FAILED, OUT_OF_SERVICE, SecondOpinions
@@ -45,7 +45,7 @@ class Requests:
         retire: Callable[[Lane, str], None],
         gathered: Callable[[Job], None],
         opinions: SecondOpinions,
-        offer_judging: Callable[[Judging], None],
+        offer_judging: Callable[[PageToJudge], None],
         log: Any = None,
     ) -> None:
         self.lanes = lanes

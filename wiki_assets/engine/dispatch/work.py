@@ -6,14 +6,15 @@ simulation's) is one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from wiki_assets.engine.dispatch.judges import Judging
+from wiki_assets.engine.dispatch.judges import PageToJudge
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.queue import Job, Prepared
-from wiki_assets.engine.prompting.results import Judgement, Summary
+from wiki_assets.engine.prompting.results import Summary
+from wiki_assets.engine.verification.prompt import Judgement
+from wiki_assets.engine.verification.standing import Holds
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +27,7 @@ class Recorded:
     flags: tuple[str, ...] = ()
     kept: bool = False
     fixed: tuple[str, ...] = ()
-    judging: Judging | None = None  # its page's unchecked sentences, for a judge (judges.py)
+    judging: PageToJudge | None = None  # its page's unchecked sentences, for a judge (judges.py)
 
 
 class Work(Protocol):
@@ -51,10 +52,10 @@ class Work(Protocol):
 
     async def judged(
         self,
-        judging: Judging,
+        judging: PageToJudge,
         judge: Lane,
         judgement: Judgement,
-        holds: Callable[[int, int], bool],
+        holds: Holds,
     ) -> tuple[str, ...]:
         """A judge's answer on a page's sentences: ``holds(controls answered, right)`` counts
         its controls and says whether its verdicts apply (then the page is written again).

@@ -17,7 +17,7 @@ from typing import Any
 
 from wiki_assets.engine.config import Dials
 from wiki_assets.engine.dispatch.departures import Departures
-from wiki_assets.engine.dispatch.judges import Judges
+from wiki_assets.engine.dispatch.judges import JudgeQueue
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.opinions import SecondOpinions
 from wiki_assets.engine.dispatch.parts import Parts
@@ -85,7 +85,7 @@ class Dispatcher:
             log=log,
         )
         asked = self.requests.ask_another  # a page a judge flags may get a second opinion
-        self.judges = Judges(
+        self.judges = JudgeQueue(
             work.judged, asked, int(dials.judge_share * expected()), dials.judge or None
         )
         self.judges.wait, self.judges.wake = lambda ready: self._wait(ready, None), self.wake

@@ -5,7 +5,7 @@ rendered off the event loop, one flush at a time, through the flush's own journa
 written by the page writer process (:mod:`~wiki_assets.engine.wiki.writer`): the models keep
 working meanwhile. A flush runs every ``flush_seconds``, or as soon as :data:`UNWRITTEN_LIMIT`
 answers wait (new requests wait while one is still writing); it runs beside the dispatcher
-(:mod:`.dispatch_and_flush`). A judge's verdicts write a page again (:mod:`.judgement`).
+(:mod:`.dispatch_and_flush`). A judge's verdicts write a page again (:meth:`Pages.judged`).
 """
 
 from __future__ import annotations
@@ -19,29 +19,32 @@ from dataclasses import replace
 from pathlib import Path
 
 from wiki_assets.engine.config import FlaggedPages
-from wiki_assets.engine.dispatch import Dispatcher, Job, Judging, Lane, Recorded
+from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, PageToJudge, Recorded
 from wiki_assets.engine.documents import archives
 from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.errors import disk_full
 from wiki_assets.engine.ingestion.fingerprints import SHAPED_BY, Shaping
-from wiki_assets.engine.ingestion.judgement import ToJudge, judged_entry, offer
 from wiki_assets.engine.ingestion.page_entry import (
     Rank,
     extractive,
     from_source,
     picked,
     rank,
+    rank_judged,
     result,
     with_opening,
 )
 from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.ingestion.report import IngestReport
-from wiki_assets.engine.prompting.results import Judgement, Summary
+from wiki_assets.engine.prompting.results import Summary
 from wiki_assets.engine.quality import assess
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.state.journal import SUMMARIZED, Entry, Journal
 from wiki_assets.engine.state.journal_writer import JournalWriter
 from wiki_assets.engine.state.store import StateStore
+from wiki_assets.engine.verification.prompt import Judgement
+from wiki_assets.engine.verification.standing import Holds
+from wiki_assets.engine.verification.verdicts import apply_judgement
 from wiki_assets.engine.wiki.files import Wiki
 from wiki_assets.engine.wiki.links import neighbours, page_text, relink
 from wiki_assets.engine.wiki.writer import PageWriter
@@ -158,7 +161,7 @@ class Pages:
         judging = None
         if self.judging and prepared.notes is None:
             self.offered[doc.path] = serial = len(self.offered) + 1
-            judging = offer(entry, prepared.text, lane.order, job, serial)
+            judging = PageToJudge.offer(entry, prepared.text, lane.order, job, serial)
         if job.second_opinion:
             return replace(kept, judging=judging)
         self.report.count += 1
@@ -170,24 +173,25 @@ class Pages:
         return Recorded(judging=judging)
 
     async def judged(
-        self, judging: Judging, judge: Lane, judgement: Judgement, holds: Callable[[int, int], bool]
+        self, page: PageToJudge, judge: Lane, judgement: Judgement, holds: Holds
     ) -> tuple[str, ...]:
-        """A judge's answer: the page with its verdicts (:func:`.judgement.judged_entry`) is
-        journaled and written again, unless a later answer for the document came since. A page
-        it flags anew is recorded for a second opinion, as a first answer is (``retry``)."""
-        kept: ToJudge = judging.payload
-        applied = None
-        if self.offered.get(judging.path) == kept.serial:
-            applied = judged_entry(judging, judge.endpoint.name, judgement, holds)
+        """A judge's answer: the page with its verdicts is journaled and written again, unless a
+        later answer for the document came since. A page it flags anew is recorded for a second
+        opinion, as a first answer is (``retry``)."""
+        if page.entry is None or self.offered.get(page.path) != page.offered:
+            return ()
+        applied = apply_judgement(
+            page.entry, page.request, page.text, judge.endpoint.name, judgement, holds
+        )
         if applied is None:
             return ()
-        self.report.models[kept.writer].rejudged(applied)
+        self.report.models[page.writer].rejudged(applied)
         await self.writer.record(applied.entry)
-        self.unwritten = [(j, e) for j, e in self.unwritten if e.path != judging.path]
-        self.keep(kept.job, applied.entry)
+        self.unwritten = [(j, e) for j, e in self.unwritten if e.path != page.path]
+        self.keep(page.job, applied.entry)
         if applied.flags_before or not applied.flags_after or self.flagged_pages != "retry":
             return ()
-        self.first_opinions[judging.path] = (applied.rank, applied.flags_after)
+        self.first_opinions[page.path] = (rank_judged(applied), applied.flags_after)
         return applied.flags_after
 
     def keep(self, job: Job, entry: Entry) -> None:

@@ -15,7 +15,7 @@ from wiki_assets.engine.dispatch.tally import LaneTally
 from wiki_assets.engine.quality.sentences import ProseCheck, Support
 
 if TYPE_CHECKING:
-    from wiki_assets.engine.ingestion.judgement import Judged
+    from wiki_assets.engine.verification.verdicts import JudgedPage
 
 
 IN_SERVICE = frozenset({"ok", "outpaced"})  # the values of ModelStats.service that are no warning
@@ -116,7 +116,7 @@ class ModelStats:
         self.sentences_checked += sign * prose.checked
         self.sentences_supported += sign * prose.count(Support.SUPPORTED)
 
-    def rejudged(self, judged: Judged) -> None:
+    def rejudged(self, judged: JudgedPage) -> None:
         """A judge's verdicts on one of its pages: its sentences count as they are now, and the
         reasons that flag the page anew."""
         self.sentences(judged.before, -1)

@@ -1,7 +1,8 @@
 """What the journal keeps of a model's answer, and its page is rendered from: the draft with its
 key points as checked (:func:`result`), an extractive page in place of a flagged answer
 (:func:`extractive`, the ``extract`` dial) or of a compact answer without prose (:func:`picked`),
-and how two answers for one document rank (:func:`rank`, for a second opinion).
+and how two answers for one document rank (:func:`rank`, for a second opinion; a judged one:
+:func:`rank_judged`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from wiki_assets.engine.prompting.results import Summary
 from wiki_assets.engine.quality import Assessment
 from wiki_assets.engine.quality.extractive_page import extract
 from wiki_assets.engine.quality.sentences import ProseCheck, opening_line, quotable
+from wiki_assets.engine.verification.verdicts import JudgedPage
 from wiki_assets.engine.wiki.record import now_iso
 
 Rank = tuple[bool, int, int]
@@ -24,6 +26,14 @@ def rank(assessment: Assessment) -> Rank:
     points, then fewer reasons."""
     verdict = assessment.verdict
     return verdict.ok, assessment.verified, -len(verdict.reasons)
+
+
+def rank_judged(judged: JudgedPage) -> Rank:
+    """How an answer that a judge's verdicts changed ranks against a second opinion, as
+    :func:`rank` ranks it."""
+    points = (judged.entry.result or {}).get("key_points") or []
+    verified = sum(1 for p in points if isinstance(p, dict) and p.get("status") == "verified")
+    return not judged.flags_after, verified, -len(judged.flags_after)
 
 
 def extractive(

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
-from wiki_assets.engine.dispatch import Dispatcher, Job, Judging, Lane, Prepared, Recorded
+from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, PageToJudge, Prepared, Recorded
 from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES as MAX_BYTES
 from wiki_assets.engine.documents.corpus import DEFAULT_MAX_FILE_BYTES as MAX_FILE_BYTES
 from wiki_assets.engine.documents.reader import Reader
@@ -46,11 +46,13 @@ from wiki_assets.engine.ingestion.progress import (
 from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.ingestion.signals import stop_on_signals
 from wiki_assets.engine.llm.embeddings_client import EmbeddingsClient
-from wiki_assets.engine.prompting.results import Judgement, Summary
+from wiki_assets.engine.prompting.results import Summary
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.leases import SlotLeases
 from wiki_assets.engine.state.store import StateStore
+from wiki_assets.engine.verification.prompt import Judgement
+from wiki_assets.engine.verification.standing import Holds
 from wiki_assets.engine.wiki.files import Wiki
 
 
@@ -303,7 +305,7 @@ class _Run:
         self.pages.fail(job.doc, reason)
 
     async def judged(
-        self, judging: Judging, judge: Lane, judgement: Judgement, holds: Callable[[int, int], bool]
+        self, judging: PageToJudge, judge: Lane, judgement: Judgement, holds: Holds
     ) -> tuple[str, ...]:
         return await self.pages.judged(judging, judge, judgement, holds)
 

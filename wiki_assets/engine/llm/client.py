@@ -16,7 +16,6 @@ from wiki_assets.engine.llm.compact import (
     parse_compact,
     shown_lines,
 )
-from wiki_assets.engine.llm.judging import judge_messages, judge_schema, parse_verdicts
 from wiki_assets.engine.prompting.budget import (
     candidate_list,
     estimate_tokens,
@@ -34,7 +33,13 @@ from wiki_assets.engine.prompting.prompts import (
     PARTS_NOTE,
     REPAIR_USER,
 )
-from wiki_assets.engine.prompting.results import Judgement, Notes, Summary
+from wiki_assets.engine.prompting.results import Notes, Summary
+from wiki_assets.engine.verification.prompt import (
+    Judgement,
+    judge_messages,
+    judge_schema,
+    parse_verdicts,
+)
 
 
 class ModelClient:
@@ -117,7 +122,8 @@ class ModelClient:
 
     async def judge(self, text: str, sentences: Sequence[str]) -> Judgement:
         """This model's verdict on each of ``sentences`` against ``text`` (a whole document):
-        one request (:mod:`~.judging`). A document too long for the context is not judged."""
+        one request, as the judge's room words it (:mod:`wiki_assets.engine.verification.prompt`).
+        A document too long for the context is not judged."""
         usage = Usage()
         numbered = number_lines(text)
         if estimate_tokens(numbered) > self._input_budget("\n".join(sentences)):

@@ -37,26 +37,3 @@ class Notes:
     prompt_tokens: int
     completion_tokens: int
     requests: int
-
-
-@dataclass(frozen=True, slots=True)
-class SentenceVerdict:
-    """A judge's word on one sentence: ``supported`` (the document says it), ``not_stated``, or
-    ``contradicted`` (it says otherwise), with the document's ``lines`` and, for a
-    contradicted one, what the document says."""
-
-    index: int  # the sentence's number in the request, from 1
-    verdict: str
-    lines: tuple[int, ...] = ()
-    document_says: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Judgement:
-    """A judge's answer on one page's sentences, and what it took on the model."""
-
-    verdicts: tuple[SentenceVerdict, ...]
-    model: str
-    prompt_tokens: int
-    completion_tokens: int
-    requests: int = 1

@@ -14,7 +14,7 @@ checks on every page that need no strong model. No Dagster here.
   unsupported, unchecked); :mod:`.claims` checks each by rule (:mod:`.quantities`: numbers
   and amounts in English and Korean, :mod:`.dates`: dates and times of day, :mod:`.names`:
   names of people and teams, :mod:`.polarity`: a "not", :mod:`.stated`: a sentence's claim);
-  :mod:`.judging`: what a judge from the fleet is asked, and its verdicts applied.
+  a judge from the fleet settles what they leave unchecked (:mod:`wiki_assets.engine.verification`).
 - :mod:`.checks`: the page checks, each named by a :class:`~.verdict.Reason`.
 - :mod:`.verdict`: the reasons (stable names) and a page's :class:`~.verdict.Verdict`.
 - :mod:`.assess`: :func:`~.assess.assess`, the one call a run makes per page.

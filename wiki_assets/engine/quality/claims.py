@@ -18,7 +18,7 @@ A sentence's :class:`Support`:
   "이지은 팀장"); or the passage that says it says it the other way round (a negation).
 * **unchecked**: nothing the rules can compare settles it (a paraphrase, a claim in words the
   document does not use, or a blend of two lines: :func:`_blended`). A judge from the fleet may
-  settle it (:mod:`.judging`).
+  settle it (:mod:`wiki_assets.engine.verification`).
 
 The rules work in English and in Korean (:mod:`.quantities` for numbers, particles taken off
 words as :mod:`.prose` does). A sentence that is contradicted or unsupported flags its page.

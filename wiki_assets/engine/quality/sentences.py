@@ -1,5 +1,6 @@
 """A page's prose as sentences, each with what its document says to it: the types the rules
-(:mod:`.claims`), a judge (:mod:`.judging`), the page, the catalog and the digest share.
+(:mod:`.claims`), a judge (:mod:`wiki_assets.engine.verification`), the page, the catalog and
+the digest share.
 """
 
 from __future__ import annotations

@@ -5,15 +5,17 @@ judges from the fleet after the pages are written, so it never delays a first an
   its own words), or only the one the ``judge`` setting names. A fleet of one model has no judge
   for its own pages: the pass says so and settles nothing.
 * **One request per page** holding its unchecked sentences and up to two *controls* whose answer
-  is known (:func:`~wiki_assets.engine.quality.judging.judge_request`), as the run's judges ask.
+  is known (:func:`~.request.judge_request`), as the run's judges ask.
 * **Controls decide**: per judge, Laplace's estimate of getting a control right, over all the
-  controls it answered in the pass. Its verdicts apply, once every answer is in, only where it
-  answered at least :data:`~wiki_assets.engine.dispatch.judges.EVIDENCE` controls and the
-  estimate is at least :data:`~wiki_assets.engine.dispatch.judges.TRUSTED`; a judge below
-  :data:`~wiki_assets.engine.dispatch.judges.USELESS` after ``EVIDENCE`` controls is asked no
-  more. A judge that fails its controls settles nothing, however lucky its first pages.
+  controls it answered in the pass (:class:`~.standing.Standing`). Its verdicts apply, once
+  every answer is in, only where it is :meth:`~.standing.Standing.proven`; a judge found
+  :meth:`~.standing.Standing.useless` is asked no more. A judge that fails its controls settles
+  nothing, however lucky its first pages.
 * **A budget**: at most ``budget`` pages are sent, the pages with the most unchecked sentences
   first; each judge has as many requests in flight as its ``workers`` (else 4).
+* **The model client** is the caller's (``connect``: an endpoint's client, asking for at most so
+  many tokens; :class:`~wiki_assets.engine.llm.client.ModelClient`): the judge's room lies below
+  the client's, which imports the judge's prompt from it (:mod:`.prompt`).
 
 A settled sentence shows its judge on the page (``checked by …``); a page with a sentence a judge
 found unsupported or contradicted is flagged. The journal is updated in one transaction and the
@@ -28,32 +30,26 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from wiki_assets.engine.config import Endpoint
-from wiki_assets.engine.dispatch.judges import EVIDENCE, TRUSTED, USELESS
-from wiki_assets.engine.dispatch.opinions import Tally
 from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES
 from wiki_assets.engine.documents.encodings import decode
 from wiki_assets.engine.documents.texts import TEXTS_DIR, TextStore
 from wiki_assets.engine.errors import ModelError, WikiAssetsError
-from wiki_assets.engine.ingestion.judgement import Judged, apply_judgement
-from wiki_assets.engine.llm.client import ModelClient
-from wiki_assets.engine.prompting.results import Judgement
-from wiki_assets.engine.quality.judging import (
-    JudgeRequest,
-    apply_verdicts,
-    control_request,
-    judge_request,
-)
-from wiki_assets.engine.quality.sentences import ProseCheck, Support
+from wiki_assets.engine.quality.sentences import ProseCheck
 from wiki_assets.engine.state.entries import WRITTEN
 from wiki_assets.engine.state.journal import Entry, Journal
 from wiki_assets.engine.state.store import StateStore
+from wiki_assets.engine.verification.prompt import Judgement
 from wiki_assets.engine.verification.report import JudgeFigures, VerificationReport
+from wiki_assets.engine.verification.request import JudgeRequest, control_request, judge_request
+from wiki_assets.engine.verification.standing import EVIDENCE, Standing
+from wiki_assets.engine.verification.verdicts import JudgedPage, apply_judgement, score_controls
 from wiki_assets.engine.wiki.files import Wiki
 from wiki_assets.engine.wiki.index import index_wiki
 
-__all__ = ["NO_JUDGE", "NOT_HOLDING", "OVER_BUDGET", "verify"]
+__all__ = ["NO_JUDGE", "NOT_HOLDING", "OVER_BUDGET", "JudgeClient", "verify"]
 
 NO_JUDGE = "no_judge"  # no model of the fleet may judge it (the writer is the only one)
 NOT_HOLDING = "judge_not_holding"  # every judge that could was found failing its controls
@@ -63,6 +59,14 @@ FAILED = "failed"  # the judge's request failed
 _MAX_TOKENS = 600  # a verdict per sentence, with lines and what the document says
 _WORKERS = 4  # requests in flight per judge whose endpoint does not say
 _CALIBRATIONS = 4  # requests of controls alone a judge may get, where its pages held too few
+
+
+class JudgeClient(Protocol):
+    """A judge's model client (:class:`~wiki_assets.engine.llm.client.ModelClient`)."""
+
+    async def judge(self, text: str, sentences: Sequence[str]) -> Judgement: ...
+
+    async def close(self) -> None: ...
 
 
 @dataclass(eq=False, slots=True)
@@ -76,29 +80,19 @@ class _Page:
 @dataclass(eq=False)
 class _Judge:
     endpoint: Endpoint
-    client: ModelClient
+    client: JudgeClient
     figures: JudgeFigures
-    tally: Tally
+    standing: Standing
     answers: list[tuple[_Page, Judgement]] = field(default_factory=list)
 
     def may_judge(self, page: _Page) -> bool:
-        return self.endpoint.model != page.entry.model and not self.useless()
+        return self.endpoint.model != page.entry.model and not self.standing.useless()
 
-    def useless(self) -> bool:
-        return self.tally.answered >= EVIDENCE and self.tally.chance() < USELESS
-
-    def trusted(self) -> bool:
-        """Whether its verdicts hold: at least :data:`EVIDENCE` controls answered, and the
-        estimate of getting one right at least :data:`TRUSTED`."""
-        return self.tally.answered >= EVIDENCE and self.tally.chance() >= TRUSTED
-
-    def count(self, answered: int, right: int) -> bool:
+    def count(self, answered: int, right: int) -> None:
         """Count an answer's controls; its verdicts wait for the judge's standing at the end."""
-        self.tally.answered += answered
-        self.tally.good += right
+        self.standing.count(answered, right)
         self.figures.controls += answered
         self.figures.controls_right += right
-        return False
 
 
 def verify(
@@ -107,15 +101,16 @@ def verify(
     synced_root: Path,
     collections: Sequence[str],
     endpoints: Sequence[Endpoint],
+    connect: Callable[[Endpoint, int], JudgeClient],
     budget: int,
     judge: str = "",
     store: StateStore | None = None,
     log: Callable[[str], None] = lambda line: None,
 ) -> VerificationReport:
     """Settle the unchecked sentences of the pages of ``collections`` with judges among
-    ``endpoints`` (only the one named ``judge``, by its name or model id, when given), at most
-    ``budget`` pages; see the module docstring. The pages and the index are rebuilt where a
-    verdict changed something."""
+    ``endpoints`` (only the one named ``judge``, by its name or model id, when given), through
+    the clients ``connect`` makes, at most ``budget`` pages; see the module docstring. The pages
+    and the index are rebuilt where a verdict changed something."""
     started = time.perf_counter()
     wiki = Wiki(wiki_root)
     store = store or StateStore(wiki.state_dir)
@@ -128,7 +123,7 @@ def verify(
     with Journal(store) as journal:
         texts = TextStore(wiki.state_dir / TEXTS_DIR)
         pages = _waiting(journal, set(collections), synced_root, texts, report)
-        judged = asyncio.run(_judge_all(pages, judges, report, log)) if pages else []
+        judged = asyncio.run(_judge_all(pages, judges, connect, report, log)) if pages else []
         if judged:
             entries = [found.entry for found in judged]
             journal.record_summaries(entries)
@@ -187,11 +182,12 @@ def _text(entry: Entry, synced_root: Path, texts: TextStore) -> str:
 
 
 async def _judge_all(
-    pages: list[_Page], endpoints: Sequence[Endpoint], report: VerificationReport,
+    pages: list[_Page], endpoints: Sequence[Endpoint],
+    connect: Callable[[Endpoint, int], JudgeClient], report: VerificationReport,
     log: Callable[[str], None],
-) -> list[Judged]:  # fmt: skip
+) -> list[JudgedPage]:  # fmt: skip
     judges = [
-        _Judge(e, ModelClient(e, max_tokens=_MAX_TOKENS), figures, Tally())
+        _Judge(e, connect(e, _MAX_TOKENS), figures, Standing())
         for e, figures in zip(endpoints, report.judges, strict=True)
     ]
     queue = deque(pages)
@@ -209,10 +205,10 @@ async def _judge_all(
     for page in queue:  # left: no judge could take them
         able = [j for j in judges if j.endpoint.model != page.entry.model]
         report.skipped[NOT_HOLDING if able else NO_JUDGE] += 1
-    judged: list[Judged] = []
+    judged: list[JudgedPage] = []
     for j in judges:
-        j.figures.holding = j.trusted()
-        if not j.trusted():
+        j.figures.holding = j.standing.proven()
+        if not j.figures.holding:
             report.skipped[NOT_HOLDING] += len(j.answers)
             continue
         for page, answer in j.answers:
@@ -221,12 +217,8 @@ async def _judge_all(
             )
             if applied is None:
                 continue
-            settled = sum(
-                1 for a, b in zip(applied.before.sentences, applied.after.sentences, strict=True)
-                if a.status is Support.UNCHECKED and b.status is not Support.UNCHECKED
-            )  # fmt: skip
-            j.figures.settled += settled
-            report.settled += settled
+            j.figures.settled += applied.settled
+            report.settled += applied.settled
             report.judged += 1
             report.flagged += bool(applied.flags_after) and not applied.flags_before
             judged.append(applied)
@@ -237,7 +229,7 @@ async def _work(
     judge: _Judge, queue: deque[_Page], report: VerificationReport,
     log: Callable[[str], None],
 ) -> None:  # fmt: skip
-    while not judge.useless():
+    while not judge.standing.useless():
         page = next((p for p in queue if judge.may_judge(p)), None)
         if page is None:
             return
@@ -251,7 +243,7 @@ async def _work(
             log(f"verification: {judge.endpoint.name} on {page.entry.path}: {error}")
             continue
         judge.figures.answered += 1
-        apply_judgement(page.entry, page.request, page.text, "", answer, judge.count)
+        judge.count(*score_controls(page.request, answer))
         judge.answers.append((page, answer))
 
 
@@ -261,7 +253,7 @@ async def _calibrate(
     """Requests of controls alone, until the judge has answered :data:`EVIDENCE` controls (its
     pages held too few to tell whether it holds), at most :data:`_CALIBRATIONS`."""
     for round_ in range(_CALIBRATIONS):
-        if judge.tally.answered >= EVIDENCE:
+        if judge.standing.answered >= EVIDENCE:
             return
         page = pages[round_ % len(pages)]
         request = control_request(page.text, f"{page.entry.path}#{round_}")
@@ -275,9 +267,7 @@ async def _calibrate(
             log(f"verification: {judge.endpoint.name}, controls: {error}")
             continue
         judge.figures.answered += 1
-        verdicts = {v.index: (v.verdict, v.lines, v.document_says) for v in answer.verdicts}
-        scored = apply_verdicts(ProseCheck(), request, verdicts, "", 0, trust=False)
-        judge.count(scored.controls_answered, scored.controls_right)
+        judge.count(*score_controls(request, answer))
 
 
 def _count_statuses(journal: Journal, collections: set[str], report: VerificationReport) -> None:

@@ -1,19 +1,21 @@
-"""The judge's request: one document, numbered as a page request shows it, and the sentences to
-check against it; its answer, a verdict per sentence
-(:class:`~wiki_assets.engine.prompting.results.SentenceVerdict`).
+"""What a judge is asked and what it answers: one document, numbered as a page request shows it,
+and the sentences to check against it (:func:`judge_messages`, :func:`judge_schema`); its answer,
+a verdict per sentence (:class:`Judgement`, read by :func:`parse_verdicts`).
 
 The prompt asks for the document's word only ("does the document say this?"), one sentence at a
 time but in one request per page, so the document is read once (MiniCheck's question, asked for
 all of a page's sentences at once: they share the document's prefix).
+
+No HTTP here: the model client (:meth:`~wiki_assets.engine.llm.client.ModelClient.judge`) sends
+it, and the dispatcher and the simulation read a :class:`Judgement` without importing ``openai``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
-
-from wiki_assets.engine.prompting.results import SentenceVerdict
 
 VERDICTS = ("supported", "not_stated", "contradicted")
 
@@ -25,6 +27,29 @@ JUDGE_SYSTEM = (
     "for a contradicted sentence what the document says instead, in its own words."
 )
 JUDGE_USER = "<document>\n{text}\n</document>\n\nSentences to check:\n{sentences}"
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceVerdict:
+    """A judge's word on one sentence: ``supported`` (the document says it), ``not_stated``, or
+    ``contradicted`` (it says otherwise), with the document's ``lines`` and, for a
+    contradicted one, what the document says."""
+
+    index: int  # the sentence's number in the request, from 1
+    verdict: str
+    lines: tuple[int, ...] = ()
+    document_says: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """A judge's answer on one page's sentences, and what it took on the model."""
+
+    verdicts: tuple[SentenceVerdict, ...]
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    requests: int = 1
 
 
 def judge_messages(numbered_text: str, sentences: Sequence[str]) -> list[dict[str, str]]:
