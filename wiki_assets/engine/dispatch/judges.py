@@ -35,10 +35,9 @@ from wiki_assets.engine.errors import ModelError
 from wiki_assets.engine.state.journal import Entry
 from wiki_assets.engine.verification.prompt import Judgement
 from wiki_assets.engine.verification.request import JudgeRequest, page_request
-from wiki_assets.engine.verification.standing import Holds, Standing
+from wiki_assets.engine.verification.standing import NOT_HOLDING, Holds, Standing
 
 BACKLOG = 256  # pages waiting for a judge at most: the oldest is dropped (memory stays bounded)
-NOT_HOLDING = "judge_not_holding"  # every judge that could answer was found useless
 BACKLOGGED = "backlog"  # dropped from a full backlog
 
 

@@ -12,11 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["EVIDENCE", "TRUSTED", "USELESS", "Holds", "Standing"]
+__all__ = ["EVIDENCE", "NOT_HOLDING", "TRUSTED", "USELESS", "Holds", "Standing"]
 
 TRUSTED = 0.75  # a judge's estimated share of controls right, from which its verdicts apply
 USELESS = 0.6  # below this after EVIDENCE controls, a judge is asked no more
 EVIDENCE = 6  # controls answered before a judge can be found useless, or proven
+# Why a page got no verdict, in the run's figures and the pass's: every judge that could
+# answer was found useless (or, in the pass, not proven).
+NOT_HOLDING = "judge_not_holding"
 
 # Told how many controls a judge answered in one answer and got right: whether that answer's
 # verdicts apply (the run's judges: :meth:`Standing.trusted`, once counted).

@@ -44,15 +44,14 @@ from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.verification.prompt import Judgement
 from wiki_assets.engine.verification.report import JudgeFigures, VerificationReport
 from wiki_assets.engine.verification.request import JudgeRequest, control_request, judge_request
-from wiki_assets.engine.verification.standing import EVIDENCE, Standing
+from wiki_assets.engine.verification.standing import EVIDENCE, NOT_HOLDING, Standing
 from wiki_assets.engine.verification.verdicts import JudgedPage, apply_judgement, score_controls
 from wiki_assets.engine.wiki.files import Wiki
 from wiki_assets.engine.wiki.index import index_wiki
 
-__all__ = ["NO_JUDGE", "NOT_HOLDING", "OVER_BUDGET", "JudgeClient", "verify"]
+__all__ = ["NO_JUDGE", "OVER_BUDGET", "JudgeClient", "verify"]
 
 NO_JUDGE = "no_judge"  # no model of the fleet may judge it (the writer is the only one)
-NOT_HOLDING = "judge_not_holding"  # every judge that could was found failing its controls
 OVER_BUDGET = "budget"
 NO_TEXT = "no_text"  # its document's text is no longer there to judge against
 FAILED = "failed"  # the judge's request failed
