@@ -178,11 +178,9 @@ class Pages:
         """A judge's answer: the page with its verdicts is journaled and written again, unless a
         later answer for the document came since. A page it flags anew is recorded for a second
         opinion, as a first answer is (``retry``)."""
-        if page.entry is None or self.offered.get(page.path) != page.offered:
+        if self.offered.get(page.path) != page.offered:
             return ()
-        applied = apply_judgement(
-            page.entry, page.request, page.text, judge.endpoint.name, judgement, holds
-        )
+        applied = apply_judgement(page, judge.endpoint.name, judgement, holds)
         if applied is None:
             return ()
         self.report.models[page.writer].rejudged(applied)

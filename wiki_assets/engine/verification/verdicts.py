@@ -7,6 +7,7 @@ answer so; the controls it answered tell whether it holds (:mod:`.standing`).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from wiki_assets.engine.documents.lines import document_lines
 from wiki_assets.engine.quality import Reason
@@ -18,7 +19,7 @@ from wiki_assets.engine.verification.prompt import Judgement
 from wiki_assets.engine.verification.request import JudgeRequest
 from wiki_assets.engine.verification.standing import Holds
 
-__all__ = ["JudgedPage", "apply_judgement", "apply_verdicts", "score_controls"]
+__all__ = ["AskedPage", "JudgedPage", "apply_judgement", "apply_verdicts", "score_controls"]
 
 _STATUS = {
     "supported": Support.SUPPORTED,
@@ -86,22 +87,32 @@ class JudgedPage:
         )  # fmt: skip
 
 
+class AskedPage(Protocol):
+    """A page a judge was asked about: its entry as journaled (None: the simulation's, which
+    takes no verdict), the judge's request, and its document's text."""
+
+    @property
+    def entry(self) -> Entry | None: ...
+
+    @property
+    def request(self) -> JudgeRequest: ...
+
+    @property
+    def text(self) -> str: ...
+
+
 def apply_judgement(
-    entry: Entry,
-    request: JudgeRequest,
-    text: str,
-    judge: str,
-    judgement: Judgement,
-    holds: Holds,
+    page: AskedPage, judge: str, judgement: Judgement, holds: Holds
 ) -> JudgedPage | None:
-    """``entry`` (a page's, whose document is ``text``) with the verdicts of ``judge``'s answer
-    to ``request`` applied where ``holds`` (told how many controls it answered and got right)
-    says they hold: its prose, and its flags. None when they do not hold, or change nothing."""
-    if not holds(*score_controls(request, judgement)):
+    """``page``'s entry with the verdicts of ``judge``'s answer applied where ``holds`` (told
+    how many controls it answered and got right) says they hold: its prose, and its flags. None
+    when they do not hold, or change nothing."""
+    entry = page.entry
+    if entry is None or not holds(*score_controls(page.request, judgement)):
         return None
     result = entry.result or {}
     before = ProseCheck.from_json(result.get("prose"))
-    after = apply_verdicts(before, request, judgement, judge, len(document_lines(text)))
+    after = apply_verdicts(before, page.request, judgement, judge, len(document_lines(page.text)))
     if after == before:
         return None
     flags_before = tuple(result.get("flags", []))

@@ -211,9 +211,7 @@ async def _judge_all(
             report.skipped[NOT_HOLDING] += len(j.answers)
             continue
         for page, answer in j.answers:
-            applied = apply_judgement(
-                page.entry, page.request, page.text, j.endpoint.name, answer, lambda *_: True
-            )
+            applied = apply_judgement(page, j.endpoint.name, answer, lambda *_: True)
             if applied is None:
                 continue
             j.figures.settled += applied.settled
