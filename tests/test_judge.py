@@ -10,6 +10,7 @@ import pytest
 from wiki_assets.engine import Dials, Endpoint, ingest
 from wiki_assets.engine.errors import ConfigurationError
 from wiki_assets.engine.ingestion.figures import report_json
+from wiki_assets.engine.verification.standing import Standing
 from wiki_assets.engine.wiki.catalog import read_catalog
 from wiki_assets.engine.wiki.index import index_wiki
 from wiki_assets.simulator import SimModel, SimServer
@@ -135,3 +136,19 @@ def test_a_judge_that_names_no_model_of_the_fleet_is_an_error(tmp_path: Path) ->
         )  # fmt: skip
     assert "dial judge: 'sollo' is no model of the fleet (solo)" in str(raised.value)
     assert not (tmp_path / "wiki").exists()
+
+
+def test_a_judges_standing_is_laplaces_estimate_over_its_controls() -> None:
+    # Two controls right: (2 + 1) / (2 + 2) = 0.75, enough for the run to apply its verdicts as
+    # it answers, not enough for the pass, which wants 6 controls before a judge is proven.
+    learning = Standing()
+    learning.count(2, 2)
+    assert learning.trusted() and not learning.proven() and not learning.useless()
+    learning.count(4, 4)
+    assert learning.proven()
+    # Half of 6 controls right: (3 + 1) / (6 + 2) = 0.5, below 0.6: asked no more.
+    coin = Standing()
+    coin.count(5, 3)
+    assert not coin.useless()  # 5 controls are not yet the evidence to give up on it
+    coin.count(1, 0)
+    assert coin.useless() and not coin.trusted() and not coin.proven()
