@@ -142,6 +142,8 @@ _ITEM = re.compile(r"(?:^|(?<=[\s;:,]))(\d{1,2})\)")
 def stated_quantities(sentence: str) -> list[Quantity]:
     """The quantities ``sentence`` states, but for a list's numbering (a number of no kind)."""
     found = quantities(sentence)
+    if not found:  # (most sentences: no numbering to look for)
+        return found
     items = list(_ITEM.finditer(sentence))
     numbering = [m.group(1) for m in items] if len(items) >= 2 else []
     for match in _NUMBERING.finditer(sentence):
