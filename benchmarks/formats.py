@@ -44,7 +44,7 @@ from pathlib import Path
 
 from benchmarks.documents import BenchDoc, build_documents
 from benchmarks.harness import progress
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.config import EmbeddingsEndpoint
 from wiki_assets.engine.documents.corpus import scan
 from wiki_assets.engine.ingestion import plan
@@ -321,12 +321,10 @@ def run(
     progress(f"{label}: ingesting")
     started = time.monotonic()
     report = ingest(
-        synced_root=synced,
+        corpus=Corpus(synced, ["bench"]),
         wiki_root=wiki,
-        collections=["bench"],
-        endpoints=endpoints,
+        fleet=Fleet(endpoints, embeddings=embeddings),
         dials=Dials(workers_per_model=workers, flagged_pages="keep", flush_seconds=5),
-        embeddings=embeddings,
     )
     firsts = [s.snapshot().first_request_at for s in servers]
     first = min(at for at in firsts if at is not None) - started

@@ -20,7 +20,7 @@ from typing import Any, cast
 
 from benchmarks.baselines import DesignResult
 from benchmarks.documents import title_of
-from wiki_assets.engine import IngestReport, ingest
+from wiki_assets.engine import Corpus, Fleet, IngestReport, ingest
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.engine.documents.corpus import read_text, scan
 from wiki_assets.engine.ingestion.plan import RELATED_FILE
@@ -143,10 +143,9 @@ class Bench:
 
         def call() -> IngestReport:
             return ingest(
-                synced_root=synced,
+                corpus=Corpus(synced, [collection]),
                 wiki_root=self.fresh_wiki(),
-                collections=[collection],
-                endpoints=endpoints,
+                fleet=Fleet(endpoints),
                 dials=dials,
                 log=engine_log,
             )

@@ -33,7 +33,7 @@ from pathlib import Path
 from benchmarks.documents import build_documents
 from benchmarks.harness import progress
 from benchmarks.throughput import FAST, SLOW
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.wiki.catalog import read_catalog
 from wiki_assets.engine.wiki.index import index_wiki
 from wiki_assets.simulator import SimServer
@@ -59,7 +59,7 @@ def run_row(
         ]
         started = time.perf_counter()
         report = ingest(
-            synced_root=synced, wiki_root=wiki, collections=["bench"], endpoints=endpoints,
+            corpus=Corpus(synced, ["bench"]), wiki_root=wiki, fleet=Fleet(endpoints),
             dials=dials,
         )  # fmt: skip
         seconds = time.perf_counter() - started

@@ -25,7 +25,7 @@ from benchmarks.baselines import Body, Target, bare_loop, import_litellm, litell
 from benchmarks.documents import build_tiny_documents
 from benchmarks.harness import Bench, Row, cpu_seconds, engine_log, fmt, progress
 from benchmarks.recording import RecordingServer, in_document_order, read_recorded
-from wiki_assets.engine import ingest
+from wiki_assets.engine import Corpus, Fleet, ingest
 from wiki_assets.engine.config import Dials, Endpoint
 from wiki_assets.simulator import SimModel, SimStats
 
@@ -158,10 +158,9 @@ def overhead_section(bench: Bench, count: int, mode: str, rounds: int) -> str:
 
         def engine(wiki_root: Path = wiki) -> tuple[int, float | None]:
             report = ingest(
-                synced_root=synced,
+                corpus=Corpus(synced, ["tiny"]),
                 wiki_root=wiki_root,
-                collections=["tiny"],
-                endpoints=[Endpoint(name="instant", base_url=base_url, model=INSTANT.model)],
+                fleet=Fleet([Endpoint(name="instant", base_url=base_url, model=INSTANT.model)]),
                 dials=Dials(
                     workers_per_model=OVERHEAD_IN_FLIGHT,
                     claim_size=32,

@@ -33,13 +33,18 @@ from benchmarks.documents import build_tiny_documents
 from benchmarks.harness import progress
 from benchmarks.overhead import INSTANT, OVERHEAD_IN_FLIGHT, PROJECT_ROOT, instant_server
 
-# One run, in a fresh process of one tree: only APIs that the old commit has too.
+# One run, in a fresh process of one tree: ``ingest`` as that tree takes it (a tree older than
+# the Corpus and Fleet values takes their fields as keyword arguments), and nothing newer.
 RUN_ONE = """
 import json, logging, resource, sys, time
 from pathlib import Path
 import wiki_assets
 from wiki_assets.engine import ingest
 from wiki_assets.engine.config import Dials, Endpoint
+try:
+    from wiki_assets.engine import Corpus, Fleet
+except ImportError:
+    Corpus = Fleet = None
 
 tree, synced, wiki, base_url, model, workers = sys.argv[1:7]
 here = Path(wiki_assets.__file__).resolve()
@@ -47,16 +52,15 @@ assert here.is_relative_to(Path(tree).resolve()), f"imported {here}, not from {t
 log = logging.getLogger("paired")
 log.setLevel(logging.WARNING)
 started, cpu = time.perf_counter(), time.process_time()
-report = ingest(
-    synced_root=Path(synced),
-    wiki_root=Path(wiki),
-    collections=["tiny"],
-    endpoints=[Endpoint(name="instant", base_url=base_url, model=model)],
-    dials=Dials(
-        workers_per_model=int(workers), claim_size=32, flush_seconds=30, force=True
-    ),
-    log=log,
-)
+endpoints = [Endpoint(name="instant", base_url=base_url, model=model)]
+dials = Dials(workers_per_model=int(workers), claim_size=32, flush_seconds=30, force=True)
+if Corpus is None:
+    report = ingest(
+        synced_root=Path(synced), wiki_root=Path(wiki), collections=["tiny"],
+        endpoints=endpoints, dials=dials, log=log,
+    )
+else:
+    report = ingest(Corpus(Path(synced), ["tiny"]), Path(wiki), Fleet(endpoints), dials, log=log)
 seconds = time.perf_counter() - started
 children = resource.getrusage(resource.RUSAGE_CHILDREN)
 cpu = time.process_time() - cpu + children.ru_utime + children.ru_stime

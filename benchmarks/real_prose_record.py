@@ -36,7 +36,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from benchmarks.faithfulness_set import DOCUMENTS
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.documents import archives
 from wiki_assets.engine.documents.encodings import decode
 from wiki_assets.engine.documents.extract import extract
@@ -105,8 +105,8 @@ def record(
         build_corpora(root / "synced", corpora)
         dials = Dials(flagged_pages="keep", judge_share=0.0)
         ingest(
-            synced_root=root / "synced", wiki_root=root / "wiki", collections=list(corpora),
-            endpoints=[endpoint], dials=dials,
+            corpus=Corpus(root / "synced", list(corpora)), wiki_root=root / "wiki", 
+            fleet=Fleet([endpoint]), dials=dials,
         )  # fmt: skip
         index_wiki(root / "wiki")
         rows = []

@@ -156,7 +156,7 @@ class _PeakAtMessage(logging.Handler):
 
 def memory(count: int, embeddings: bool) -> None:
     from benchmarks.harness import cpu_seconds
-    from wiki_assets.engine import Dials, Endpoint, ingest
+    from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
     from wiki_assets.engine.config import EmbeddingsEndpoint
     from wiki_assets.engine.ingestion.plan import RELATED_FILE
 
@@ -177,15 +177,16 @@ def memory(count: int, embeddings: bool) -> None:
         writers.start()
         cpu_started = cpu_seconds()
         report = ingest(
-            synced_root=work / "synced",
+            corpus=Corpus(work / "synced", ["c000"]),
             wiki_root=work / "wiki",
-            collections=["c000"],
-            endpoints=[Endpoint(name="instant", base_url=base_url, model="instant")],
+            fleet=Fleet(
+                [Endpoint(name="instant", base_url=base_url, model="instant")],
+                embeddings=EmbeddingsEndpoint(base_url=base_url, model="instant", batch_size=64)
+                if embeddings
+                else None,
+            ),
             dials=Dials(workers_per_model=32, claim_size=32, flush_seconds=10, max_tokens=64),
             log=log,
-            embeddings=EmbeddingsEndpoint(base_url=base_url, model="instant", batch_size=64)
-            if embeddings
-            else None,
         )
         peak, helper_peak, writer_peak = _peak_rss_mb(), helpers.stop(), writers.stop()
         cpu_ms = (cpu_seconds() - cpu_started) * 1000 / max(report.count, 1)
@@ -223,7 +224,7 @@ def memory(count: int, embeddings: bool) -> None:
 
 
 def embed_local(count: int) -> None:
-    from wiki_assets.engine import Dials, Endpoint, ingest
+    from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
     from wiki_assets.engine.config import EmbeddingsEndpoint
     from wiki_assets.engine.ingestion.report import IngestReport
     from wiki_assets.engine.llm.embedded_embeddings import embedded_embeddings_server
@@ -240,12 +241,10 @@ def embed_local(count: int) -> None:
         ) -> tuple[float, IngestReport]:
             started = time.monotonic()
             report = ingest(
-                synced_root=work / "synced",
+                corpus=Corpus(work / "synced", ["c000"]),
                 wiki_root=work / wiki,
-                collections=["c000"],
-                endpoints=[endpoint],
+                fleet=Fleet([endpoint], embeddings=embeddings),
                 dials=dials,
-                embeddings=embeddings,
             )
             return time.monotonic() - started, report
 

@@ -19,7 +19,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.llm.client import ModelClient
 from wiki_assets.engine.verification.verify import verify
 from wiki_assets.engine.wiki.catalog import read_catalog
@@ -38,8 +38,8 @@ def _row(root: Path, judge_kind: str, share: float) -> str:
     dials = Dials(flagged_pages="keep", judge_share=0.0, flush_seconds=0.2, max_tokens=1024)
     with SimServer(writer) as written, SimServer(judge) as judging:
         endpoints = [Endpoint(name="writer", base_url=written.base_url, model="writer")]
-        ingest(synced_root=synced, wiki_root=wiki, collections=list(COLLECTIONS),
-               endpoints=endpoints, dials=dials)  # fmt: skip
+        ingest(corpus=Corpus(synced, list(COLLECTIONS)), wiki_root=wiki,
+               fleet=Fleet(endpoints), dials=dials)  # fmt: skip
         index_wiki(wiki)  # as ingest_job does before the pass
         endpoints.append(Endpoint(name="judge", base_url=judging.base_url, model="judge"))
         waiting = verify(wiki_root=wiki, synced_root=synced, collections=COLLECTIONS,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import docx
 
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.documents.texts import TEXTS_DIR
 from wiki_assets.engine.ingestion.plan import EXTRACT_FIRST
 from wiki_assets.engine.wiki.files import STATE_DIR, page_for
@@ -53,10 +53,9 @@ class Log:
 
 def run(synced: Path, wiki: Path, server: SimServer, log: Log, **dials: object) -> object:
     return ingest(
-        synced_root=synced,
+        corpus=Corpus(synced, ["drive"]),
         wiki_root=wiki,
-        collections=["drive"],
-        endpoints=[Endpoint(name="sim", base_url=server.base_url, model="sim")],
+        fleet=Fleet([Endpoint(name="sim", base_url=server.base_url, model="sim")]),
         dials=Dials(flush_seconds=0.2, workers_per_model=4, claim_size=2, **dials),  # type: ignore[arg-type]
         log=log,  # type: ignore[arg-type]
     )

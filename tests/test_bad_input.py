@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.wiki.files import page_for
 from wiki_assets.simulator import SimModel, SimServer
 
@@ -94,12 +94,10 @@ def test_bad_documents_fail_alone_with_reasons(tmp_path: Path) -> None:
     before = snapshot(tmp_path, wiki)
     with SimServer(SimModel(model="sim", per_request_tps=20000, aggregate_tps=200000)) as server:
         report = ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["junk"], max_bytes=5_000_000),
             wiki_root=wiki,
-            collections=["junk"],
-            endpoints=[Endpoint(name="sim", base_url=server.base_url, model="sim")],
+            fleet=Fleet([Endpoint(name="sim", base_url=server.base_url, model="sim")]),
             dials=Dials(flush_seconds=1, max_tokens=64),
-            max_bytes=5_000_000,
         )
         asked = server.request_log()
 

@@ -7,7 +7,7 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-from wiki_assets.engine import Dials, Endpoint, StateStore, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, StateStore, ingest
 from wiki_assets.engine.digest import write_digest
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.wiki.audit import audit_wiki, front_matter
@@ -31,10 +31,9 @@ def test_the_catalog_lists_every_page_with_its_front_matter(tmp_path: Path) -> N
     (synced / "ops" / "oncall.md").write_text("# On-call\n\n" + "Pages go to on-call. " * 8)
     with SimServer(SimModel(model="sim", behaviour="faithful")) as server:
         report = ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["eng", "ops"]),
             wiki_root=wiki,
-            collections=["eng", "ops"],
-            endpoints=[Endpoint(name="sim", base_url=server.base_url, model="sim")],
+            fleet=Fleet([Endpoint(name="sim", base_url=server.base_url, model="sim")]),
             dials=Dials(flush_seconds=0.2),
         )
     assert report.count == 3 and not report.failed
@@ -77,12 +76,12 @@ def test_the_catalog_follows_removed_pages_and_is_one_json_object_a_line(tmp_pat
     endpoints_model = SimModel(model="sim")
     with SimServer(endpoints_model) as server:
         endpoints = [Endpoint(name="sim", base_url=server.base_url, model="sim")]
-        ingest(synced_root=synced, wiki_root=wiki, collections=["c"], endpoints=endpoints,
+        ingest(corpus=Corpus(synced, ["c"]), wiki_root=wiki, fleet=Fleet(endpoints),
                dials=Dials(flush_seconds=0.2))  # fmt: skip
         index_wiki(wiki)
         assert [r["page"] for r in read_catalog(wiki)] == ["c/a.md", "c/b.md"]
         (synced / "c" / "b.md").unlink()
-        ingest(synced_root=synced, wiki_root=wiki, collections=["c"], endpoints=endpoints,
+        ingest(corpus=Corpus(synced, ["c"]), wiki_root=wiki, fleet=Fleet(endpoints),
                dials=Dials(flush_seconds=0.2))  # fmt: skip
     index_wiki(wiki)
     lines = (wiki / CATALOG_FILE).read_text(encoding="utf-8").splitlines()
@@ -97,8 +96,8 @@ def test_each_page_carries_its_language_in_the_catalog_and_the_digest(tmp_path: 
     (synced / "c" / "leave.md").write_text("# Leave\n\n" + "Annual leave is 25 days. " * 8)
     (synced / "c" / "leave-ko.md").write_text("# 휴가\n\n" + "연차 휴가는 25일입니다. " * 8)
     with SimServer(SimModel(model="sim", behaviour="faithful")) as server:
-        ingest(synced_root=synced, wiki_root=wiki, collections=["c"],
-               endpoints=[Endpoint(name="sim", base_url=server.base_url, model="sim")],
+        ingest(corpus=Corpus(synced, ["c"]), wiki_root=wiki, 
+               fleet=Fleet([Endpoint(name="sim", base_url=server.base_url, model="sim")]),
                dials=Dials(flush_seconds=0.2), clock=lambda: 1_764_500_000.0)  # fmt: skip
     index_wiki(wiki)
     languages = {record["page"]: record["language"] for record in read_catalog(wiki)}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from wiki_assets.engine import ROOT_COLLECTION, Dials, Endpoint, ingest
+from wiki_assets.engine import ROOT_COLLECTION, Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.errors import DraftError
 from wiki_assets.engine.llm.compact import (
     citable_lines,
@@ -208,8 +208,8 @@ def test_an_ingest_of_compact_pages_over_http(tmp_path: Path) -> None:
             prose_languages=("English",),
         )  # fmt: skip
         report = ingest(
-            synced_root=synced, wiki_root=wiki, collections=[ROOT_COLLECTION],
-            endpoints=[endpoint], dials=Dials(max_tokens=256, flush_seconds=1),
+            corpus=Corpus(synced, [ROOT_COLLECTION]), wiki_root=wiki, 
+            fleet=Fleet([endpoint]), dials=Dials(max_tokens=256, flush_seconds=1),
         )  # fmt: skip
         prompts = server.request_texts()
     assert report.count == 2 and report.failed == []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.dispatch import (
     AdaptiveConcurrency,
     FixedConcurrency,
@@ -86,9 +86,7 @@ def ingest_collection(synced: Path, wiki: Path, servers: list, dials: Dials):  #
     endpoints = [
         Endpoint(name=s.sim.model, base_url=s.base_url, model=s.sim.model) for s in servers
     ]
-    return ingest(
-        synced_root=synced, wiki_root=wiki, collections=["c"], endpoints=endpoints, dials=dials
-    )
+    return ingest(corpus=Corpus(synced, ["c"]), wiki_root=wiki, fleet=Fleet(endpoints), dials=dials)
 
 
 def test_auto_finds_each_models_saturation_point(tmp_path: Path) -> None:

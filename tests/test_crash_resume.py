@@ -21,13 +21,13 @@ from wiki_assets.simulator import SimModel, SimServer
 DRIVER = """
 import sys
 from pathlib import Path
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.state.store import StateStore
 wiki = Path(sys.argv[2])
 url, schema = sys.argv[4], sys.argv[5]
 ingest(
-    synced_root=Path(sys.argv[1]), wiki_root=wiki, collections=["c"],
-    endpoints=[Endpoint(name="sim", base_url=sys.argv[3], model="sim")],
+    corpus=Corpus(Path(sys.argv[1]), ["c"]), wiki_root=wiki,
+    fleet=Fleet([Endpoint(name="sim", base_url=sys.argv[3], model="sim")]),
     dials=Dials(workers_per_model=3, claim_size=4, flush_seconds=0.3, max_tokens=64),
     store=StateStore(wiki / ".wiki_assets", url or None, schema),
 )

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from wiki_assets.defs.metadata.run_figures import run_metadata
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.config import EmbeddingsEndpoint
 from wiki_assets.engine.documents.corpus import ROOT_COLLECTION
 from wiki_assets.engine.errors import EmbeddedModelUnavailable
@@ -136,9 +136,11 @@ def test_a_run_whose_only_server_is_killed_ends_at_once_naming_it(
         started = time.monotonic()
         with caplog.at_level(logging.INFO, logger="wiki_assets"):
             report = ingest(
-                synced_root=synced, wiki_root=tmp_path / "wiki", collections=[ROOT_COLLECTION],
-                endpoints=[endpoint], dials=PATIENT, servers={"local": server.exit_notice},
-            )  # fmt: skip
+                corpus=Corpus(synced, [ROOT_COLLECTION]),
+                wiki_root=tmp_path / "wiki",
+                fleet=Fleet([endpoint], servers={"local": server.exit_notice}),
+                dials=PATIENT,
+            )
         ended_s = time.monotonic() - started
     assert report.tally.stopped is not None and report.tally.stopped.startswith(
         "every model is down"
@@ -171,9 +173,11 @@ def test_the_other_model_finishes_what_the_dead_servers_model_held(tmp_path: Pat
         staying = Endpoint(name="stays", base_url=other.base_url, model="stays")
         kill_in(server, signal.SIGKILL, 1.5)
         report = ingest(
-            synced_root=synced, wiki_root=tmp_path / "wiki", collections=[ROOT_COLLECTION],
-            endpoints=[dying, staying], dials=PATIENT, servers={"local": server.exit_notice},
-        )  # fmt: skip
+            corpus=Corpus(synced, [ROOT_COLLECTION]),
+            wiki_root=tmp_path / "wiki",
+            fleet=Fleet([dying, staying], servers={"local": server.exit_notice}),
+            dials=PATIENT,
+        )
     assert report.tally.stopped is None and report.failed == [] and report.count == 30
     dead, alive = report.models
     assert dead.tally.gone is not None and "SIGKILL (signal 9)" in dead.tally.gone
@@ -202,11 +206,15 @@ def test_a_dead_embeddings_server_is_named_and_the_run_links_by_ngrams(
         )
         with caplog.at_level(logging.WARNING, logger="wiki_assets"):
             report = ingest(
-                synced_root=synced, wiki_root=tmp_path / "wiki", collections=[ROOT_COLLECTION],
-                endpoints=[Endpoint(name="chat", base_url=chat.base_url, model="chat")],
-                dials=PATIENT, embeddings=embeddings,
-                servers={"local-e5": server.exit_notice},
-            )  # fmt: skip
+                corpus=Corpus(synced, [ROOT_COLLECTION]),
+                wiki_root=tmp_path / "wiki",
+                fleet=Fleet(
+                    [Endpoint(name="chat", base_url=chat.base_url, model="chat")],
+                    embeddings=embeddings,
+                    servers={"local-e5": server.exit_notice},
+                ),
+                dials=PATIENT,
+            )
     assert report.count == 6 and report.failed == [] and report.embedded == 0
     warnings = "\n".join(r.getMessage() for r in caplog.records)
     assert "simulated server" in warnings and "killed by SIGSEGV" in warnings
@@ -222,9 +230,11 @@ def test_the_embedded_llama_server_killed_mid_run_is_named_with_the_rebuild_line
         kill_in(server, signal.SIGSEGV, 1.0)
         started = time.monotonic()
         report = ingest(
-            synced_root=synced, wiki_root=tmp_path / "wiki", collections=[ROOT_COLLECTION],
-            endpoints=[endpoint], dials=PATIENT, servers={endpoint.name: server.exit_notice},
-        )  # fmt: skip
+            corpus=Corpus(synced, [ROOT_COLLECTION]),
+            wiki_root=tmp_path / "wiki",
+            fleet=Fleet([endpoint], servers={endpoint.name: server.exit_notice}),
+            dials=PATIENT,
+        )
         ended_s = time.monotonic() - started
     assert report.tally.stopped is not None
     assert "llama.cpp server" in report.tally.stopped and "SIGSEGV" in report.tally.stopped

@@ -12,7 +12,7 @@ import pytest
 from conftest import StoreFor
 
 from wiki_assets.cli import main
-from wiki_assets.engine import Dials, Endpoint, StateStore, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, StateStore, ingest
 from wiki_assets.engine.digest import DayWindow, write_digest
 from wiki_assets.engine.digest.render import NOTHING_CHANGED
 from wiki_assets.engine.state.journal import Journal
@@ -42,8 +42,8 @@ class Wiki:
 
     def ingest(self, clock: Callable[[], float], **dials: object) -> None:
         report = ingest(
-            synced_root=self.synced, wiki_root=self.wiki, collections=["c"],
-            endpoints=self.endpoints, dials=Dials(flush_seconds=0.2, **dials),  # type: ignore[arg-type]
+            corpus=Corpus(self.synced, ["c"]), wiki_root=self.wiki, 
+            fleet=Fleet(self.endpoints), dials=Dials(flush_seconds=0.2, **dials),  # type: ignore[arg-type]
             clock=clock, store=self.store,
         )  # fmt: skip
         assert not report.failed and report.tally.stopped is None
@@ -228,8 +228,8 @@ def test_no_document_page_may_take_the_digest_folder(tmp_path: Path) -> None:
     (synced / "digest" / "2026-11-30.md").write_text("# Not a digest\n\n" + "A team note. " * 8)
     with SimServer(SimModel(model="sim", behaviour="faithful")) as server:
         report = ingest(
-            synced_root=synced, wiki_root=tmp_path / "wiki", collections=["digest"],
-            endpoints=[Endpoint(name="sim", base_url=server.base_url, model="sim")],
+            corpus=Corpus(synced, ["digest"]), wiki_root=tmp_path / "wiki", 
+            fleet=Fleet([Endpoint(name="sim", base_url=server.base_url, model="sim")]),
             dials=Dials(flush_seconds=0.2),
         )  # fmt: skip
     assert report.count == 0 and len(report.failed) == 1

@@ -22,7 +22,7 @@ from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.definitions import build_defs
 from wiki_assets.defs.digest import DIGEST_SENSOR, DigestResource
 from wiki_assets.defs.wiki_pages import IngestConfig
-from wiki_assets.engine import ROOT_COLLECTION, Dials, Endpoint, ingest
+from wiki_assets.engine import ROOT_COLLECTION, Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.digest.webhook import DeliveryFailed, post
 from wiki_assets.engine.wiki.index import index_wiki
 from wiki_assets.simulator import SimServer
@@ -81,8 +81,8 @@ def ingest_on(workspace: Workspace, sim: SimServer, clock: Callable[[], float]) 
     folders = sorted(p.name for p in workspace.synced.iterdir() if p.is_dir())
     collections = [ROOT_COLLECTION, *folders]  # the files at the top are a collection too
     report = ingest(
-        synced_root=workspace.synced, wiki_root=workspace.wiki, collections=collections,
-        endpoints=[Endpoint(name="sim", base_url=sim.base_url, model=sim.sim.model)],
+        corpus=Corpus(workspace.synced, collections), wiki_root=workspace.wiki, 
+        fleet=Fleet([Endpoint(name="sim", base_url=sim.base_url, model=sim.sim.model)]),
         dials=Dials(flush_seconds=0.2), clock=clock,
     )  # fmt: skip
     assert not report.failed

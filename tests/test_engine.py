@@ -23,7 +23,7 @@ import pytest
 from aiohttp import web
 from conftest import page_record
 
-from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, IngestReport, ingest
 from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument, scan
 from wiki_assets.engine.documents.encodings import decode, encoding_of
@@ -171,10 +171,9 @@ def test_a_faster_model_takes_proportionally_more_documents(tmp_path: Path) -> N
     slow = SimModel(model="slow", per_request_tps=500, aggregate_tps=4000, max_batch=8)
     with fleet(fast, slow) as (fast_server, slow_server):
         report = ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=tmp_path / "wiki",
-            collections=["c"],
-            endpoints=[endpoint(fast_server, "fast"), endpoint(slow_server, "slow")],
+            fleet=Fleet([endpoint(fast_server, "fast"), endpoint(slow_server, "slow")]),
             dials=Dials(
                 workers_per_model=2,
                 claim_size=2,
@@ -210,10 +209,9 @@ def test_a_summary_that_returned_before_a_crash_is_not_requested_again(tmp_path:
                 },
             )  # fmt: skip
         report = ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=wiki,
-            collections=["c"],
-            endpoints=[endpoint(server)],
+            fleet=Fleet([endpoint(server)]),
             dials=Dials(max_tokens=64, flush_seconds=0.5),
         )
         assert server.snapshot().answered == 2
@@ -258,10 +256,9 @@ def test_progress_lines_show_done_of_total_rates_and_time_left(
     caplog.set_level(logging.INFO, "wiki_assets")
     with fleet(SimModel(model="a", latency_s=0.05), SimModel(model="b", latency_s=0.1)) as servers:
         ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=tmp_path / "wiki",
-            collections=["c"],
-            endpoints=[endpoint(s, s.sim.model) for s in servers],
+            fleet=Fleet([endpoint(s, s.sim.model) for s in servers]),
             dials=Dials(workers_per_model=2, claim_size=2, flush_seconds=0.1, max_tokens=64),
         )
     start = next(m for m in caplog.messages if m.startswith("ingest start:"))
@@ -283,10 +280,9 @@ def test_the_start_line_says_what_each_model_really_gets(
     caplog.set_level(logging.INFO, "wiki_assets")
     with fleet(SimModel(model="a"), SimModel(model="b")) as servers:
         ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=tmp_path / "wiki",
-            collections=["c"],
-            endpoints=[endpoint(servers[0], "a", workers=1), endpoint(servers[1], "b")],
+            fleet=Fleet([endpoint(servers[0], "a", workers=1), endpoint(servers[1], "b")]),
             dials=Dials(workers_per_model=3, claim_size=2, flush_seconds=0.1, max_tokens=64),
         )
     start = next(m for m in caplog.messages if m.startswith("ingest start:"))
@@ -383,10 +379,9 @@ def _instant_run(tmp_path: Path, synced: Path) -> IngestReport:
     claims of 4, no flush on the timer before the run ends."""
     with SimServer(SimModel(model="instant", instant=True)) as server:
         return ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=tmp_path / "wiki",
-            collections=["c"],
-            endpoints=[endpoint(server, workers=4)],
+            fleet=Fleet([endpoint(server, workers=4)]),
             dials=Dials(claim_size=4, flush_seconds=30),
         )
 
@@ -542,10 +537,11 @@ def test_a_deletion_counts_the_pages_it_re_linked(
     caplog.set_level(logging.INFO, "wiki_assets")
     with fleet(SimModel(model="a")) as servers:
         run = dict(
-            synced_root=synced, wiki_root=wiki, collections=["c"],
-            endpoints=[endpoint(servers[0], "a")],
+            corpus=Corpus(synced, ["c"]),
+            wiki_root=wiki,
+            fleet=Fleet([endpoint(servers[0], "a")]),
             dials=Dials(workers_per_model=2, claim_size=2, flush_seconds=0.1, max_tokens=64),
-        )  # fmt: skip
+        )
         ingest(**run)  # type: ignore[arg-type]
         linking = [
             page for page in (wiki / "c").glob("*.md")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import CollectionBusy, StateStore
 from wiki_assets.simulator import SimModel, SimServer, fleet
@@ -37,14 +37,15 @@ def test_flaky_model_and_dead_model_still_account_for_every_document(tmp_path: P
     dead = SimModel(model="dead", die_after=0, **FAST)
     with fleet(flaky, dead) as (flaky_server, dead_server):
         report = ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=tmp_path / "wiki",
-            collections=["c"],
-            endpoints=[
-                # No client retries: every hang surfaces as a timeout the engine must handle.
-                endpoint(flaky_server, timeout_s=0.5, max_retries=0),
-                endpoint(dead_server, timeout_s=0.5, max_retries=1),
-            ],
+            fleet=Fleet(
+                [
+                    # No client retries: every hang surfaces as a timeout the engine must handle.
+                    endpoint(flaky_server, timeout_s=0.5, max_retries=0),
+                    endpoint(dead_server, timeout_s=0.5, max_retries=1),
+                ]
+            ),
             dials=Dials(workers_per_model=4, claim_size=4, flush_seconds=1, max_tokens=64),
         )
         flaky_stats = flaky_server.snapshot()
@@ -69,10 +70,9 @@ def test_every_model_down_stops_cleanly_and_leaves_the_rest(tmp_path: Path) -> N
     dying = [SimModel(model=f"m{i}", die_after=1, **FAST) for i in range(2)]
     with fleet(*dying) as servers:
         report = ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=wiki,
-            collections=["c"],
-            endpoints=[endpoint(s, max_retries=0) for s in servers],
+            fleet=Fleet([endpoint(s, max_retries=0) for s in servers]),
             dials=Dials(workers_per_model=1, claim_size=2, flush_seconds=1, give_up_after_s=0.5),
         )
     assert report.tally.stopped is not None and "every model is down" in report.tally.stopped
@@ -85,10 +85,9 @@ def test_every_model_down_stops_cleanly_and_leaves_the_rest(tmp_path: Path) -> N
     # The same models, back up: pages they wrote are current, so only the rest is requested.
     with fleet(*(SimModel(model=f"m{i}", **FAST) for i in range(2))) as healthy:
         again = ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=wiki,
-            collections=["c"],
-            endpoints=[endpoint(s) for s in healthy],
+            fleet=Fleet([endpoint(s) for s in healthy]),
             # "keep" and no judge: the simulator's pages are flagged and their sentences
             # unchecked; second opinions and judges would ask again.
             dials=Dials(flush_seconds=1, flagged_pages="keep", judge_share=0.0),
@@ -103,10 +102,9 @@ def test_rate_limits_are_honoured_and_everything_finishes(tmp_path: Path) -> Non
     limited = SimModel(model="limited", rate_limit_rate=0.3, retry_after_s=0.05, seed=3, **FAST)
     with SimServer(limited) as server:
         report = ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=tmp_path / "wiki",
-            collections=["c"],
-            endpoints=[endpoint(server)],
+            fleet=Fleet([endpoint(server)]),
             dials=Dials(workers_per_model=4, flush_seconds=1),
         )
         stats = server.snapshot()
@@ -123,10 +121,9 @@ def test_a_second_run_on_the_same_collection_is_refused(tmp_path: Path) -> None:
     with store.collection_locks(["c"]), SimServer(SimModel(model="m", **FAST)) as server:
         with pytest.raises(CollectionBusy, match=r"'c' is being ingested by another run \(.*pid"):
             ingest(
-                synced_root=synced,
+                corpus=Corpus(synced, ["c"]),
                 wiki_root=wiki,
-                collections=["c"],
-                endpoints=[endpoint(server)],
+                fleet=Fleet([endpoint(server)]),
                 dials=Dials(),
             )
         assert server.snapshot().requests == 0
@@ -144,10 +141,9 @@ def test_a_fleet_that_cannot_be_reached_is_given_up_at_once_naming_each_url(
         for n, name in enumerate(["vllm", "gateway"], start=1)
     ]
     report = ingest(
-        synced_root=synced,
+        corpus=Corpus(synced, ["c"]),
         wiki_root=tmp_path / "wiki",
-        collections=["c"],
-        endpoints=endpoints,
+        fleet=Fleet(endpoints),
         dials=Dials(workers_per_model=2, claim_size=2, flush_seconds=1),
     )
     assert report.tally.stopped is not None

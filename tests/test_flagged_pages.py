@@ -13,7 +13,7 @@ from conftest import SAMPLE, Workspace, summarizer_for
 
 from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.defs.wiki_pages import IngestConfig
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.dispatch import Job, WorkQueue
 from wiki_assets.engine.documents.corpus import SourceDocument, title_of
 from wiki_assets.engine.ingestion.figures import report_json
@@ -60,13 +60,14 @@ def run(
 ) -> tuple[IngestReport, dict[str, dict[str, object]]]:
     """Ingest the sample's collections; the report and each page's front matter by page."""
     report = ingest(
-        synced_root=sample(tmp_path, documents),
+        corpus=Corpus(sample(tmp_path, documents), COLLECTIONS),
         wiki_root=tmp_path / "wiki",
-        collections=COLLECTIONS,
-        endpoints=[
-            Endpoint(name=s.sim.model, base_url=s.base_url, model=s.sim.model, **endpoint)  # type: ignore[arg-type]
-            for s in servers
-        ],
+        fleet=Fleet(
+            [
+                Endpoint(name=s.sim.model, base_url=s.base_url, model=s.sim.model, **endpoint)  # type: ignore[arg-type]
+                for s in servers
+            ]
+        ),
         dials=Dials(flagged_pages=flagged_pages, second_opinion_share=share, **DIALS),  # type: ignore[arg-type]
     )
     pages = {

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.errors import ConfigurationError
 from wiki_assets.engine.ingestion.figures import report_json
 from wiki_assets.engine.verification.standing import Standing
@@ -51,9 +51,9 @@ def _run(
             for name, latency in (("a", 0.0), ("b", 0.3))]  # fmt: skip
     with SimServer(sims[0]) as a, SimServer(sims[1]) as b:
         report = ingest(
-            synced_root=synced, wiki_root=tmp_path / "wiki", collections=["travel"],
-            endpoints=[Endpoint(name=server.sim.model, base_url=server.base_url,
-                                model=server.sim.model) for server in (a, b)],
+            corpus=Corpus(synced, ["travel"]), wiki_root=tmp_path / "wiki", 
+            fleet=Fleet([Endpoint(name=server.sim.model, base_url=server.base_url,
+                                model=server.sim.model) for server in (a, b)]),
             dials=Dials(flush_seconds=0.2, flagged_pages=flagged, claim_size=1, max_tokens=1024,
                         judge_share=1.0),  # type: ignore[arg-type]
         )  # fmt: skip
@@ -118,8 +118,8 @@ def test_no_judge_in_a_fleet_of_one(tmp_path: Path) -> None:
     synced = _mirror(tmp_path, 3)
     with SimServer(SimModel(model="solo", behaviour="faithful")) as server:
         report = ingest(
-            synced_root=synced, wiki_root=tmp_path / "wiki", collections=["travel"],
-            endpoints=[Endpoint(name="solo", base_url=server.base_url, model="solo")],
+            corpus=Corpus(synced, ["travel"]), wiki_root=tmp_path / "wiki", 
+            fleet=Fleet([Endpoint(name="solo", base_url=server.base_url, model="solo")]),
             dials=Dials(flush_seconds=0.2),
         )  # fmt: skip
     assert report.count == 3 and report.models[0].tally.judgements == 0
@@ -130,8 +130,8 @@ def test_a_judge_that_names_no_model_of_the_fleet_is_an_error(tmp_path: Path) ->
     synced = _mirror(tmp_path, 1)
     with SimServer(SimModel(model="solo")) as server, pytest.raises(ConfigurationError) as raised:
         ingest(
-            synced_root=synced, wiki_root=tmp_path / "wiki", collections=["travel"],
-            endpoints=[Endpoint(name="solo", base_url=server.base_url, model="solo")],
+            corpus=Corpus(synced, ["travel"]), wiki_root=tmp_path / "wiki", 
+            fleet=Fleet([Endpoint(name="solo", base_url=server.base_url, model="solo")]),
             dials=Dials(judge="sollo"),
         )  # fmt: skip
     assert "dial judge: 'sollo' is no model of the fleet (solo)" in str(raised.value)

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import pytest
 
-from wiki_assets.engine import ingest
+from wiki_assets.engine import Corpus, Fleet, ingest
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
 from wiki_assets.engine.documents.corpus import ROOT_COLLECTION
 from wiki_assets.engine.errors import ConfigurationError
@@ -59,9 +59,11 @@ def test_pages_link_english_and_korean_partners_with_the_embedded_model(tmp_path
             name="tiny", base_url=server.base_url, model="tiny", page_shape="compact"
         )
         report = ingest(
-            synced_root=synced, wiki_root=wiki, collections=[ROOT_COLLECTION],
-            endpoints=[compact], dials=DIALS, embeddings=embeddings,
-        )  # fmt: skip
+            corpus=Corpus(synced, [ROOT_COLLECTION]),
+            wiki_root=wiki,
+            fleet=Fleet([compact], embeddings=embeddings),
+            dials=DIALS,
+        )
         assert report.failed == [] and report.embedded == report.count == 32
         # A small model's compact page links the closest candidates.
         linked = {
@@ -80,10 +82,11 @@ def test_pages_link_english_and_korean_partners_with_the_embedded_model(tmp_path
         server.reset_stats()
         full = Endpoint(name="full", base_url=server.base_url, model="tiny")
         again = ingest(
-            synced_root=synced, wiki_root=wiki, collections=[ROOT_COLLECTION],
-            endpoints=[full], dials=Dials(flush_seconds=1, max_tokens=256, force=True),
-            embeddings=embeddings,
-        )  # fmt: skip
+            corpus=Corpus(synced, [ROOT_COLLECTION]),
+            wiki_root=wiki,
+            fleet=Fleet([full], embeddings=embeddings),
+            dials=Dials(flush_seconds=1, max_tokens=256, force=True),
+        )
         assert again.embedded == 0  # every vector is current
         prompts = {
             p.split("\n", 1)[0].removeprefix("Document: "): p for p in server.request_texts()
@@ -103,9 +106,11 @@ def test_only_changed_documents_are_embedded_again(tmp_path: Path) -> None:
 
         def run(embeddings: EmbeddingsEndpoint) -> int:
             return ingest(
-                synced_root=synced, wiki_root=wiki, collections=[ROOT_COLLECTION],
-                endpoints=[endpoint], dials=DIALS, embeddings=embeddings,
-            ).embedded  # fmt: skip
+                corpus=Corpus(synced, [ROOT_COLLECTION]),
+                wiki_root=wiki,
+                fleet=Fleet([endpoint], embeddings=embeddings),
+                dials=DIALS,
+            ).embedded
 
         assert run(_simulated_embeddings(server)) == 32
         assert server.stats.embedded_inputs == 32
@@ -132,10 +137,14 @@ def test_a_failing_endpoint_is_one_warning_and_the_run_links_by_ngrams(
     _labelled(synced)
     with SimServer(sim) as server, caplog.at_level(logging.WARNING, logger="wiki_assets"):
         report = ingest(
-            synced_root=synced, wiki_root=wiki, collections=[ROOT_COLLECTION],
-            endpoints=[Endpoint(name="sim", base_url=server.base_url, model=sim.model)],
-            dials=DIALS, embeddings=_simulated_embeddings(server),
-        )  # fmt: skip
+            corpus=Corpus(synced, [ROOT_COLLECTION]),
+            wiki_root=wiki,
+            fleet=Fleet(
+                [Endpoint(name="sim", base_url=server.base_url, model=sim.model)],
+                embeddings=_simulated_embeddings(server),
+            ),
+            dials=DIALS,
+        )
     assert report.failed == [] and report.count == 32 and report.embedded == 0
     warnings = [
         r.getMessage() for r in caplog.records if "link candidates by n-grams" in r.getMessage()
@@ -152,9 +161,11 @@ def test_vectors_of_another_dimension_stop_the_run_naming_the_endpoint(tmp_path:
             endpoint = Endpoint(name="sim", base_url=server.base_url, model="sim")
             (synced / "office-move-en.md").write_text(f"# Moved again\n\nTo floor {dim}.\n")
             run = dict(
-                synced_root=synced, wiki_root=wiki, collections=[ROOT_COLLECTION],
-                endpoints=[endpoint], dials=DIALS, embeddings=_simulated_embeddings(server),
-            )  # fmt: skip
+                corpus=Corpus(synced, [ROOT_COLLECTION]),
+                wiki_root=wiki,
+                fleet=Fleet([endpoint], embeddings=_simulated_embeddings(server)),
+                dials=DIALS,
+            )
             if dim == 64:
                 ingest(**run)  # type: ignore[arg-type]
             else:

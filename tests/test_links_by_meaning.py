@@ -28,7 +28,7 @@ from urllib.parse import quote
 import pytest
 from conftest import StoreFor
 
-from wiki_assets.engine import ingest
+from wiki_assets.engine import Corpus, Fleet, ingest
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
 from wiki_assets.engine.documents.corpus import ROOT_COLLECTION
 from wiki_assets.engine.ingestion.report import IngestReport
@@ -98,10 +98,14 @@ def test_the_fleet_starts_at_once_and_late_partners_are_linked_by_meaning(
     ):
         started = time.monotonic()
         report = ingest(
-            synced_root=synced, wiki_root=wiki, collections=[ROOT_COLLECTION],
-            endpoints=[Endpoint(name="sim", base_url=chat.base_url, model="sim")],
-            dials=DIALS, embeddings=_embeddings(embeddings, 8),
-        )  # fmt: skip
+            corpus=Corpus(synced, [ROOT_COLLECTION]),
+            wiki_root=wiki,
+            fleet=Fleet(
+                [Endpoint(name="sim", base_url=chat.base_url, model="sim")],
+                embeddings=_embeddings(embeddings, 8),
+            ),
+            dials=DIALS,
+        )
         first_request = chat.snapshot().first_request_at
         assert first_request is not None
         embedded_inputs = embeddings.stats.embedded_inputs
@@ -137,10 +141,14 @@ def test_the_fleet_starts_at_once_and_late_partners_are_linked_by_meaning(
     # A re-run: nothing to embed, nothing to link, no page written again.
     with SimServer(SimModel(model="sim", instant=True)) as chat, SimServer(embedder) as again:
         rerun = ingest(
-            synced_root=synced, wiki_root=wiki, collections=[ROOT_COLLECTION],
-            endpoints=[Endpoint(name="sim", base_url=chat.base_url, model="sim")],
-            dials=DIALS, embeddings=_embeddings(again, 8),
-        )  # fmt: skip
+            corpus=Corpus(synced, [ROOT_COLLECTION]),
+            wiki_root=wiki,
+            fleet=Fleet(
+                [Endpoint(name="sim", base_url=chat.base_url, model="sim")],
+                embeddings=_embeddings(again, 8),
+            ),
+            dials=DIALS,
+        )
         assert again.stats.embedding_requests == 0 and chat.stats.requests == 0
     assert (rerun.count, rerun.embedded, rerun.to_embed, rerun.links_by_meaning) == (0, 0, 0, 0)
     assert _pages(wiki) == pages
@@ -159,10 +167,14 @@ def test_english_and_korean_partners_are_linked_when_embedded_beside_the_request
         SimServer(SimModel(model="tiny", instant=True)) as server,
     ):
         report = ingest(
-            synced_root=synced, wiki_root=wiki, collections=[ROOT_COLLECTION],
-            endpoints=[Endpoint(name="full", base_url=server.base_url, model="tiny")],
-            dials=DIALS, embeddings=embeddings,
-        )  # fmt: skip
+            corpus=Corpus(synced, [ROOT_COLLECTION]),
+            wiki_root=wiki,
+            fleet=Fleet(
+                [Endpoint(name="full", base_url=server.base_url, model="tiny")],
+                embeddings=embeddings,
+            ),
+            dials=DIALS,
+        )
     assert report.failed == [] and report.to_embed == report.embedded == report.count
     pages = _pages(wiki)
     related = {
@@ -225,10 +237,14 @@ def test_a_sigterm_while_the_run_waits_for_vectors_ends_it_and_the_next_run_fini
 
         def run() -> IngestReport:
             return ingest(
-                synced_root=synced, wiki_root=wiki, collections=[ROOT_COLLECTION],
-                endpoints=[Endpoint(name="sim", base_url=chat.base_url, model="sim")],
-                dials=DIALS, embeddings=_embeddings(embeddings, 4),
-            )  # fmt: skip
+                corpus=Corpus(synced, [ROOT_COLLECTION]),
+                wiki_root=wiki,
+                fleet=Fleet(
+                    [Endpoint(name="sim", base_url=chat.base_url, model="sim")],
+                    embeddings=_embeddings(embeddings, 4),
+                ),
+                dials=DIALS,
+            )
 
         sent = _sigterm_when(lambda: chat.stats.answered >= documents and _vectors(wiki) >= 8)
         report = run()
@@ -260,10 +276,14 @@ def test_a_sigterm_while_the_plan_embeds_ends_the_run_within_seconds(tmp_path: P
     with SimServer(SimModel(model="sim", instant=True)) as chat, SimServer(slow) as embeddings:
         sent = _sigterm_when(lambda: embeddings.stats.embedding_requests >= 1)
         report = ingest(
-            synced_root=synced, wiki_root=wiki, collections=[ROOT_COLLECTION],
-            endpoints=[Endpoint(name="sim", base_url=chat.base_url, model="sim")],
-            dials=DIALS, embeddings=_embeddings(embeddings, 32),
-        )  # fmt: skip
+            corpus=Corpus(synced, [ROOT_COLLECTION]),
+            wiki_root=wiki,
+            fleet=Fleet(
+                [Endpoint(name="sim", base_url=chat.base_url, model="sim")],
+                embeddings=_embeddings(embeddings, 32),
+            ),
+            dials=DIALS,
+        )
         took = time.monotonic() - sent[0]
         assert chat.stats.requests == 0  # stopped while planning: no model was asked
     assert report.stopped_by == "SIGTERM" and took < STOP_WITHIN_S, took

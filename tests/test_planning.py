@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
 
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.simulator import SimModel, SimServer
 
 
@@ -61,10 +61,10 @@ def test_planning_reads_each_file_once(tmp_path: Path) -> None:
     def run(opens: FileOpens) -> int:
         with SimServer(SimModel(model="instant", instant=True)) as server, opens:
             report = ingest(
-                synced_root=synced,
+                corpus=Corpus(synced, ["a"]),
                 wiki_root=tmp_path / "wiki",
-                collections=["a"],  # b is read too: the related index covers the whole corpus
-                endpoints=[Endpoint(name="sim", base_url=server.base_url, model="instant")],
+                # b is read too: the related index covers the whole corpus
+                fleet=Fleet([Endpoint(name="sim", base_url=server.base_url, model="instant")]),
                 dials=Dials(max_tokens=64, flush_seconds=0.2),
             )
         assert not report.failed

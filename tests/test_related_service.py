@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.documents.corpus import title_of
 from wiki_assets.engine.documents.reader import Reader
 from wiki_assets.engine.ingestion.fingerprints import fingerprints
@@ -123,10 +123,9 @@ def test_a_first_run_of_many_documents_links_them_through_the_helper(tmp_path: P
     with SimServer(SimModel(model="instant", instant=True)) as server:
         endpoint = Endpoint(name="sim", base_url=server.base_url, model="instant")
         report = ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["notes"]),
             wiki_root=wiki,
-            collections=["notes"],
-            endpoints=[endpoint],
+            fleet=Fleet([endpoint]),
             dials=Dials(max_tokens=64, flush_seconds=0.5),
             log=lines,
         )
@@ -176,9 +175,7 @@ def plan_run(synced: Path, wiki: Path) -> tuple[RunPlan, list[int]]:
     ):
         endpoint = Endpoint(name="sim", base_url="http://127.0.0.1:9/v1", model="m")
         plan = RunPlan.make(
-            synced_root=synced,
-            depth=1,
-            collections=["notes"],
+            Corpus(synced, ["notes"]),
             journal=journal,
             related=related,
             current=fingerprints([endpoint], Dials()),

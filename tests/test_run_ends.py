@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, IngestReport, ingest
 from wiki_assets.engine.state.journal import Journal
 from wiki_assets.engine.state.store import StateStore
 from wiki_assets.simulator import SimModel, SimServer, fleet
@@ -89,10 +89,9 @@ def test_two_equally_fast_models_finish_the_long_changelogs(tmp_path: Path) -> N
     twin = {"per_request_tps": 1500.0, "aggregate_tps": 24_000.0, "max_batch": 16}
     with fleet(SimModel(model="a", **twin), SimModel(model="b", **twin)) as servers:
         report = run_bounded(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=tmp_path / "wiki",
-            collections=["c"],
-            endpoints=[endpoint(s) for s in servers],
+            fleet=Fleet([endpoint(s) for s in servers]),
             dials=Dials(workers_per_model=4, claim_size=32, flush_seconds=5, max_tokens=64),
         )
     assert report.tally.stopped is None
@@ -106,10 +105,9 @@ def test_fast_and_slow_batching_servers_end_with_every_changelog(tmp_path: Path)
     slow = SimModel(model="slow", per_request_tps=250, aggregate_tps=1000, max_batch=6)
     with fleet(fast, slow) as servers:
         report = run_bounded(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=tmp_path / "wiki",
-            collections=["c"],
-            endpoints=[endpoint(s) for s in servers],
+            fleet=Fleet([endpoint(s) for s in servers]),
             dials=Dials(workers_per_model=4, claim_size=32, flush_seconds=5, max_tokens=64),
         )
     assert report.tally.stopped is None
@@ -129,11 +127,10 @@ def test_flaky_healthy_and_dead_models_account_for_everything_without_waiting_on
     dead = SimModel(model="dead", die_after=0, **quick)
     with fleet(flaky, healthy, dead) as servers:
         report = run_bounded(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=tmp_path / "wiki",
-            collections=["c"],
             # A hung request would hold the run for the whole 120 s timeout.
-            endpoints=[endpoint(s, timeout_s=120.0) for s in servers],
+            fleet=Fleet([endpoint(s, timeout_s=120.0) for s in servers]),
             dials=Dials(workers_per_model=4, claim_size=8, flush_seconds=5, max_tokens=64),
         )
     assert report.tally.stopped is None
@@ -156,10 +153,9 @@ def test_a_hedge_takes_over_from_a_model_whose_requests_hang(tmp_path: Path) -> 
     healthy = SimModel(model="healthy", per_request_tps=5000, aggregate_tps=50_000)
     with fleet(stuck, healthy) as servers:
         report = run_bounded(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=tmp_path / "wiki",
-            collections=["c"],
-            endpoints=[endpoint(s, timeout_s=120.0, workers=2) for s in servers],
+            fleet=Fleet([endpoint(s, timeout_s=120.0, workers=2) for s in servers]),
             # One request per document: the simulator's pages are all flagged, and second
             # opinions sent to the stuck model are given up at the end, not raced.
             dials=Dials(workers_per_model=2, claim_size=1, flush_seconds=5, flagged_pages="keep"),
@@ -191,10 +187,9 @@ def test_a_long_documents_parts_are_spread_over_every_model(tmp_path: Path) -> N
     slow = SimModel(model="slow", per_request_tps=300, aggregate_tps=1200, max_batch=8)
     with fleet(fast, slow) as servers:
         report = run_bounded(
-            synced_root=root,
+            corpus=Corpus(root, ["c"]),
             wiki_root=tmp_path / "wiki",
-            collections=["c"],
-            endpoints=[endpoint(s, context_tokens=2048) for s in servers],
+            fleet=Fleet([endpoint(s, context_tokens=2048) for s in servers]),
             dials=Dials(workers_per_model=4, claim_size=1, flush_seconds=1, max_tokens=200),
         )
     assert report.count == 5 and not report.failed and report.unfinished == 0, report

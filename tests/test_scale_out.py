@@ -19,7 +19,7 @@ from wiki_assets.defs.resources import CorpusResource
 from wiki_assets.defs.sync import PARTITION_RANGE_END, PARTITION_RANGE_START, SyncPlan
 from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.defs.wiki_pages.backfill import backfill_policy
-from wiki_assets.engine import Dials, Endpoint, IngestReport, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, IngestReport, ingest
 from wiki_assets.engine.state.journal import FAILED, WRITTEN, Journal
 from wiki_assets.engine.state.leases import SlotLeases
 from wiki_assets.engine.state.store import JOURNAL_FILE, StateStore
@@ -125,8 +125,8 @@ def test_parallel_runs_keep_each_model_under_its_fleet_wide_limit(
             try:
                 reports.append(
                     ingest(
-                        synced_root=synced, wiki_root=wiki, collections=[collection],
-                        endpoints=endpoints, store=store,
+                        corpus=Corpus(synced, [collection]), wiki_root=wiki, 
+                        fleet=Fleet(endpoints), store=store,
                         # "keep" and no judge: the simulator's pages are flagged and their
                         # sentences unchecked (no second opinion, no judge's request).
                         dials=Dials(

@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import SAMPLE, Workspace, summarizer_for
 from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.defs.wiki_pages import IngestConfig
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.digest import write_digest
 from wiki_assets.engine.llm.client import ModelClient
 from wiki_assets.engine.quality.sentences import OPENS
@@ -45,7 +45,7 @@ def written(tmp_path: Path) -> tuple[Path, Path, Endpoint]:
     with SimServer(writer) as writing:
         fleet = [Endpoint(name="writer", base_url=writing.base_url, model="writer")]
         dials = Dials(flagged_pages="keep", judge_share=0.0, flush_seconds=0.2, max_tokens=1024)
-        ingest(synced_root=synced, wiki_root=wiki, collections=COLLECTIONS, endpoints=fleet,
+        ingest(corpus=Corpus(synced, COLLECTIONS), wiki_root=wiki, fleet=Fleet(fleet),
                dials=dials)  # fmt: skip
     index_wiki(wiki)
     return synced, wiki, fleet[0]

@@ -15,7 +15,7 @@ from conftest import Workspace, summarizer_for
 
 from wiki_assets.cli.runner import sync_then_ingest
 from wiki_assets.defs.wiki_pages import IngestConfig
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.wiki.files import page_for
 from wiki_assets.engine.wiki.links import dangling_links
 from wiki_assets.simulator import SimModel, SimServer
@@ -83,10 +83,9 @@ def test_language_follows_the_document(tmp_path: Path) -> None:
     (synced / "c" / "en.md").write_text("# Leave\n\nRequest leave two weeks ahead. " * 5)
     with SimServer(SimModel(model="sim")) as server:
         ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=tmp_path / "wiki",
-            collections=["c"],
-            endpoints=[Endpoint(name="sim", base_url=server.base_url, model="sim")],
+            fleet=Fleet([Endpoint(name="sim", base_url=server.base_url, model="sim")]),
             dials=Dials(flush_seconds=0.5),
         )
         asked = {
@@ -107,12 +106,15 @@ def test_long_document_is_summarized_from_all_its_parts(tmp_path: Path) -> None:
     (synced / "c" / "long.md").write_text("# Long handbook\n\n" + "\n\n".join(paragraphs))
     with SimServer(SimModel(model="small", context_tokens=2048)) as server:
         report = ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=tmp_path / "wiki",
-            collections=["c"],
-            endpoints=[
-                Endpoint(name="small", base_url=server.base_url, model="small", context_tokens=2048)
-            ],
+            fleet=Fleet(
+                [
+                    Endpoint(
+                        name="small", base_url=server.base_url, model="small", context_tokens=2048
+                    )
+                ]
+            ),
             dials=Dials(flush_seconds=0.5, max_tokens=256),
         )
         asked = server.request_log()
@@ -134,12 +136,11 @@ def test_structured_output_falls_back_when_json_schema_is_refused(tmp_path: Path
     picky = SimModel(model="picky", json_schema_support=False)
     with SimServer(picky) as server:
         report = ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=tmp_path / "wiki",
-            collections=["c"],
-            endpoints=[
-                Endpoint(name="picky", base_url=server.base_url, model="picky", max_retries=0)
-            ],
+            fleet=Fleet(
+                [Endpoint(name="picky", base_url=server.base_url, model="picky", max_retries=0)]
+            ),
             dials=Dials(workers_per_model=2, flush_seconds=0.5),
         )
         stats = server.snapshot()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conftest import page_record
 
-from wiki_assets.engine import Dials, Endpoint, ingest
+from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.quality.sentences import OPENS
 from wiki_assets.engine.wiki.escaping import escape
 from wiki_assets.engine.wiki.files import INDEX_PAGE
@@ -61,10 +61,9 @@ def test_special_titles_render_alike_and_their_links_resolve(tmp_path: Path) -> 
     wiki = tmp_path / "wiki"
     with SimServer(SimModel(model="sim")) as server:
         report = ingest(
-            synced_root=synced,
+            corpus=Corpus(synced, ["c"]),
             wiki_root=wiki,
-            collections=["c"],
-            endpoints=[Endpoint(name="sim", base_url=server.base_url, model="sim")],
+            fleet=Fleet([Endpoint(name="sim", base_url=server.base_url, model="sim")]),
             dials=Dials(flush_seconds=0.2),
         )
     assert report.count == 2 and not report.failed

@@ -13,7 +13,6 @@ import types
 import typing
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,7 +20,7 @@ import dagster as dg
 from pydantic import Field, create_model, model_validator
 from pydantic.fields import FieldInfo
 
-from wiki_assets.engine import Endpoint, environment
+from wiki_assets.engine import Corpus, Endpoint, Fleet, environment
 from wiki_assets.engine.config import EmbeddingsEndpoint, VariableName
 from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES, DEFAULT_MAX_FILE_BYTES
 from wiki_assets.engine.errors import DiskFull, EmbeddedModelUnavailable, no_space_message
@@ -96,6 +95,16 @@ class CorpusResource(dg.ConfigurableResource):
     @property
     def synced_path(self) -> Path:
         return Path(self.synced_root)
+
+    def corpus(self, collections: Collection[str]) -> Corpus:
+        """What a run of ``collections`` reads, as configured here."""
+        return Corpus(
+            self.synced_path,
+            list(collections),
+            self.collection_depth,
+            self.max_bytes,
+            self.max_file_bytes,
+        )
 
     @property
     def wiki_path(self) -> Path:
@@ -254,7 +263,7 @@ class SummarizerResource(dg.ConfigurableResource):
         return None
 
     @contextmanager
-    def live(self, log: Log, state_dir: Path | None = None) -> Iterator["LiveFleet"]:
+    def live(self, log: Log, state_dir: Path | None = None) -> Iterator[Fleet]:
         """The live fleet for one run: the chat endpoints and the embeddings endpoint, starting
         (and afterwards stopping) the embedded servers that are wanted. The embedded chat model
         failing to start fails the run; the embedded embeddings model failing to start is one
@@ -267,13 +276,15 @@ class SummarizerResource(dg.ConfigurableResource):
                 log.warning(line)
         threads = self.embedded_threads
         with contextlib.ExitStack() as stack:
-            fleet = LiveFleet(self.planned_endpoints())
+            endpoints = self.planned_endpoints()
+            embeddings: EmbeddingsEndpoint | None = None
+            servers: dict[str, Callable[[], str | None]] = {}
             if not self.models:
                 local = stack.enter_context(embedded_server(threads=threads, records=records))
-                fleet.endpoints = [local.endpoint]
-                fleet.servers[local.endpoint.name] = local.server.exit_notice
+                endpoints = [local.endpoint]
+                servers[local.endpoint.name] = local.server.exit_notice
             if self.embeddings is not None:
-                fleet.embeddings = self.embeddings.to_endpoint()
+                embeddings = self.embeddings.to_endpoint()
             elif self.embedded_embeddings and embedded_embeddings_available():
                 try:
                     server = embedded_embeddings_server(threads=threads, records=records)
@@ -281,18 +292,8 @@ class SummarizerResource(dg.ConfigurableResource):
                 except EmbeddedModelUnavailable as error:
                     log.warning(f"{error} Link candidates by n-grams alone in this run.")
                 else:
-                    fleet.embeddings = e5.endpoint
-                    fleet.servers[e5.endpoint.name] = e5.server.exit_notice
-            if fleet.embeddings is None:
+                    embeddings = e5.endpoint
+                    servers[e5.endpoint.name] = e5.server.exit_notice
+            if embeddings is None:
                 log.info(f"links: {NGRAMS_ONLY}")
-            yield fleet
-
-
-@dataclass
-class LiveFleet:
-    """The endpoints one run talks to, and for those a child process of the run serves (the
-    embedded models), what says the process died (by endpoint name)."""
-
-    endpoints: list[Endpoint]
-    embeddings: EmbeddingsEndpoint | None = None
-    servers: dict[str, Callable[[], str | None]] = field(default_factory=dict)
+            yield Fleet(endpoints, embeddings, servers)

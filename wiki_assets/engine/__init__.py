@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the same names, for type checkers: "as" marks each a re-exp
     from wiki_assets.engine.config import Dials as Dials
     from wiki_assets.engine.config import Endpoint as Endpoint
     from wiki_assets.engine.documents.corpus import ROOT_COLLECTION as ROOT_COLLECTION
+    from wiki_assets.engine.documents.corpus import Corpus as Corpus
     from wiki_assets.engine.documents.corpus import SourceDocument as SourceDocument
     from wiki_assets.engine.documents.corpus import collection_version as collection_version
     from wiki_assets.engine.documents.corpus import scan as scan
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # the same names, for type checkers: "as" marks each a re-exp
     from wiki_assets.engine.errors import StateUnavailable as StateUnavailable
     from wiki_assets.engine.errors import UnsafePath as UnsafePath
     from wiki_assets.engine.errors import WikiAssetsError as WikiAssetsError
+    from wiki_assets.engine.ingestion.fleet import Fleet as Fleet
     from wiki_assets.engine.ingestion.model_stats import ModelStats as ModelStats
     from wiki_assets.engine.ingestion.report import IngestReport as IngestReport
     from wiki_assets.engine.ingestion.run import ingest as ingest
@@ -47,6 +49,7 @@ _HOME = {
     "Dials": "wiki_assets.engine.config",
     "Endpoint": "wiki_assets.engine.config",
     "ROOT_COLLECTION": "wiki_assets.engine.documents.corpus",
+    "Corpus": "wiki_assets.engine.documents.corpus",
     "SourceDocument": "wiki_assets.engine.documents.corpus",
     "collection_version": "wiki_assets.engine.documents.corpus",
     "scan": "wiki_assets.engine.documents.corpus",
@@ -60,6 +63,7 @@ _HOME = {
     "StateUnavailable": "wiki_assets.engine.errors",
     "UnsafePath": "wiki_assets.engine.errors",
     "WikiAssetsError": "wiki_assets.engine.errors",
+    "Fleet": "wiki_assets.engine.ingestion.fleet",
     "IngestReport": "wiki_assets.engine.ingestion.report",
     "ModelStats": "wiki_assets.engine.ingestion.model_stats",
     "ingest": "wiki_assets.engine.ingestion.run",

@@ -79,18 +79,12 @@ def build_wiki_pages(dials: type[IngestConfig] = IngestConfig) -> dg.AssetsDefin
             corpus.naming_a_full_disk(),
         ):
             report = ingest(
-                synced_root=corpus.synced_path,
-                wiki_root=corpus.wiki_path,
-                collections=collections,
-                endpoints=fleet.endpoints,
-                dials=run_dials,
-                depth=corpus.collection_depth,
-                max_bytes=corpus.max_bytes,
-                max_file_bytes=corpus.max_file_bytes,
+                corpus.corpus(collections),
+                corpus.wiki_path,
+                fleet,
+                run_dials,
                 log=context.log,
                 store=store,
-                embeddings=fleet.embeddings,
-                servers=fleet.servers,
             )
             kept = keep_report(corpus.wiki_path, context.run_id, report)
         tag_models_out(context, report)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path, PurePosixPath
@@ -33,6 +33,22 @@ DEFAULT_MAX_FILE_BYTES = 200_000_000
 """The largest file read at all: a deck of images holding a little text is a normal document."""
 HEAD_BYTES = 4096  # of a file, kept to tell what it is (formats.py)
 _PLAIN = Format(TEXT)
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """What a run reads: ``collections`` of the synced root, a collection being a folder
+    ``depth`` levels under it, and the bounds on what is read: ``max_bytes`` of text per
+    document (its bytes, or what is extracted) and ``max_file_bytes`` per file."""
+
+    synced_root: Path
+    collections: Sequence[str]
+    depth: int = 1
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "collections", tuple(self.collections))  # (frozen: a copy)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,22 +7,36 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
-from wiki_assets.engine.config import Dials, Endpoint
+from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
 from wiki_assets.engine.dispatch import Lane, concurrency_for
 from wiki_assets.engine.ingestion.model_stats import ModelStats
 from wiki_assets.engine.llm.client import ModelClient
 from wiki_assets.engine.llm.probe import probe
 
 
-def fleet_lanes(
-    endpoints: Sequence[Endpoint],
-    dials: Dials,
-    servers: Mapping[str, Callable[[], str | None]],
-) -> list[Lane]:
+@dataclass(frozen=True, slots=True)
+class Fleet:
+    """The models a run asks: its chat ``endpoints`` (in order: the end-of-run rule's tie-break),
+    the ``embeddings`` endpoint that finds links by meaning, if any, and for each endpoint that a
+    child process of the run serves (by name), what says the process died
+    (``ChildServer.exit_notice``): its model then leaves the run at once, named."""
+
+    endpoints: Sequence[Endpoint]
+    embeddings: EmbeddingsEndpoint | None = None
+    servers: Mapping[str, Callable[[], str | None]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "endpoints", tuple(self.endpoints))  # (frozen: a copy)
+        object.__setattr__(self, "servers", dict(self.servers))
+
+
+def fleet_lanes(fleet: Fleet, dials: Dials) -> list[Lane]:
     """A lane per endpoint, in the fleet's order (the end-of-run rule's tie-break)."""
     lanes = []
-    for order, endpoint in enumerate(endpoints):
+    servers = fleet.servers
+    for order, endpoint in enumerate(fleet.endpoints):
         concurrency = concurrency_for(endpoint, dials)
         client = ModelClient(endpoint, dials.max_tokens, on_overload=concurrency.on_overload)
         lanes.append(Lane(order, endpoint, client, concurrency, gone=servers.get(endpoint.name)))

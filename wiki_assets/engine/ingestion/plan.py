@@ -12,15 +12,11 @@ answer their link candidates; :meth:`RunPlan.jobs` streams them.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from wiki_assets.engine.dispatch import Job
-from wiki_assets.engine.documents.corpus import (
-    DocumentError,
-    SourceDocument,
-)
+from wiki_assets.engine.documents.corpus import Corpus, DocumentError, SourceDocument
 from wiki_assets.engine.documents.extract import extractor
 from wiki_assets.engine.documents.reader import Reader
 from wiki_assets.engine.errors import NoText
@@ -84,10 +80,8 @@ class RunPlan:
     @classmethod
     def make(
         cls,
+        corpus: Corpus,
         *,
-        synced_root: Path,
-        depth: int,
-        collections: Sequence[str],
         journal: Journal,
         related: RelatedIndex,
         current: Currency,
@@ -97,9 +91,9 @@ class RunPlan:
         stopped: Callable[[], bool] = lambda: False,
         embedder: Embedder | None = None,
     ) -> RunPlan:
-        """The run's plan: the pass over the synced tree (:class:`~.tree.TreePass`) with the
-        related index brought up to date, the page names claimed, the longest documents first,
-        and the link candidates answered.
+        """The run's plan for the ``corpus``: the pass over the synced tree
+        (:class:`~.tree.TreePass`) with the related index brought up to date, the page names
+        claimed, the longest documents first, and the link candidates answered.
 
         ``helper_wanted`` is called (once, from the pass) as soon as the pass knows that a
         helper process will answer the link candidates: documents are being indexed and at
@@ -119,9 +113,7 @@ class RunPlan:
         def note(doc: SourceDocument, entry: Entry | None, read: Read, ready: bool) -> bool:
             return plan._note(doc, entry, current, force, read, ready)
 
-        scan = TreePass(
-            synced_root, depth, reader, set(collections), journal, related, note, helper_wanted
-        )
+        scan = TreePass(corpus, reader, journal, related, note, helper_wanted)
         plan.indexed = related.update_many(scan.stale_in_related_index(stopped))
         plan.interrupted = scan.interrupted
         plan.deferred = [] if plan.interrupted else scan.deferred

@@ -7,7 +7,7 @@ are in, the page's request from the notes.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from wiki_assets.engine.config import Dials, Endpoint
@@ -55,7 +55,7 @@ class Preparer:
     @classmethod
     def for_fleet(
         cls,
-        endpoints: list[Endpoint],
+        endpoints: Sequence[Endpoint],
         dials: Dials,
         *,
         reader: Reader,

@@ -14,14 +14,13 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
+from wiki_assets.engine.config import Dials
 from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, PageToJudge, Prepared, Recorded
-from wiki_assets.engine.documents.corpus import DEFAULT_MAX_BYTES as MAX_BYTES
-from wiki_assets.engine.documents.corpus import DEFAULT_MAX_FILE_BYTES as MAX_FILE_BYTES
+from wiki_assets.engine.documents.corpus import Corpus
 from wiki_assets.engine.documents.reader import Reader
 from wiki_assets.engine.documents.texts import TEXTS_DIR, TextStore
 from wiki_assets.engine.ingestion.arrivals import Arrivals
@@ -29,7 +28,7 @@ from wiki_assets.engine.ingestion.candidates import helper_for_plan, plan_beside
 from wiki_assets.engine.ingestion.dispatch_and_flush import summarize
 from wiki_assets.engine.ingestion.files_without_text import record_no_text
 from wiki_assets.engine.ingestion.fingerprints import fingerprints
-from wiki_assets.engine.ingestion.fleet import fleet_lanes, model_stats
+from wiki_assets.engine.ingestion.fleet import Fleet, fleet_lanes, model_stats
 from wiki_assets.engine.ingestion.flush import Pages
 from wiki_assets.engine.ingestion.gc_tuning import fewer_collections
 from wiki_assets.engine.ingestion.meaning import LinksByMeaning
@@ -57,60 +56,53 @@ from wiki_assets.engine.wiki.files import Wiki
 
 
 def ingest(
-    *,
-    synced_root: Path,
+    corpus: Corpus,
     wiki_root: Path,
-    collections: Sequence[str],
-    endpoints: Sequence[Endpoint],
+    fleet: Fleet,
     dials: Dials,
-    depth: int = 1,
-    max_bytes: int = MAX_BYTES,
-    max_file_bytes: int = MAX_FILE_BYTES,
+    *,
     log: Log | None = None,
     store: StateStore | None = None,
     clock: Callable[[], float] = time.time,
-    embeddings: EmbeddingsEndpoint | None = None,
-    servers: Mapping[str, Callable[[], str | None]] | None = None,
 ) -> IngestReport:
-    """Bring the wiki pages of ``collections`` up to date with the synced root. Per-document state
-    goes to ``store`` (default: SQLite in the wiki's state folder); ``clock`` (epoch seconds) is
-    when the pages' history says a page was written or removed (a test sets the day). With an
-    ``embeddings`` endpoint, link candidates are found by meaning as well as by n-grams
-    (:mod:`~wiki_assets.engine.related.vectors`); if it fails, by n-grams alone. ``servers``:
-    per endpoint (by name) that a child process serves, what says the process died
-    (``ChildServer.exit_notice``): its model then leaves the run at once, named. ``max_bytes``
-    bounds a document's text (its bytes, or what is extracted), ``max_file_bytes`` a file's.
+    """Bring the wiki pages of the ``corpus``'s collections up to date with its synced root, on
+    the ``fleet``'s models. Per-document state goes to ``store`` (default: SQLite in the wiki's
+    state folder); ``clock`` (epoch seconds) is when the pages' history says a page was written or
+    removed (a test sets the day). With the fleet's ``embeddings`` endpoint, link candidates are
+    found by meaning as well as by n-grams (:mod:`~wiki_assets.engine.related.vectors`); if it
+    fails, by n-grams alone.
 
     SIGTERM and SIGINT (when called on the main thread) stop the run cleanly: no new requests,
     requests in flight cancelled, every answer that came back journaled and its page written; the
     report says which signal (``stopped_by``) and how many documents are left for the next run.
     """
-    if not endpoints:
+    if not fleet.endpoints:
         raise ValueError("no model endpoints to summarize with")
-    dials.check_fleet(endpoints)
+    dials.check_fleet(fleet.endpoints)
+    corpus = replace(corpus, synced_root=corpus.synced_root.resolve())
     wiki = Wiki(wiki_root)
     store = store or StateStore(wiki.state_dir)
     texts = TextStore(wiki.state_dir / TEXTS_DIR)
     reader = Reader(
-        synced_root.resolve(), texts, max_bytes=max_bytes, max_file_bytes=max_file_bytes
+        corpus.synced_root,
+        texts,
+        max_bytes=corpus.max_bytes,
+        max_file_bytes=corpus.max_file_bytes,
     )
     run = _Run(
-        synced_root=synced_root.resolve(),
+        corpus=corpus,
         wiki=wiki,
         store=store,
-        endpoints=list(endpoints),
+        fleet=fleet,
         dials=dials,
-        depth=depth,
         reader=reader,
         log=log or logging.getLogger("wiki_assets"),
-        report=IngestReport(collections=list(collections), dials=dials, models=[]),
+        report=IngestReport(collections=list(corpus.collections), dials=dials, models=[]),
         clock=clock,
-        embeddings=embeddings,
-        servers=dict(servers or {}),
     )
     with (
         stop_on_signals(run.request_stop),
-        store.collection_locks(collections),
+        store.collection_locks(corpus.collections),
         fewer_collections(),
         reader,  # its extracting processes end with the run
     ):
@@ -123,18 +115,15 @@ class _Run:
     :class:`~wiki_assets.engine.dispatch.Work`: it prepares each request, hands each answer to
     the pages and journals each failure."""
 
-    synced_root: Path
+    corpus: Corpus
     wiki: Wiki
     store: StateStore
-    endpoints: list[Endpoint]
+    fleet: Fleet
     dials: Dials
-    depth: int
     reader: Reader
     log: Log
     report: IngestReport
     clock: Callable[[], float] = time.time
-    embeddings: EmbeddingsEndpoint | None = None
-    servers: dict[str, Callable[[], str | None]] = field(default_factory=dict)
     meaning: LinksByMeaning | None = None  # with an embeddings endpoint
     dispatcher: Dispatcher | None = None
     loop: asyncio.AbstractEventLoop | None = None
@@ -163,13 +152,15 @@ class _Run:
     async def execute(self) -> IngestReport:
         started = time.monotonic()
         self.loop = asyncio.get_running_loop()
-        lanes = fleet_lanes(self.endpoints, self.dials, self.servers)
+        lanes = fleet_lanes(self.fleet, self.dials)
         self.report.models.extend(model_stats(lanes))
         async with contextlib.AsyncExitStack() as cleanup:
             self.journal = cleanup.enter_context(Journal(self.store))
             self.related = cleanup.enter_context(RelatedIndex(self.wiki.state_dir / RELATED_FILE))
             leases = (
-                SlotLeases(self.store) if any(e.max_in_flight for e in self.endpoints) else None
+                SlotLeases(self.store)
+                if any(e.max_in_flight for e in self.fleet.endpoints)
+                else None
             )
             self.wiki.sweep_temporaries()
             plan = await self._planned(cleanup)
@@ -200,8 +191,8 @@ class _Run:
         if it has an embeddings endpoint (both closed with the run, by ``cleanup``); and what
         prepares each document's request."""
         related = self.related
-        embeddings = self.embeddings
-        gone = self.servers.get(embeddings.name) if embeddings else None
+        embeddings = self.fleet.embeddings
+        gone = self.fleet.servers.get(embeddings.name) if embeddings else None
         embedder = EmbeddingsClient(embeddings, gone) if embeddings else None
         if embedder is not None:  # what the plan embeds before the first request
             cleanup.enter_context(embedder)
@@ -219,7 +210,7 @@ class _Run:
             self.meaning = meaning
             cleanup.push_async_callback(meaning.close)
         self.preparer = Preparer.for_fleet(
-            self.endpoints,
+            self.fleet.endpoints,
             self.dials,
             wiki=self.wiki,
             related=related,
@@ -231,7 +222,7 @@ class _Run:
 
     def _pages(self) -> Pages:
         return Pages(
-            synced_root=self.synced_root,
+            synced_root=self.corpus.synced_root,
             wiki=self.wiki,
             store=self.store,
             journal=self.journal,
@@ -240,7 +231,7 @@ class _Run:
             log=self.log,
             language=self.dials.language,
             flagged_pages=self.dials.flagged_pages,
-            judging=len(self.endpoints) > 1 and self.dials.judge_share > 0,
+            judging=len(self.fleet.endpoints) > 1 and self.dials.judge_share > 0,
             clock=self.clock,
         )
 
@@ -277,12 +268,10 @@ class _Run:
     ) -> RunPlan:
         """The run's plan, on the plan's thread (:func:`~.candidates.plan_beside_helper`)."""
         return RunPlan.make(
-            synced_root=self.synced_root,
-            depth=self.depth,
-            collections=self.report.collections,
+            self.corpus,
             journal=self.journal,
             related=self.related,
-            current=fingerprints(self.endpoints, self.dials),
+            current=fingerprints(self.fleet.endpoints, self.dials),
             force=self.dials.force,
             reader=self.reader,
             helper_wanted=helper_wanted,

@@ -9,10 +9,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from wiki_assets.engine.documents import archives
-from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument, scan_contents
+from wiki_assets.engine.documents.corpus import (
+    Corpus,
+    DocumentError,
+    SourceDocument,
+    scan_contents,
+)
 from wiki_assets.engine.documents.encodings import decode
 from wiki_assets.engine.documents.reader import DocumentText, Reader
 from wiki_assets.engine.errors import NoText
@@ -32,10 +36,8 @@ Note = Callable[[SourceDocument, Entry | None, Read, bool], bool]
 class TreePass:
     """See the module docstring."""
 
-    synced_root: Path
-    depth: int
+    corpus: Corpus
     reader: Reader
-    wanted: set[str]  # the run's collections
     journal: Journal
     related: RelatedIndex
     note: Note
@@ -52,17 +54,16 @@ class TreePass:
     ) -> Iterator[tuple[str, str, str, str]]:
         """``(path, title, text, hash)`` of each document to (re)index, read once; the pass
         ends early once ``stopped()`` (:attr:`interrupted`)."""
-        reader = self.reader
+        reader, corpus = self.reader, self.corpus
+        wanted = set(corpus.collections)
         for group in _groups(
-            scan_contents(self.synced_root, self.depth, keep_up_to=reader.max_bytes)
+            scan_contents(corpus.synced_root, corpus.depth, keep_up_to=reader.max_bytes)
         ):
             if stopped():
                 self.interrupted = True
                 return
             # The journal and the index are asked about a group of documents at once.
-            entries = self.journal.get_many(
-                [d.path for d, _ in group if d.collection in self.wanted]
-            )
+            entries = self.journal.get_many([d.path for d, _ in group if d.collection in wanted])
             indexed = self.related.current_among({d.path: d.content_hash for d, _ in group})
             for doc, data in group:
                 self.present.add(doc.path)
@@ -71,7 +72,7 @@ class TreePass:
                     self.extracted[doc.path] = doc
                 ready = reader.ready(doc)
                 summarized = False
-                if doc.collection in self.wanted:
+                if doc.collection in wanted:
                     read = functools.partial(reader.read, doc, data)
                     summarized = self.note(doc, entries.get(doc.path), read, ready)
                     self.to_summarize += summarized
@@ -103,7 +104,7 @@ class TreePass:
         try:
             if doc is not None:
                 return self.reader.read(doc).text
-            data = archives.read_bytes(self.synced_root / path)
+            data = archives.read_bytes(self.corpus.synced_root / path)
             return decode(data) if len(data) <= self.reader.max_bytes else None
         except (OSError, DocumentError, NoText):
             return None
