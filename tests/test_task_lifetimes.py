@@ -194,7 +194,7 @@ def test_a_worker_cancelled_again_leaves_no_request_behind() -> None:
     async def run() -> set[asyncio.Task[object]]:
         dispatching = asyncio.create_task(dispatcher_on(model, leases).run())
         await asyncio.sleep(0.1)
-        workers = [task for task in others() if task.get_coro().__qualname__ == "Dispatcher._work"]
+        workers = [task for task in others() if task.get_coro().__qualname__ == "Worker.run"]
         assert len(workers) == 3 and model.sent == 3
         for _ in range(2):  # the second cancel finds each worker waiting for its request
             for worker in workers:

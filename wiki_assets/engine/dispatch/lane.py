@@ -1,7 +1,7 @@
 """One model during a run: its client, limits, breaker, pace, requests in flight and outlook.
 
 A :class:`Lane` is the per-model state the workers share; an :class:`Attempt` is one request in
-flight on it. Both only describe: the workers (:mod:`~wiki_assets.engine.dispatch.workers`) act.
+flight on it. Both only describe: the workers (:mod:`~wiki_assets.engine.dispatch.worker`) act.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ model's limits, breaker and pace, and is recorded; a failure goes through the re
 (:mod:`~wiki_assets.engine.dispatch.retry`); a request cancelled with no answer from anyone puts
 its document back. An answer the run flags may go back once for a second opinion from another
 model (:meth:`~wiki_assets.engine.dispatch.queue.WorkQueue.ask_another`). Which document a worker
-sends, and when, is the workers' business (:mod:`~wiki_assets.engine.dispatch.workers`).
+sends, and when, is the workers' business (:mod:`~wiki_assets.engine.dispatch.worker`).
 """
 
 from __future__ import annotations

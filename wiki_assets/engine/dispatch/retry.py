@@ -7,7 +7,7 @@ unparsable answer is tried at most :data:`MAX_GARBAGE` times and a timeout at mo
 and uses up none of its tries. When every model is out and none has answered for
 ``give_up_after_s``, the run stops and the documents stay for the next run. A second opinion is
 asked once: if its request fails, the document's first answer (journaled) stands. These functions
-decide; the workers (:mod:`~wiki_assets.engine.dispatch.workers`) put documents back, fail them
+decide; the workers (:mod:`~wiki_assets.engine.dispatch.worker`) put documents back, fail them
 or stop the run.
 """
 

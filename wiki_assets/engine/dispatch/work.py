@@ -1,5 +1,5 @@
 """What the dispatcher asks of the run around it (:class:`Work`), and what the run made of an
-answer it recorded (:class:`Recorded`). The workers (:mod:`~.workers`) and each request
+answer it recorded (:class:`Recorded`). The workers (:mod:`~.worker`) and each request
 (:mod:`~.request`) hold a :class:`Work`; the run (:mod:`~wiki_assets.engine.ingestion.run`, or the
 simulation's) is one.
 """

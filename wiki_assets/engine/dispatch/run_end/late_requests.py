@@ -2,7 +2,7 @@
 (the rule: :mod:`~wiki_assets.engine.dispatch.run_end`; its thresholds:
 :mod:`~wiki_assets.engine.dispatch.run_end.hedge_thresholds`).
 
-These functions only choose; the worker that races (``Dispatcher._hedge``) sends the request. A
+These functions only choose; the worker that races (``Worker._hedge``) sends the request. A
 second opinion cannot be raced by the model that gave the first answer: once it runs far past its
 time, an idle worker gives it up (the first answer is journaled), so a hang never holds the end
 of the run.
