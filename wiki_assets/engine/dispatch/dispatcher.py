@@ -24,7 +24,7 @@ from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.opinions import SecondOpinions
 from wiki_assets.engine.dispatch.parts import Parts
 from wiki_assets.engine.dispatch.queue import Job, WorkQueue
-from wiki_assets.engine.dispatch.request import Requests
+from wiki_assets.engine.dispatch.request import RequestHooks, Requests
 from wiki_assets.engine.dispatch.run_end.when_done import RunEnd
 from wiki_assets.engine.dispatch.run_end.who_starts import Outlook
 from wiki_assets.engine.dispatch.slots import FleetSlots
@@ -68,18 +68,21 @@ class Dispatcher:
         self.parts = Parts(self.queue, work, self.wake)
         self.departures = Departures(self.lanes, stop=self.stop, wake=self.wake, log=log)
         self.end = RunEnd(self.lanes, self.queue, self.opinions, self.parts, self.now)
+        hooks = RequestHooks(
+            stop=lambda reason: self.stop(reason, cancel=False),
+            retire=self.departures.retire,
+            gathered=self.parts.gathered,
+            offer_judging=lambda judging: self.judges.offer(judging),
+        )
         self.requests = Requests(
             self.lanes,
             self.queue,
             work,
             self.tally,
+            self.opinions,
+            hooks,
             clock=self.now,
             give_up_after_s=dials.give_up_after_s,
-            stop=lambda reason: self.stop(reason, cancel=False),
-            retire=self.departures.retire,
-            gathered=self.parts.gathered,
-            opinions=self.opinions,
-            offer_judging=lambda judging: self.judges.offer(judging),
             log=log,
         )
         asked = self.requests.ask_another  # a page a judge flags may get a second opinion

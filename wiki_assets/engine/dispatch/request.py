@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from wiki_assets.engine.dispatch import retry
@@ -29,6 +29,16 @@ from wiki_assets.engine.prompting.candidate import PageRequest
 from wiki_assets.engine.prompting.results import Notes, Summary
 
 
+@dataclass(frozen=True, slots=True)
+class RequestHooks:
+    """What a settled request may tell the dispatcher, one call each."""
+
+    stop: Callable[[str], None]  # ends the run (why), leaving requests in flight to finish
+    retire: Callable[[Lane, str], None]  # a model whose server died leaves the run (why)
+    gathered: Callable[[Job], None]  # a long document's notes are all in: its page is next
+    offer_judging: Callable[[PageToJudge], None]  # a page's unchecked sentences, for a judge
+
+
 class Requests:
     """Sends requests for the workers and settles them; counts what the workers wait on."""
 
@@ -38,27 +48,21 @@ class Requests:
         queue: WorkQueue,
         work: Work,
         tally: DispatchTally,
+        opinions: SecondOpinions,
+        hooks: RequestHooks,
         *,
         clock: Callable[[], float],
         give_up_after_s: float,
-        stop: Callable[[str], None],
-        retire: Callable[[Lane, str], None],
-        gathered: Callable[[Job], None],
-        opinions: SecondOpinions,
-        offer_judging: Callable[[PageToJudge], None],
         log: Any = None,
     ) -> None:
         self.lanes = lanes
         self.queue = queue
         self.work = work
         self.tally = tally
+        self.opinions = opinions  # what second opinions are worth (learned as they answer)
+        self.hooks = hooks  # what a settled request tells the dispatcher
         self.clock = clock
         self.give_up_after_s = give_up_after_s
-        self.stop = stop  # ends the run, leaving requests in flight to finish
-        self.retire = retire  # takes a model whose server died out for the rest of the run
-        self.gathered = gathered  # a long document's notes are all in: its page is next
-        self.opinions = opinions  # what second opinions are worth (learned as they answer)
-        self.offer_judging = offer_judging  # a page's unchecked sentences, for a judge
         self.log = log
         self.started = 0  # documents sent to a model at least once
         self.settled = 0  # requests that ended (answered, failed or cancelled)
@@ -205,7 +209,7 @@ class Requests:
         job.answered_by.add(lane.order)
         recorded = await self.work.record(job, lane, summary)
         if recorded.judging is not None:
-            self.offer_judging(recorded.judging)
+            self.hooks.offer_judging(recorded.judging)
         if job.second_opinion:
             self._second_opinion_answered(job, lane, recorded)
             return True
@@ -263,7 +267,7 @@ class Requests:
         gathering.completion_tokens += notes.completion_tokens
         gathering.requests += notes.requests
         if gathering.complete():
-            self.gathered(document)
+            self.hooks.gathered(document)
 
     @staticmethod
     def _could_give(job: Job, lane: Lane) -> bool:
@@ -281,7 +285,7 @@ class Requests:
         if gone is not None:
             # Its server died (the request failed because of it): the model leaves the run
             # now, named, instead of being probed as if it might come back.
-            self.retire(lane, gone)
+            self.hooks.retire(lane, gone)
         retry.blame(attempt, error, now, self.log)
         if job.part is not None and job.part.document.failed:
             return  # its document failed already (another part's failure)
@@ -304,7 +308,7 @@ class Requests:
             if step == "retry":
                 self.tally.requeued += 1
         if all_down:
-            self.stop(retry.all_down_reason(self.lanes))
+            self.hooks.stop(retry.all_down_reason(self.lanes))
 
     def _fail_document(self, document: Job, reason: str) -> None:
         """A part failed for good: so does its document; its other parts still out stop."""
