@@ -33,7 +33,7 @@ and ``python -m benchmarks.scale tick [--docs 10000]``.
   daemon's 60 s budget for one evaluation, whatever the tree's size.
 * ``state``: the per-document state's own cost, on SQLite and (with ``--postgres URL``) on
   PostgreSQL: milliseconds per durable journal record (one commit per result, as a run does) and
-  per fleet-wide slot taken and given back.
+  per fleet-wide worker lease taken and given back.
 """
 
 from __future__ import annotations
@@ -405,14 +405,14 @@ def tick(count: int, collections: int) -> None:
 
 def state(count: int, postgres: str | None) -> None:
     from wiki_assets.engine.state.journal import Journal
-    from wiki_assets.engine.state.leases import SlotLeases
+    from wiki_assets.engine.state.leases import WorkerLeases
     from wiki_assets.engine.state.store import StateStore
 
     work = Path(tempfile.mkdtemp(prefix="wiki-state-"))
     stores = [("SQLite", StateStore(work / "state"))]
     if postgres:
         stores.append(("PostgreSQL", StateStore(work / "state", postgres, f"bench_{os.getpid()}")))
-    print("| store | records | ms per journal record | slot take + give back |")
+    print("| store | records | ms per journal record | worker lease take + give back |")
     print("|---|---:|---:|---:|")
     try:
         for name, store in stores:
@@ -428,19 +428,19 @@ def state(count: int, postgres: str | None) -> None:
                         page=f"c/doc-{i}.md", model="m", result=result,
                     )  # fmt: skip
                 per_record = (time.perf_counter() - started) * 1000 / count
-            leases = SlotLeases(store)
+            leases = WorkerLeases(store)
             started = time.perf_counter()
             for _ in range(count // 4):
-                slot = leases.try_acquire("m", 8)
-                assert slot is not None
-                leases.release("m", slot)
-            per_slot = (time.perf_counter() - started) * 1000 / (count // 4)
+                lease = leases.try_acquire("m", 8)
+                assert lease is not None
+                leases.release("m", lease)
+            per_lease = (time.perf_counter() - started) * 1000 / (count // 4)
             leases.close()
             if store.url:
                 db = store.connect()
                 db.execute(f"DROP SCHEMA {store.schema} CASCADE")
                 db.close()
-            print(f"| {name} | {count:,} | {per_record:.2f} ms | {per_slot:.2f} ms |")
+            print(f"| {name} | {count:,} | {per_record:.2f} ms | {per_lease:.2f} ms |")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -1,4 +1,4 @@
-"""Automatic concurrency: the Vegas-style controller climbs while a model has spare capacity,
+"""Automatic workers: the Vegas-style controller climbs while a model has spare capacity,
 settles a few requests above the model's saturation point, and halves on push-back (429/5xx);
 end to end against simulated servers that saturate at different concurrencies, each model's limit
 settles near its own saturation point with no hand tuning."""
@@ -11,8 +11,8 @@ import pytest
 
 from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, ingest
 from wiki_assets.engine.dispatch import (
-    AdaptiveConcurrency,
-    FixedConcurrency,
+    AdaptiveWorkers,
+    FixedWorkers,
     Pace,
     Prospect,
     should_start,
@@ -28,31 +28,31 @@ def served_latency(in_flight: int, saturation: int, units: float = 100.0) -> flo
     return units / rate
 
 
-def drive(controller: AdaptiveConcurrency, saturation: int, rounds: int) -> None:
+def drive(controller: AdaptiveWorkers, saturation: int, rounds: int) -> None:
     for _ in range(rounds):
         for _ in range(max(4, controller.limit)):
             controller.on_success(served_latency(controller.limit, saturation), 100.0)
 
 
 def test_climbs_then_settles_just_above_saturation() -> None:
-    controller = AdaptiveConcurrency(ceiling=64, limit=2)
+    controller = AdaptiveWorkers(ceiling=64, limit=2)
     drive(controller, saturation=16, rounds=40)
     assert 16 + 1 <= controller.limit <= 16 + 5, controller.history
     assert controller.history[:3] == [4, 8, 16], "slow start doubles while nothing queues"
 
-    small = AdaptiveConcurrency(ceiling=64, limit=2)
+    small = AdaptiveWorkers(ceiling=64, limit=2)
     drive(small, saturation=4, rounds=40)
     assert 4 + 1 <= small.limit <= 4 + 5, small.history
 
 
 def test_never_exceeds_the_ceiling() -> None:
-    controller = AdaptiveConcurrency(ceiling=6, limit=2)
+    controller = AdaptiveWorkers(ceiling=6, limit=2)
     drive(controller, saturation=50, rounds=20)
     assert controller.limit == 6 and controller.peak == 6
 
 
 def test_push_back_halves_the_limit_and_ends_slow_start() -> None:
-    controller = AdaptiveConcurrency(ceiling=64, limit=2)
+    controller = AdaptiveWorkers(ceiling=64, limit=2)
     drive(controller, saturation=40, rounds=4)
     before = controller.limit
     controller.on_overload()
@@ -62,8 +62,8 @@ def test_push_back_halves_the_limit_and_ends_slow_start() -> None:
     assert controller.limit == before // 2 + 1, "additive increase after a decrease"
 
 
-def test_fixed_concurrency_backs_off_on_push_back_and_recovers() -> None:
-    fixed = FixedConcurrency(4)
+def test_fixed_workers_back_off_on_push_back_and_recover() -> None:
+    fixed = FixedWorkers(4)
     fixed.on_success(10.0, 1.0)
     assert fixed.limit == 4 and fixed.auto is False
     fixed.on_overload()

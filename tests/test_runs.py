@@ -101,7 +101,7 @@ def test_one_row_per_run_with_its_dials_and_figures(history: History) -> None:
         assert row["models"] == f"sim0 {speed:.2f}/s"
     assert first["time"] <= second["time"]
     assert (first["status"], second["status"]) == ("success", "success")
-    # Each model's real workers: the fixed count, or where automatic concurrency settled.
+    # Each model's real workers: the fixed count, or where automatic workers settled.
     settled = history.second.metadata["model/sim0/workers"]
     assert (first["workers"], second["workers"]) == ("2", f"auto {settled}")
     wiki = str(history.workspace.wiki.resolve())

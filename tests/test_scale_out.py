@@ -21,7 +21,7 @@ from wiki_assets.defs.wiki_pages import IngestConfig
 from wiki_assets.defs.wiki_pages.backfill import backfill_policy
 from wiki_assets.engine import Corpus, Dials, Endpoint, Fleet, IngestReport, ingest
 from wiki_assets.engine.state.journal import FAILED, WRITTEN, Journal
-from wiki_assets.engine.state.leases import SlotLeases
+from wiki_assets.engine.state.leases import WorkerLeases
 from wiki_assets.engine.state.store import JOURNAL_FILE, StateStore
 from wiki_assets.simulator import SimModel, SimServer
 
@@ -64,11 +64,11 @@ def test_journal_records_and_reads_back_on_either_store(
     assert (store.state_dir / JOURNAL_FILE).exists() == (store.url is None)
 
 
-def test_slot_leases_bound_a_model_across_holders_and_expire(
+def test_worker_leases_bound_a_model_across_holders_and_expire(
     tmp_path: Path, store_for: StoreFor
 ) -> None:
     store = store_for(tmp_path / "wiki")
-    first, second = SlotLeases(store, ttl_s=0.5), SlotLeases(store, ttl_s=0.5)
+    first, second = WorkerLeases(store, ttl_s=0.5), WorkerLeases(store, ttl_s=0.5)
     try:
         taken = [first.try_acquire("m", 3), second.try_acquire("m", 3), first.try_acquire("m", 3)]
         assert sorted(taken) == [0, 1, 2]  # type: ignore[type-var]
@@ -77,15 +77,15 @@ def test_slot_leases_bound_a_model_across_holders_and_expire(
         assert second.try_acquire("other", 3) == 0, "limits are per model"
         first.release("m", taken[0])  # type: ignore[arg-type]
         assert second.try_acquire("m", 3) == taken[0]
-        # A holder that stops renewing (a killed run) loses its slots after the lease's time.
+        # A holder that stops renewing (a killed run) loses its leases after their time.
         time.sleep(0.7)
-        assert second.renew() == 3  # slots 1 and 0 of "m", and one of "other"
+        assert second.renew() == 3  # leases 1 and 0 of "m", and one of "other"
         assert first.in_use("m") == 2
-        assert second.try_acquire("m", 3) == taken[2], "the silent holder's slot is free again"
+        assert second.try_acquire("m", 3) == taken[2], "the silent holder's lease is free again"
     finally:
         first.close()
         second.close()
-    assert SlotLeases(store).in_use("m") == 0, "closing gives every slot back"
+    assert WorkerLeases(store).in_use("m") == 0, "closing gives every lease back"
 
 
 def corpus(root: Path, collections: list[str], per_collection: int) -> list[str]:
@@ -159,7 +159,7 @@ def test_parallel_runs_keep_each_model_under_its_fleet_wide_limit(
     assert sum(report.count for report in reports) == len(documents)
     with Journal(store) as journal:
         assert sorted(entry.path for entry in journal.pages()) == documents
-    assert SlotLeases(store).in_use(endpoints[0].identity) == 0
+    assert WorkerLeases(store).in_use(endpoints[0].identity) == 0
 
 
 def test_backfill_policy_and_schedule_split_runs_by_collections_per_run(
@@ -240,7 +240,7 @@ def test_a_backfill_runs_as_parallel_runs_that_share_the_model_limit(
 ) -> None:
     """`dagster dev` on the PostgreSQL instance: a backfill of every collection becomes one run per
     collection, which Dagster's run queue executes two at a time; each run has 4 workers, but the
-    model never has more than its 2 fleet-wide slots in flight, and every document is summarized
+    model never has more than its 2 fleet-wide workers in flight, and every document is summarized
     exactly once."""
     from test_dagster_server import LOCATION, start_dev, stop_dev, wait_for
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from wiki_assets.engine.config import Dials, Endpoint
-from wiki_assets.engine.dispatch import Dispatcher, DispatchTally, Lane, LaneTally, concurrency_for
+from wiki_assets.engine.dispatch import Dispatcher, DispatchTally, Lane, LaneTally, workers_for
 from wiki_assets.engine.ingestion.figures import RUN_FIGURES, report_json
 from wiki_assets.engine.ingestion.fleet import model_stats
 from wiki_assets.engine.ingestion.model_figures import MODEL_FIGURES
@@ -41,7 +41,7 @@ MODEL_KEYS = [
 
 def _lane(name: str) -> Lane:
     endpoint = Endpoint(name=name, base_url="http://127.0.0.1:9/v1", model=f"model-{name}")
-    return Lane(0, endpoint, None, concurrency_for(endpoint, Dials()))  # type: ignore[arg-type]
+    return Lane(0, endpoint, None, workers_for(endpoint, Dials()))  # type: ignore[arg-type]
 
 
 def _distinct(tally: Any) -> dict[str, Any]:

@@ -1,8 +1,8 @@
-"""Every task and thread a run starts ends with it: the dispatcher's workers, the renewal of the
-fleet-wide slots they hold, and each request (cancelled with its worker, and waited for); the
-link candidates helper's reader and its start beside the plan; the simulation's watch over idle
-models; the reader of a child server's output. Each is checked on a run that is stopped or
-cancelled, against what is left running afterwards."""
+"""Every task and thread a run starts ends with it: the dispatcher's workers, the renewal of
+the fleet-wide worker leases they hold, and each request (cancelled with its worker, and waited
+for); the link candidates helper's reader and its start beside the plan; the simulation's watch
+over idle models; the reader of a child server's output. Each is checked on a run that is
+stopped or cancelled, against what is left running afterwards."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from wiki_assets.engine.config import Dials, Endpoint
-from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded, concurrency_for
+from wiki_assets.engine.dispatch import Dispatcher, Job, Lane, Prepared, Recorded, workers_for
 from wiki_assets.engine.dispatch.judges import JudgeQueue, PageToJudge
 from wiki_assets.engine.documents.corpus import SourceDocument
 from wiki_assets.engine.ingestion.candidates import plan_beside_helper
@@ -88,7 +88,7 @@ class HangingModel:
 
 
 class Leases:
-    """Fleet-wide slots that are always free; counts the renewals."""
+    """Fleet-wide worker leases that are always free; counts the renewals."""
 
     ttl_s = 0.03
 
@@ -98,7 +98,7 @@ class Leases:
     def try_acquire(self, model: str, limit: int) -> int:
         return 0
 
-    def release(self, model: str, slot: int) -> None:
+    def release(self, model: str, number: int) -> None:
         pass
 
     def renew(self) -> int:
@@ -135,9 +135,9 @@ def dispatcher_on(
     server at ``base_url``."""
     dials = Dials(workers_per_model=3, claim_size=1)
     endpoint = Endpoint(name="m", base_url=base_url, model="m", max_in_flight=3)
-    concurrency = concurrency_for(endpoint, dials)
-    client = model or ModelClient(endpoint, 64, on_overload=concurrency.on_overload)
-    lane = Lane(0, endpoint, client, concurrency)
+    workers = workers_for(endpoint, dials)
+    client = model or ModelClient(endpoint, 64, on_overload=workers.on_overload)
+    lane = Lane(0, endpoint, client, workers)
     jobs = [Job(SourceDocument(f"c/{i}.md", "c", 10, "h"), f"c/{i}.md") for i in range(5)]
     return Dispatcher(
         [lane],

@@ -1,7 +1,7 @@
-"""Deterministic simulation of the dispatcher: the real queue, workers, concurrency limits,
+"""Deterministic simulation of the dispatcher: the real queue, workers, worker limits,
 end-of-run rule, hedges, breaker and retry policy, over thousands of seeded scenarios (simulated
 models with batching, noise, errors, 429s, hangs, garbage and outages; documents from one line to
-many parts; claim sizes; fixed and automatic concurrency) on a virtual clock. Every scenario
+many parts; claim sizes; fixed and automatic workers) on a virtual clock. Every scenario
 ends; every document is done once, failed with a reason, or left only when every model is down;
 no model idles next to a document it would finish first; a clean scenario's makespan stays
 within its bound. A failing seed names the one line that reproduces it."""

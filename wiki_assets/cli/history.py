@@ -51,7 +51,7 @@ SCHEMA: dict[str, Any] = {
     "wiki": pl.String,  # the wiki root the run wrote (runs of several wikis may share a home)
     **{key.name: _DTYPES[key.type] for key in DIALS},
     # Each model's requests in flight as the run ended, in fleet order ("1", "4/8"): the fixed
-    # count (a model's own 'workers' beats the dial), or where automatic concurrency settled.
+    # count (a model's own 'workers' beats the dial), or where automatic workers settled.
     MODEL_WORKERS.name: pl.String,
     MODELS: pl.String,  # each model's name and docs/s
     **{key.name: _DTYPES[key.type] for key in FIGURES},

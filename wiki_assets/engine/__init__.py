@@ -2,9 +2,9 @@
 
 One shared work queue feeds every model's workers; each worker claims a few documents at a time and
 comes back for more when it is done, so no model ever waits for another. Results are journaled the
-moment they return and written to the wiki on a timer; the state that runs share (journal, locks,
-fleet-wide model slots) lives in a :class:`StateStore`, SQLite by default or PostgreSQL when several
-machines run at once. The Dagster layer (``wiki_assets.defs``) is a thin adapter over
+moment they return and written to the wiki on a timer; the state that runs share (journal,
+locks, fleet-wide worker leases) lives in a :class:`StateStore`, SQLite by default or PostgreSQL
+when several machines run at once. The Dagster layer (``wiki_assets.defs``) is a thin adapter over
 :func:`ingest`.
 
 The public names are imported when first used (PEP 562), from the module :data:`_HOME` names, so

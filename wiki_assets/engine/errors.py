@@ -80,7 +80,7 @@ class UnsafePath(WikiAssetsError):
 
 
 class StateError(WikiAssetsError):
-    """A problem with the state store that runs share (journal, locks, model slots)."""
+    """A problem with the state store that runs share (journal, locks, worker leases)."""
 
 
 class CollectionBusy(StateError):

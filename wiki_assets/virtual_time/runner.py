@@ -1,7 +1,7 @@
 """Running one scenario: the real dispatcher over simulated models, in virtual time.
 
 :func:`run` drives the real :class:`~wiki_assets.engine.dispatch.Dispatcher` (queue, workers,
-concurrency limits, the end-of-run rule, hedges, breaker and retry policy) over a
+worker limits, the end-of-run rule, hedges, breaker and retry policy) over a
 :class:`~wiki_assets.virtual_time.scenarios.Scenario` on a virtual clock, while a monitor watches
 for an idle model next to a document it would finish first, and returns what happened as an
 :class:`Outcome` for :func:`~wiki_assets.virtual_time.properties.check`.
@@ -23,7 +23,7 @@ from wiki_assets.engine.dispatch import (
     PageToJudge,
     Prepared,
     Recorded,
-    concurrency_for,
+    workers_for,
 )
 from wiki_assets.engine.documents.corpus import DocumentError, SourceDocument
 from wiki_assets.engine.ending_tasks import cancel_and_wait
@@ -166,7 +166,7 @@ def run(scenario: Scenario) -> Outcome:
             max_retries=plan.max_retries,
             context_tokens=plan.context_tokens,
         )
-        concurrency = concurrency_for(endpoint, dials)
+        workers = workers_for(endpoint, dials)
         client = VirtualModel(
             plan.sim,
             endpoint,
@@ -177,13 +177,11 @@ def run(scenario: Scenario) -> Outcome:
             seed=scenario.seed * 31 + order,
             shared=shared,
         )
-        client.on_overload = concurrency.on_overload
-        lane = Lane(order, endpoint, client, concurrency)
+        client.on_overload = workers.on_overload
+        lane = Lane(order, endpoint, client, workers)
         lanes.append(lane)
         report.models.append(
-            ModelStats(
-                endpoint.name, endpoint.model, concurrency.limit, concurrency.auto, lane.tally
-            )
+            ModelStats(endpoint.name, endpoint.model, workers.limit, workers.auto, lane.tally)
         )
         clients.append(client)
     jobs = (Job(SourceDocument(path, "sim", t, "h"), path) for path, t in tokens.items())
@@ -255,7 +253,7 @@ async def _watch_idle(dispatcher: Dispatcher, outcome: Outcome) -> None:
                 if not prospects:
                     continue
                 best, lane = min(prospects, key=lambda item: (item[0].finish_s, item[0].order))
-                if len(lane.attempts) >= lane.concurrency.limit or dispatcher.end.demoted(lane):
+                if len(lane.attempts) >= lane.workers.limit or dispatcher.end.demoted(lane):
                     continue  # its model has no free worker, or takes no documents: no idling
                 key = (id(job), lane.order)
                 seen.add(key)

@@ -200,7 +200,7 @@ def ideal_makespan(
     scenario: Scenario, models: Sequence[ModelPlan] | None = None
 ) -> tuple[float, float]:
     """(lower bound of the makespan, longest document's time on the slowest model) for a
-    fault-free fleet of ``models`` (the scenario's by default) at the configured concurrency. No
+    fault-free fleet of ``models`` (the scenario's by default) at the configured workers. No
     run beats any of: all the work at the fleet's full rate; every request's time alone on its
     fastest model, spread over every worker of the fleet; the longest document alone (its parts
     side by side, then its page)."""
@@ -211,9 +211,9 @@ def ideal_makespan(
     workers = 0
     for plan in models:
         sim = plan.sim
-        concurrency = dials.max_workers if plan.workers == AUTO else int(plan.workers)
-        workers += concurrency
-        capacity += min(sim.aggregate_tps, sim.per_request_tps * min(sim.max_batch, concurrency))
+        most = dials.max_workers if plan.workers == AUTO else int(plan.workers)
+        workers += most
+        capacity += min(sim.aggregate_tps, sim.per_request_tps * min(sim.max_batch, most))
     work = busy = longest = blind = 0.0
     for tokens in scenario.tokens:
         if tokens == 0:

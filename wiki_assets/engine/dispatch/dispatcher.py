@@ -19,6 +19,7 @@ from typing import Any
 
 from wiki_assets.engine.config import Dials
 from wiki_assets.engine.dispatch.departures import Departures
+from wiki_assets.engine.dispatch.fleet_workers import FleetWorkers
 from wiki_assets.engine.dispatch.judges import JudgeQueue
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.opinions import SecondOpinions
@@ -27,11 +28,10 @@ from wiki_assets.engine.dispatch.queue import Job, WorkQueue
 from wiki_assets.engine.dispatch.request import RequestHooks, Requests
 from wiki_assets.engine.dispatch.run_end.when_done import RunEnd
 from wiki_assets.engine.dispatch.run_end.who_starts import Outlook
-from wiki_assets.engine.dispatch.slots import FleetSlots
 from wiki_assets.engine.dispatch.tally import DispatchTally
 from wiki_assets.engine.dispatch.work import Work
 from wiki_assets.engine.dispatch.worker import Worker
-from wiki_assets.engine.state.leases import SlotLeases
+from wiki_assets.engine.state.leases import WorkerLeases
 
 
 class Dispatcher:
@@ -45,7 +45,7 @@ class Dispatcher:
         dials: Dials,
         *,
         expected: Callable[[], int],
-        leases: SlotLeases | None = None,
+        leases: WorkerLeases | None = None,
         tally: DispatchTally | None = None,
         log: Any = None,
         beside: Callable[[], Coroutine[Any, Any, None]] | None = None,
@@ -59,7 +59,7 @@ class Dispatcher:
         # judge_share and judge.
         self.claim_size = dials.claim_size
         self.expected = expected  # documents the run expects to send (known once planned)
-        self.slots = FleetSlots(leases)
+        self.fleet_workers = FleetWorkers(leases)
         self.log = log
         self.opinions = SecondOpinions(budget=int(dials.second_opinion_share * expected()))
         self.finished = False
@@ -108,20 +108,20 @@ class Dispatcher:
         self.requests.last_success = self.now()
         try:
             # Every task of the run is in this group and ends with it: the workers, and the
-            # helpers cancelled once every worker has ended: the renewal of the fleet-wide slots
+            # helpers cancelled once every worker has ended: the renewal of the fleet-wide leases
             # they hold, the watch over the models' server processes, the run's work beside.
             async with asyncio.TaskGroup() as group:
                 helpers = []
-                if self.slots.leases:
-                    helpers.append(group.create_task(self.slots.renew(self.log)))
+                if self.fleet_workers.leases:
+                    helpers.append(group.create_task(self.fleet_workers.renew(self.log)))
                 if self.departures.watched:
                     helpers.append(group.create_task(self.departures.watch()))
                 if self.beside is not None:
                     helpers.append(group.create_task(self.beside()))
                 workers = [
-                    group.create_task(Worker(self, lane, slot).run())
+                    group.create_task(Worker(self, lane, index).run())
                     for lane in self.lanes
-                    for slot in range(lane.concurrency.slots)
+                    for index in range(lane.workers.most)
                 ]
                 if helpers:
                     if workers:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from wiki_assets.engine.config import Endpoint
-from wiki_assets.engine.dispatch.limits import Breaker, Concurrency
+from wiki_assets.engine.dispatch.limits import Breaker, Workers
 from wiki_assets.engine.dispatch.queue import Job
 from wiki_assets.engine.dispatch.run_end.hedge_thresholds import (
     HEDGE_BLIND_S,
@@ -85,12 +85,12 @@ class Lane:
     order: int  # place in the fleet: the end-of-run rule's tie-break
     endpoint: Endpoint
     client: Client
-    concurrency: Concurrency
+    workers: Workers  # how many of its workers may send
     tally: LaneTally = field(default_factory=LaneTally)  # its figures, as its requests settle
     breaker: Breaker = field(default_factory=Breaker)
     pace: Pace = field(default_factory=Pace)
     attempts: list[Attempt] = field(default_factory=list)  # its requests in flight
-    leased: dict[int, int] = field(default_factory=dict)  # worker slot -> fleet-wide slot held
+    leased: dict[int, int] = field(default_factory=dict)  # worker -> its fleet-wide lease
     lease_blocked: bool = False  # its fleet-wide limit is taken by other runs
     nudged: int = 0  # documents other models left to this one
     last_error: ModelError | None = None  # its last failed request's error
@@ -99,12 +99,13 @@ class Lane:
     # process runs, why it is gone once it has died. The dispatcher watches it.
     gone: Callable[[], str | None] | None = None
 
-    def allows(self, slot: int, now: float) -> bool:
-        return slot < self.concurrency.limit and self.breaker.allows(slot, now)
+    def allows(self, worker: int, now: float) -> bool:
+        """Whether its ``worker``-th worker may send now."""
+        return worker < self.workers.limit and self.breaker.allows(worker, now)
 
     def wait_for_worker_s(self, now: float) -> float:
         """Seconds until one of its workers is free to start a request (inf: none will be)."""
-        if len(self.attempts) < self.concurrency.limit:
+        if len(self.attempts) < self.workers.limit:
             return 0.0
         return min((remaining_s(now - a.started, *a.outlook()) for a in self.attempts), default=0.0)
 
@@ -116,4 +117,4 @@ class Lane:
         wait = self.wait_for_worker_s(now)
         if math.isinf(wait):
             return None
-        return Prospect(self.order, wait + own, self.pace.docs_per_s(self.concurrency.limit))
+        return Prospect(self.order, wait + own, self.pace.docs_per_s(self.workers.limit))

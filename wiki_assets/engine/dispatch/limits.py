@@ -1,4 +1,5 @@
-"""How many requests each model gets in flight: a fixed number, or found automatically.
+"""How many workers each model gets (a worker has one request in flight at a time): a fixed
+number, or found automatically.
 
 The automatic limit follows TCP Vegas. A model's *normalized latency* (seconds per unit of work,
 where work is prompt tokens / 10 + completion tokens, so long and short documents compare) stays at
@@ -23,7 +24,7 @@ from typing import Protocol
 
 from wiki_assets.engine.config import AUTO, Dials, Endpoint
 
-AUTO_START = 4  # requests in flight an automatic limit starts from
+AUTO_START = 4  # workers an automatic limit starts from
 PREFILL_DISCOUNT = 10.0  # a prompt token costs about a tenth of a generated one on batching servers
 
 
@@ -32,9 +33,9 @@ def work_units(prompt_tokens: int, completion_tokens: int) -> float:
 
 
 @dataclass
-class FixedConcurrency:
-    """The configured number of requests in flight, except right after push-back: a 429 or 5xx
-    halves it, and each run of ``limit`` successes adds one back, up to the configured number."""
+class FixedWorkers:
+    """The configured number of workers, except right after push-back: a 429 or 5xx halves it,
+    and each run of ``limit`` successes adds one back, up to the configured number."""
 
     configured: int
     limit: int = field(default=0, init=False)
@@ -46,7 +47,7 @@ class FixedConcurrency:
         self.limit = self.peak = self.configured
 
     @property
-    def slots(self) -> int:
+    def most(self) -> int:
         return self.configured
 
     def on_success(self, latency_s: float, units: float) -> None:
@@ -62,7 +63,10 @@ class FixedConcurrency:
 
 
 @dataclass
-class AdaptiveConcurrency:
+class AdaptiveWorkers:
+    """As many workers as keep the model's batch full without queueing (see the module
+    docstring), between 1 and ``ceiling``."""
+
     ceiling: int = 64
     limit: int = 2
     alpha: float = 2.0
@@ -80,7 +84,7 @@ class AdaptiveConcurrency:
         self.peak = self.limit
 
     @property
-    def slots(self) -> int:
+    def most(self) -> int:
         return self.ceiling
 
     def on_success(self, latency_s: float, units: float) -> None:
@@ -112,16 +116,17 @@ class AdaptiveConcurrency:
         self.history.append(self.limit)
 
 
-class Concurrency(Protocol):
-    """A model's limit on requests in flight, adjusted from its answers."""
+class Workers(Protocol):
+    """A model's workers: how many may have a request in flight, adjusted from its answers (the
+    dials ``workers_per_model`` and ``max_workers``, and an endpoint's ``workers``, set them)."""
 
-    limit: int  # requests allowed in flight now
+    limit: int  # workers allowed to send now
     peak: int  # the highest limit reached
     auto: bool  # found automatically rather than configured
 
     @property
-    def slots(self) -> int:
-        """Worker tasks to start: the most requests this controller can ever allow."""
+    def most(self) -> int:
+        """Worker tasks to start: the most workers this can ever allow."""
         ...
 
     def on_success(self, latency_s: float, units: float) -> None: ...
@@ -149,10 +154,10 @@ class Breaker:
     def tripped(self) -> bool:
         return self.failures >= self.threshold
 
-    def allows(self, slot: int, now: float) -> bool:
-        """Closed: every slot works. Tripped: only slot 0, once the cooldown is over (the probe);
-        retired: none."""
-        return not self.tripped or (not self.retired and slot == 0 and now >= self.open_until)
+    def allows(self, worker: int, now: float) -> bool:
+        """Whether the model's ``worker``-th worker may send. Closed: every worker. Tripped: only
+        worker 0, once the cooldown is over (the probe); retired: none."""
+        return not self.tripped or (not self.retired and worker == 0 and now >= self.open_until)
 
     def retire(self) -> None:
         """Out for the rest of the run (its server died): nothing brings it back."""
@@ -178,12 +183,10 @@ class Breaker:
             self.trips += 1
 
 
-def concurrency_for(endpoint: Endpoint, dials: Dials) -> Concurrency:
+def workers_for(endpoint: Endpoint, dials: Dials) -> Workers:
     setting = endpoint.workers if endpoint.workers is not None else dials.workers_per_model
     if setting == AUTO:
         # Slow start from 4 in flight (TCP starts from 10 segments): any server worth a fleet
         # takes 4 at once, and each doubling round costs a few request latencies at part load.
-        return AdaptiveConcurrency(
-            ceiling=dials.max_workers, limit=min(AUTO_START, dials.max_workers)
-        )
-    return FixedConcurrency(int(setting))
+        return AdaptiveWorkers(ceiling=dials.max_workers, limit=min(AUTO_START, dials.max_workers))
+    return FixedWorkers(int(setting))

@@ -183,9 +183,7 @@ class Requests:
         lane.answered = True
         tally.answered += 1
         self.last_success = now
-        lane.concurrency.on_success(
-            latency, work_units(answer.prompt_tokens, answer.completion_tokens)
-        )
+        lane.workers.on_success(latency, work_units(answer.prompt_tokens, answer.completion_tokens))
         assert job.prepared is not None
         lane.pace.observe(latency, job.prepared.prompt_tokens, answer.completion_tokens)
         tally.hedges_won += attempt.hedge

@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
+from wiki_assets.engine.dispatch.fleet_workers import FleetWorkers
 from wiki_assets.engine.dispatch.judges import JudgeQueue
 from wiki_assets.engine.dispatch.lane import Lane
 from wiki_assets.engine.dispatch.opinions import SecondOpinions
@@ -21,12 +22,11 @@ from wiki_assets.engine.dispatch.request import Requests
 from wiki_assets.engine.dispatch.run_end.late_requests import hedge_target, next_idle_change
 from wiki_assets.engine.dispatch.run_end.when_done import RunEnd
 from wiki_assets.engine.dispatch.run_end.who_starts import Outlook
-from wiki_assets.engine.dispatch.slots import FleetSlots
 from wiki_assets.engine.dispatch.tally import DispatchTally
 from wiki_assets.engine.dispatch.work import Work
 from wiki_assets.engine.documents.corpus import DocumentError
 
-LEASE_POLL_S = 0.5  # how often a worker waiting for a fleet-wide slot looks again
+LEASE_POLL_S = 0.5  # how often a worker waiting for a fleet-wide lease looks again
 RESCANS = 4  # returned documents a worker that left one may try before it waits
 
 
@@ -38,7 +38,7 @@ class Crew(Protocol):
     work: Work
     tally: DispatchTally
     claim_size: int
-    slots: FleetSlots
+    fleet_workers: FleetWorkers
     opinions: SecondOpinions
     parts: Parts
     end: RunEnd
@@ -57,35 +57,35 @@ class Crew(Protocol):
 
 
 class Worker:
-    """One of ``lane``'s workers (its ``slot``-th): sends one request at a time, until the run
+    """One of ``lane``'s workers (its ``index``-th): sends one request at a time, until the run
     ends (see the module docstring)."""
 
-    def __init__(self, crew: Crew, lane: Lane, slot: int) -> None:
+    def __init__(self, crew: Crew, lane: Lane, index: int) -> None:
         self.crew = crew
         self.lane = lane
-        self.slot = slot
-        self.id = lane.order * 100_000 + slot  # whose claims the queue holds
+        self.index = index
+        self.id = lane.order * 100_000 + index  # whose claims the queue holds
 
     async def run(self) -> None:
-        crew, lane, slot, worker = self.crew, self.lane, self.slot, self.id
+        crew, lane, index, worker = self.crew, self.lane, self.index, self.id
         try:
             while not crew.finished:
                 now = crew.now()
-                if not lane.allows(slot, now):
+                if not lane.allows(index, now):
                     # Parked (above the limit, or the model is out): the others get its claim.
                     crew.queue.give_back(worker)
-                    await crew.slots.release(lane, slot)
-                    # Only slot 0 probes a tripped model, once its cooldown is over; the rest
+                    await crew.fleet_workers.release(lane, index)
+                    # Only worker 0 probes a tripped model, once its cooldown is over; the rest
                     # wait for a change (the probe's success, a higher limit).
                     probe = (
                         lane.breaker.tripped
                         and not lane.breaker.retired
-                        and slot == 0 < lane.concurrency.limit
+                        and index == 0 < lane.workers.limit
                     )
                     wake_at = lane.breaker.open_until if probe else None
-                    await crew.wait(lambda: lane.allows(slot, crew.now()), wake_at)
+                    await crew.wait(lambda: lane.allows(index, crew.now()), wake_at)
                     continue
-                if not await crew.slots.take(lane, slot):
+                if not await crew.fleet_workers.take(lane, index):
                     # Its fleet-wide limit is taken by other runs: hand the claim to workers of
                     # models that are free, and look again shortly.
                     crew.queue.give_back(worker)
@@ -93,7 +93,7 @@ class Worker:
                     continue
                 if crew.work.held_back():
                     # Pages lag behind: hold new requests so memory stays bounded.
-                    await crew.slots.release(lane, slot)
+                    await crew.fleet_workers.release(lane, index)
                     await crew.wait(lambda: not crew.work.held_back(), None)
                     continue
                 demoted = crew.end.demoted(lane)
@@ -125,9 +125,9 @@ class Worker:
                     if crew.finished:
                         return
                     # Requests still out may fail and put their document back: stay until they
-                    # end, without holding a fleet-wide slot another run could use meanwhile.
+                    # end, without holding a fleet-wide lease another run could use meanwhile.
                     # Any request that ends may also free a document to race (a failed hedge).
-                    await crew.slots.release(lane, slot)
+                    await crew.fleet_workers.release(lane, index)
                     await crew.wait(
                         self._idle_over(crew.requests.settled),
                         next_idle_change(crew.lanes, lane, crew.now()),
@@ -136,7 +136,7 @@ class Worker:
                 if not await self._start(job):
                     await self._after_leaving()
         finally:
-            await crew.slots.release(lane, slot)
+            await crew.fleet_workers.release(lane, index)
 
     def _idle_over(self, settled: int) -> Callable[[], bool]:
         """For this worker, with nothing to start: work it may take (a second opinion, a page to
@@ -164,7 +164,7 @@ class Worker:
                 break
             if await self._start(other):
                 return
-        await crew.slots.release(lane, self.slot)
+        await crew.fleet_workers.release(lane, self.index)
 
         def news() -> tuple[int, int, int]:
             return crew.requests.settled, crew.queue.version, lane.nudged

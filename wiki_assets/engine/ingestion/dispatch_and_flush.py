@@ -10,14 +10,14 @@ from wiki_assets.engine.dispatch import Dispatcher, Lane
 from wiki_assets.engine.ingestion.fleet import wound_down
 from wiki_assets.engine.ingestion.flush import Pages
 from wiki_assets.engine.ingestion.report import IngestReport
-from wiki_assets.engine.state.leases import SlotLeases
+from wiki_assets.engine.state.leases import WorkerLeases
 
 
 async def summarize(
     dispatcher: Dispatcher,
     pages: Pages,
     lanes: Sequence[Lane],
-    leases: SlotLeases | None,
+    leases: WorkerLeases | None,
     report: IngestReport,
     flush_seconds: float,
     flushed: Callable[[], None],
@@ -39,13 +39,13 @@ async def wind_down(
     dispatcher: Dispatcher,
     pages: Pages,
     lanes: Sequence[Lane],
-    leases: SlotLeases | None,
+    leases: WorkerLeases | None,
     report: IngestReport,
 ) -> None:
-    """After the dispatcher: slots given back, clients closed, its figures and each model's last
-    ones taken, what is left for the next run, and every page still waiting written."""
+    """After the dispatcher: worker leases given back, clients closed, its figures and each
+    model's last ones taken, what is left for the next run, and every page still waiting written."""
     if leases is not None:
-        leases.close()  # gives back every slot this run still holds
+        leases.close()  # gives back every worker lease this run still holds
     pages.writer.close()
     await wound_down(lanes, report.models)
     if report.tally.stopped is not None:

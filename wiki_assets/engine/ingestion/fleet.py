@@ -1,5 +1,5 @@
 """The run's fleet as the dispatcher sees it: a :class:`~wiki_assets.engine.dispatch.Lane` per
-endpoint, with its client, its concurrency and, for a model a child process of the run serves,
+endpoint, with its client, its workers and, for a model a child process of the run serves,
 the check that says the process died; and each model's figures in the report, the last of them
 taken as the run winds down."""
 
@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from wiki_assets.engine.config import Dials, EmbeddingsEndpoint, Endpoint
-from wiki_assets.engine.dispatch import Lane, concurrency_for
+from wiki_assets.engine.dispatch import Lane, workers_for
 from wiki_assets.engine.ingestion.model_stats import ModelStats
 from wiki_assets.engine.llm.client import ModelClient
 from wiki_assets.engine.llm.probe import probe
@@ -37,21 +37,21 @@ def fleet_lanes(fleet: Fleet, dials: Dials) -> list[Lane]:
     lanes = []
     servers = fleet.servers
     for order, endpoint in enumerate(fleet.endpoints):
-        concurrency = concurrency_for(endpoint, dials)
-        client = ModelClient(endpoint, dials.max_tokens, on_overload=concurrency.on_overload)
-        lanes.append(Lane(order, endpoint, client, concurrency, gone=servers.get(endpoint.name)))
+        workers = workers_for(endpoint, dials)
+        client = ModelClient(endpoint, dials.max_tokens, on_overload=workers.on_overload)
+        lanes.append(Lane(order, endpoint, client, workers, gone=servers.get(endpoint.name)))
     return lanes
 
 
 def model_stats(lanes: Sequence[Lane]) -> list[ModelStats]:
-    """Each model's figures as the run starts: its name, model id, concurrency and its lane's
+    """Each model's figures as the run starts: its name, model id, workers and its lane's
     tally, which the dispatcher counts into."""
     return [
         ModelStats(
             lane.endpoint.name,
             lane.endpoint.model,
-            lane.concurrency.limit,
-            lane.concurrency.auto,
+            lane.workers.limit,
+            lane.workers.auto,
             lane.tally,
         )
         for lane in lanes
@@ -59,15 +59,15 @@ def model_stats(lanes: Sequence[Lane]) -> list[ModelStats]:
 
 
 async def wound_down(lanes: Sequence[Lane], stats: Sequence[ModelStats]) -> None:
-    """Each model's last figures as the run ends, its client closed: where its concurrency
+    """Each model's last figures as the run ends, its client closed: where its workers
     settled, its peak, its breaker's trips. A model that answered none of its requests though
     none failed (other models' answers came first) may be a slow model in a short run, or an
     endpoint that refuses every connection while the client's retries back off: one probe of
     its endpoint (``GET /models``, a few seconds at most) tells them apart (``unreachable``)."""
     for lane, model in zip(lanes, stats, strict=True):
         await lane.client.close()
-        model.workers = lane.concurrency.limit
-        model.peak_workers = lane.concurrency.peak
+        model.workers = lane.workers.limit
+        model.peak_workers = lane.workers.peak
         model.breaker_trips = lane.breaker.trips
     silent = [(lane, model) for lane, model in zip(lanes, stats, strict=True) if model.silent]
     if silent:

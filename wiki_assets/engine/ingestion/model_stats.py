@@ -29,7 +29,7 @@ class ModelStats:
 
     name: str
     model: str
-    workers: int  # requests in flight: the fixed number, or where automatic concurrency settled
+    workers: int  # requests in flight: the fixed number, or where automatic workers settled
     auto: bool = False
     tally: LaneTally = field(default_factory=LaneTally)  # its lane's: the dispatcher counts here
     peak_workers: int = 0  # taken from its lane when the dispatcher is done

@@ -44,10 +44,10 @@ def log_embedding(log: Log, embedded: Embedded, model: str) -> None:
 
 def _workers(lanes: Sequence[Lane]) -> str:
     """``4 workers/model · `` when every model really gets the same fixed number, else nothing:
-    the models' list says what each gets (the embedded model runs one, automatic concurrency
-    starts low), and a dial's value that no model got would mislead."""
-    counts = {lane.concurrency.slots for lane in lanes}
-    if len(counts) == 1 and not any(lane.concurrency.auto for lane in lanes):
+    the models' list says what each gets (the embedded model runs one, automatic workers
+    start few), and a dial's value that no model got would mislead."""
+    counts = {lane.workers.most for lane in lanes}
+    if len(counts) == 1 and not any(lane.workers.auto for lane in lanes):
         return f"{counts.pop()} workers/model · "
     return ""
 
@@ -63,11 +63,7 @@ def log_start(
     """``total``: the documents the run expects to summarize; ``state``: where its state lives."""
     models = ", ".join(
         f"{lane.endpoint.name} "
-        + (
-            f"auto ≤{lane.concurrency.slots}"
-            if lane.concurrency.auto
-            else f"×{lane.concurrency.slots}"
-        )
+        + (f"auto ≤{lane.workers.most}" if lane.workers.auto else f"×{lane.workers.most}")
         for lane in lanes
     )
     log.info(
@@ -79,10 +75,10 @@ def log_start(
     log.info(f"state: {state}")
     for lane in lanes:
         ep = lane.endpoint
-        workers = (
-            f"auto concurrency (start {lane.concurrency.limit}, ceiling {lane.concurrency.slots})"
-            if lane.concurrency.auto
-            else f"{lane.concurrency.slots} workers"
+        workers = (  # (log text users know: "auto concurrency" is automatic workers)
+            f"auto concurrency (start {lane.workers.limit}, ceiling {lane.workers.most})"
+            if lane.workers.auto
+            else f"{lane.workers.most} workers"
         )
         log.info(
             f"model {ep.name}: {ep.model} · {workers} · "
@@ -100,7 +96,7 @@ def progress_line(report: IngestReport, lanes: Sequence[Lane], total: int, elaps
     eta = f"{left / rate:.0f} s left" if rate > 0 else "time left unknown"
     models = " ".join(
         f"{lane.endpoint.name} {lane.tally.docs / elapsed:.2f}/s"
-        + (f"@{lane.concurrency.limit}" if lane.concurrency.auto else "")
+        + (f"@{lane.workers.limit}" if lane.workers.auto else "")
         for lane in lanes
     )
     return (
@@ -128,10 +124,10 @@ def log_done(log: Log, report: IngestReport, lanes: Sequence[Lane]) -> None:
     if waiting:
         log.warning(f"OCR would read {waiting} files (scans and images): {ocr.INSTALL}")
     for lane in lanes:
-        if lane.concurrency.auto:
-            log.info(
+        if lane.workers.auto:
+            log.info(  # (log text users know: "concurrency" is the model's workers)
                 f"model {lane.endpoint.name}: automatic concurrency settled at "
-                f"{lane.concurrency.limit} (peak {lane.concurrency.peak})"
+                f"{lane.workers.limit} (peak {lane.workers.peak})"
             )
     # A model that did not serve to the end is a warning of its own, whatever else the run did:
     # a run that finished on the rest of the fleet is otherwise all green.

@@ -48,7 +48,7 @@ from wiki_assets.engine.llm.embeddings_client import EmbeddingsClient
 from wiki_assets.engine.prompting.results import Summary
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.state.journal import Journal
-from wiki_assets.engine.state.leases import SlotLeases
+from wiki_assets.engine.state.leases import WorkerLeases
 from wiki_assets.engine.state.store import StateStore
 from wiki_assets.engine.verification.prompt import Judgement
 from wiki_assets.engine.verification.standing import Holds
@@ -158,7 +158,7 @@ class _Run:
             self.journal = cleanup.enter_context(Journal(self.store))
             self.related = cleanup.enter_context(RelatedIndex(self.wiki.state_dir / RELATED_FILE))
             leases = (
-                SlotLeases(self.store)
+                WorkerLeases(self.store)
                 if any(e.max_in_flight for e in self.fleet.endpoints)
                 else None
             )
@@ -236,7 +236,7 @@ class _Run:
         )
 
     def _dispatcher(
-        self, lanes: list[Lane], plan: RunPlan, pages: Pages, leases: SlotLeases | None
+        self, lanes: list[Lane], plan: RunPlan, pages: Pages, leases: WorkerLeases | None
     ) -> Dispatcher:
         arrivals = Arrivals(plan, self.reader, self.related, pages, self.log, self.meaning)
         dispatcher = Dispatcher(

@@ -66,7 +66,7 @@ class Chat:
         hooks: dict[str, list[Callable[..., Any]]] = {}
         if on_overload is not None:
             # openai retries 429/5xx itself and reports only the last failure; the hook sees
-            # every answer, so the concurrency controller can back off at the first push-back.
+            # every answer, so the workers' controller can back off at the first push-back.
             async def watch(response: Any) -> None:  # an httpx(-compatible) Response
                 if response.status_code == 429 or response.status_code >= 500:
                     on_overload()

@@ -43,7 +43,7 @@ class Outlook:
         if own is None:
             return True, None  # no pace yet: nothing to compare with
         # This worker is free: its model's finish is its own time for the document.
-        mine = Prospect(lane.order, own, lane.pace.docs_per_s(lane.concurrency.limit))
+        mine = Prospect(lane.order, own, lane.pace.docs_per_s(lane.workers.limit))
         # Only models that would take it: a second opinion is never left to a model that gave
         # the first answer, nor to one that would not take it now (it could wait forever).
         others = [
