@@ -105,7 +105,7 @@ def record(
         build_corpora(root / "synced", corpora)
         dials = Dials(flagged_pages="keep", judge_share=0.0)
         ingest(
-            corpus=Corpus(root / "synced", list(corpora)), wiki_root=root / "wiki", 
+            corpus=Corpus(root / "synced", list(corpora)), wiki_root=root / "wiki",
             fleet=Fleet([endpoint]), dials=dials,
         )  # fmt: skip
         index_wiki(root / "wiki")

@@ -96,7 +96,7 @@ def test_each_page_carries_its_language_in_the_catalog_and_the_digest(tmp_path: 
     (synced / "c" / "leave.md").write_text("# Leave\n\n" + "Annual leave is 25 days. " * 8)
     (synced / "c" / "leave-ko.md").write_text("# 휴가\n\n" + "연차 휴가는 25일입니다. " * 8)
     with SimServer(SimModel(model="sim", behaviour="faithful")) as server:
-        ingest(corpus=Corpus(synced, ["c"]), wiki_root=wiki, 
+        ingest(corpus=Corpus(synced, ["c"]), wiki_root=wiki,
                fleet=Fleet([Endpoint(name="sim", base_url=server.base_url, model="sim")]),
                dials=Dials(flush_seconds=0.2), clock=lambda: 1_764_500_000.0)  # fmt: skip
     index_wiki(wiki)

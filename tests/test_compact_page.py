@@ -208,7 +208,7 @@ def test_an_ingest_of_compact_pages_over_http(tmp_path: Path) -> None:
             prose_languages=("English",),
         )  # fmt: skip
         report = ingest(
-            corpus=Corpus(synced, [ROOT_COLLECTION]), wiki_root=wiki, 
+            corpus=Corpus(synced, [ROOT_COLLECTION]), wiki_root=wiki,
             fleet=Fleet([endpoint]), dials=Dials(max_tokens=256, flush_seconds=1),
         )  # fmt: skip
         prompts = server.request_texts()

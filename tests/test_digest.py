@@ -42,7 +42,7 @@ class Wiki:
 
     def ingest(self, clock: Callable[[], float], **dials: object) -> None:
         report = ingest(
-            corpus=Corpus(self.synced, ["c"]), wiki_root=self.wiki, 
+            corpus=Corpus(self.synced, ["c"]), wiki_root=self.wiki,
             fleet=Fleet(self.endpoints), dials=Dials(flush_seconds=0.2, **dials),  # type: ignore[arg-type]
             clock=clock, store=self.store,
         )  # fmt: skip
@@ -228,7 +228,7 @@ def test_no_document_page_may_take_the_digest_folder(tmp_path: Path) -> None:
     (synced / "digest" / "2026-11-30.md").write_text("# Not a digest\n\n" + "A team note. " * 8)
     with SimServer(SimModel(model="sim", behaviour="faithful")) as server:
         report = ingest(
-            corpus=Corpus(synced, ["digest"]), wiki_root=tmp_path / "wiki", 
+            corpus=Corpus(synced, ["digest"]), wiki_root=tmp_path / "wiki",
             fleet=Fleet([Endpoint(name="sim", base_url=server.base_url, model="sim")]),
             dials=Dials(flush_seconds=0.2),
         )  # fmt: skip

@@ -81,7 +81,7 @@ def ingest_on(workspace: Workspace, sim: SimServer, clock: Callable[[], float]) 
     folders = sorted(p.name for p in workspace.synced.iterdir() if p.is_dir())
     collections = [ROOT_COLLECTION, *folders]  # the files at the top are a collection too
     report = ingest(
-        corpus=Corpus(workspace.synced, collections), wiki_root=workspace.wiki, 
+        corpus=Corpus(workspace.synced, collections), wiki_root=workspace.wiki,
         fleet=Fleet([Endpoint(name="sim", base_url=sim.base_url, model=sim.sim.model)]),
         dials=Dials(flush_seconds=0.2), clock=clock,
     )  # fmt: skip

@@ -51,9 +51,9 @@ def _run(
             for name, latency in (("a", 0.0), ("b", 0.3))]  # fmt: skip
     with SimServer(sims[0]) as a, SimServer(sims[1]) as b:
         report = ingest(
-            corpus=Corpus(synced, ["travel"]), wiki_root=tmp_path / "wiki", 
+            corpus=Corpus(synced, ["travel"]), wiki_root=tmp_path / "wiki",
             fleet=Fleet([Endpoint(name=server.sim.model, base_url=server.base_url,
-                                model=server.sim.model) for server in (a, b)]),
+                                  model=server.sim.model) for server in (a, b)]),
             dials=Dials(flush_seconds=0.2, flagged_pages=flagged, claim_size=1, max_tokens=1024,
                         judge_share=1.0),  # type: ignore[arg-type]
         )  # fmt: skip
@@ -118,7 +118,7 @@ def test_no_judge_in_a_fleet_of_one(tmp_path: Path) -> None:
     synced = _mirror(tmp_path, 3)
     with SimServer(SimModel(model="solo", behaviour="faithful")) as server:
         report = ingest(
-            corpus=Corpus(synced, ["travel"]), wiki_root=tmp_path / "wiki", 
+            corpus=Corpus(synced, ["travel"]), wiki_root=tmp_path / "wiki",
             fleet=Fleet([Endpoint(name="solo", base_url=server.base_url, model="solo")]),
             dials=Dials(flush_seconds=0.2),
         )  # fmt: skip
@@ -130,7 +130,7 @@ def test_a_judge_that_names_no_model_of_the_fleet_is_an_error(tmp_path: Path) ->
     synced = _mirror(tmp_path, 1)
     with SimServer(SimModel(model="solo")) as server, pytest.raises(ConfigurationError) as raised:
         ingest(
-            corpus=Corpus(synced, ["travel"]), wiki_root=tmp_path / "wiki", 
+            corpus=Corpus(synced, ["travel"]), wiki_root=tmp_path / "wiki",
             fleet=Fleet([Endpoint(name="solo", base_url=server.base_url, model="solo")]),
             dials=Dials(judge="sollo"),
         )  # fmt: skip

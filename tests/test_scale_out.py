@@ -125,7 +125,7 @@ def test_parallel_runs_keep_each_model_under_its_fleet_wide_limit(
             try:
                 reports.append(
                     ingest(
-                        corpus=Corpus(synced, [collection]), wiki_root=wiki, 
+                        corpus=Corpus(synced, [collection]), wiki_root=wiki,
                         fleet=Fleet(endpoints), store=store,
                         # "keep" and no judge: the simulator's pages are flagged and their
                         # sentences unchecked (no second opinion, no judge's request).
