@@ -205,15 +205,13 @@ class Dials:
 
     workers_per_model: _WorkersField = Field(
         default=4,
-        description="Requests in flight per model (an integer), or 'auto' to find each model's "
-        "useful concurrency from its latency as requests grow. A batching server (vLLM) gets "
-        "faster with more until it saturates; past that, more only adds latency. A model's own "
-        "'workers' overrides it: the embedded model uses 1, as llama.cpp's server decodes one "
-        "request at a time.",
+        description="Workers per model, each with one request in flight (an integer), or 'auto' "
+        "to find each model's useful number from its latency as requests grow. A batching "
+        "server (vLLM) gets faster with more until it saturates; past that, more only adds "
+        "latency. A model's own 'workers' overrides it: the embedded model uses 1, as "
+        "llama.cpp's server decodes one request at a time.",
     )
-    max_workers: int = Field(
-        default=64, ge=1, description="Ceiling of automatic concurrency, per model."
-    )
+    max_workers: int = Field(default=64, ge=1, description="The most workers 'auto' gives a model.")
     claim_size: int = Field(
         default=32,
         ge=1,

@@ -30,7 +30,7 @@ def _flagged_by(reason: Reason) -> M:
 NAME = M("name", str, "the endpoint's name", lambda m: m.stats.name, place=_BRIEF)
 MODEL = M("model", str, "the model id the endpoint serves", lambda m: m.stats.model, place=_BRIEF)
 WORKERS = M("workers", int, "requests in flight: the fixed count, or where automatic "
-            "concurrency settled", lambda m: m.stats.workers, "requests", _BRIEF,
+            "workers settled", lambda m: m.stats.workers, "requests", _BRIEF,
             shown=Shown.BRIEF)  # fmt: skip
 DOCS = M("docs", int, "documents whose page is its answer", lambda m: m.stats.tally.docs,
          "documents", _BRIEF)  # fmt: skip
@@ -63,7 +63,7 @@ MODEL_FIGURES: tuple[M, ...] = (
     M("flagged_share", float, "the share of its answers flagged",
       lambda m: rounded(m.stats.flagged_share), "share", _BRIEF),
     VERIFIED_SHARE, SERVICE,
-    M("auto", bool, "whether its concurrency was automatic", lambda m: m.stats.auto,
+    M("auto", bool, "whether its workers were automatic", lambda m: m.stats.auto,
       place=_DETAILS),
     M("peak_workers", int, "the most requests it had in flight", lambda m: m.stats.peak_workers,
       "requests", _DETAILS),
