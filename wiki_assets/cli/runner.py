@@ -148,10 +148,15 @@ def sync_then_ingest(
     result = execute_in_location(instance, INGEST_JOB, config, tags, asset_selection=index_only)
     outcome.run_id = result.run_id
     outcome.success = result.success
-    # The run's own record of its figures (also of a run a signal stopped, which then failed),
-    # and through it the engine's whole report. A run of the index alone, or one that failed
-    # before the pages' figures were recorded, has neither.
-    observations = [] if index_only else result.asset_observations_for_node(node(WIKI_PAGES))
+    # The run's own record of its figures, and through it the engine's whole report: from the
+    # instance's event log, which holds it also for a run a signal stopped (the failed step's
+    # events are not in the result). A run of the index alone, or one that failed before the
+    # pages' figures were recorded, has neither.
+    observations = [
+        entry.asset_observation
+        for entry in instance.all_logs(result.run_id, of_type=dg.DagsterEventType.ASSET_OBSERVATION)
+        if entry.asset_observation is not None and entry.asset_observation.asset_key == WIKI_PAGES
+    ]
     if observations:
         outcome.metadata = plain(observations[-1].metadata)
         outcome.report = read_report(Path(outcome.metadata[REPORT_FILE]))
