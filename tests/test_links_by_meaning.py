@@ -65,6 +65,22 @@ def _embeddings(server: SimServer, batch_size: int) -> EmbeddingsEndpoint:
     )  # fmt: skip
 
 
+def _ingest(
+    synced: Path, wiki: Path, chat: SimServer, embedder: SimServer, batch: int
+) -> IngestReport:
+    """A run of the root collection on the instant model ``chat``, embedding on ``embedder`` in
+    requests of ``batch`` documents."""
+    return ingest(
+        corpus=Corpus(synced, [ROOT_COLLECTION]),
+        wiki_root=wiki,
+        fleet=Fleet(
+            [Endpoint(name="sim", base_url=chat.base_url, model="sim")],
+            embeddings=_embeddings(embedder, batch),
+        ),
+        dials=DIALS,
+    )
+
+
 def _vectors(wiki: Path) -> int:
     with sqlite3.connect(wiki / ".wiki_assets" / "related.sqlite") as db:
         return int(db.execute("SELECT count(*) FROM vectors").fetchone()[0])
@@ -97,15 +113,7 @@ def test_the_fleet_starts_at_once_and_late_partners_are_linked_by_meaning(
         caplog.at_level(logging.INFO, logger="wiki_assets"),
     ):
         started = time.monotonic()
-        report = ingest(
-            corpus=Corpus(synced, [ROOT_COLLECTION]),
-            wiki_root=wiki,
-            fleet=Fleet(
-                [Endpoint(name="sim", base_url=chat.base_url, model="sim")],
-                embeddings=_embeddings(embeddings, 8),
-            ),
-            dials=DIALS,
-        )
+        report = _ingest(synced, wiki, chat, embeddings, 8)
         first_request = chat.snapshot().first_request_at
         assert first_request is not None
         embedded_inputs = embeddings.stats.embedded_inputs
@@ -140,15 +148,7 @@ def test_the_fleet_starts_at_once_and_late_partners_are_linked_by_meaning(
 
     # A re-run: nothing to embed, nothing to link, no page written again.
     with SimServer(SimModel(model="sim", instant=True)) as chat, SimServer(embedder) as again:
-        rerun = ingest(
-            corpus=Corpus(synced, [ROOT_COLLECTION]),
-            wiki_root=wiki,
-            fleet=Fleet(
-                [Endpoint(name="sim", base_url=chat.base_url, model="sim")],
-                embeddings=_embeddings(again, 8),
-            ),
-            dials=DIALS,
-        )
+        rerun = _ingest(synced, wiki, chat, again, 8)
         assert again.stats.embedding_requests == 0 and chat.stats.requests == 0
     assert (rerun.count, rerun.embedded, rerun.to_embed, rerun.links_by_meaning) == (0, 0, 0, 0)
     assert _pages(wiki) == pages
@@ -236,15 +236,7 @@ def test_a_sigterm_while_the_run_waits_for_vectors_ends_it_and_the_next_run_fini
     ):
 
         def run() -> IngestReport:
-            return ingest(
-                corpus=Corpus(synced, [ROOT_COLLECTION]),
-                wiki_root=wiki,
-                fleet=Fleet(
-                    [Endpoint(name="sim", base_url=chat.base_url, model="sim")],
-                    embeddings=_embeddings(embeddings, 4),
-                ),
-                dials=DIALS,
-            )
+            return _ingest(synced, wiki, chat, embeddings, 4)
 
         sent = _sigterm_when(lambda: chat.stats.answered >= documents and _vectors(wiki) >= 8)
         report = run()
@@ -275,15 +267,7 @@ def test_a_sigterm_while_the_plan_embeds_ends_the_run_within_seconds(tmp_path: P
     slow = SimModel(model="sim-embed", instant=True, embedding_delay_s=2.0)
     with SimServer(SimModel(model="sim", instant=True)) as chat, SimServer(slow) as embeddings:
         sent = _sigterm_when(lambda: embeddings.stats.embedding_requests >= 1)
-        report = ingest(
-            corpus=Corpus(synced, [ROOT_COLLECTION]),
-            wiki_root=wiki,
-            fleet=Fleet(
-                [Endpoint(name="sim", base_url=chat.base_url, model="sim")],
-                embeddings=_embeddings(embeddings, 32),
-            ),
-            dials=DIALS,
-        )
+        report = _ingest(synced, wiki, chat, embeddings, 32)
         took = time.monotonic() - sent[0]
         assert chat.stats.requests == 0  # stopped while planning: no model was asked
     assert report.stopped_by == "SIGTERM" and took < STOP_WITHIN_S, took
