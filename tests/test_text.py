@@ -48,6 +48,13 @@ def test_sentences_end_after_a_latin_or_a_cjk_mark_and_its_space() -> None:
 def test_normalised_text_and_the_script_of_a_word() -> None:
     assert normalize("Ｆｕｌｌ－width **Bold**  text\n— 휴가") == "full width bold text 휴가"
     assert wordless("— … -") and not wordless("- a")
+    # ASCII text takes a bytes table, other text the character table: the same words either way
+    # (the Kelvin sign is ASCII once NFKC has read it; a Hangul syllable sends a text the other).
+    ascii = "".join(map(chr, range(0x80)))
+    assert normalize(ascii) == "0123456789 abcdefghijklmnopqrstuvwxyz abcdefghijklmnopqrstuvwxyz"
+    assert [normalize(ch) for ch in ascii] == [ch.lower() if ch.isalnum() else "" for ch in ascii]
+    assert normalize("\u212a-Pop_UP\t2.5") == "k pop up 2 5"
+    assert normalize("\u212a-Pop_UP\t2.5 휴") == "k pop up 2 5 휴"
     assert [script_of(word) for word in ("휴가", "leave", "休暇", "2026")] == [
         "HANGUL", "LATIN", "CJK", ""
     ]  # fmt: skip

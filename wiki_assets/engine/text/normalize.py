@@ -13,7 +13,7 @@ import unicodedata
 __all__ = ["normalize", "wordless"]
 
 
-class _Separators(dict[int, int | None]):
+class _Separators(dict[int, int]):
     """``str.translate`` table: characters that are not letters, marks or numbers become spaces.
 
     Filled lazily, one entry per distinct character ever met, so lookups after the first run in C.
@@ -27,13 +27,18 @@ class _Separators(dict[int, int | None]):
 
 
 _SEPARATORS = _Separators()
+# Its ASCII half as a bytes table: ``bytes.translate`` maps ASCII text byte by byte by index,
+# where the dict is looked up character by character (most texts compared are ASCII).
+_ASCII_SEPARATORS = bytes(_SEPARATORS[code] if code < 0x80 else 0x20 for code in range(256))
 
 
 def normalize(text: str) -> str:
     """NFKC, lowercase, every character that is not a letter, mark or number becomes a space, and
     runs of whitespace collapse to one space."""
-    text = unicodedata.normalize("NFKC", text).lower().translate(_SEPARATORS)
-    return " ".join(text.split())
+    text = unicodedata.normalize("NFKC", text).lower()
+    if text.isascii():
+        return " ".join(text.encode("ascii").translate(_ASCII_SEPARATORS).decode("ascii").split())
+    return " ".join(text.translate(_SEPARATORS).split())
 
 
 def wordless(text: str) -> bool:
