@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -92,6 +92,7 @@ _NUMBER = re.compile(
     rf"(?P<unit>\s?%|[\s-]?(?:per cent|[a-z]+|[{HANGUL_SYLLABLES}]+))?",
     re.IGNORECASE,
 )
+_NUMBER_START = re.compile(r"[€$₩£\d]")  # what _NUMBER's first character is
 # Number words before a known unit ("a seven-minute walk"): a summary writes 7 for its document's
 # seven. Not "one", nor any word without a unit: "one of the", "the two teams" are no claims.
 _ONES = "one two three four five six seven eight nine".split()
@@ -200,13 +201,26 @@ def _read(text: str) -> list[Quantity]:
             taken[match.start() : match.end()] = [True] * (match.end() - match.start())
     # Most texts have no date, time or version: then no number is one's part.
     anything_taken = bool(found)
-    for match in _NUMBER.finditer(text):
+    for match in _numbers(text):
         if anything_taken and any(taken[match.start("number") : match.end("number")]):
             continue
         quantity = _number(match)
         if quantity is not None:
             found.append(quantity)
     return found + worded
+
+
+def _numbers(text: str) -> Iterator[re.Match[str]]:
+    """``_NUMBER.finditer(text)``, the pattern tried only where a number may start (a currency
+    sign or a digit): finditer tries it at every character, and most characters are neither."""
+    start = _NUMBER_START.search(text)
+    while start is not None:
+        match = _NUMBER.match(text, start.start())
+        if match is None:  # a currency sign before no number
+            start = _NUMBER_START.search(text, start.start() + 1)
+            continue
+        yield match
+        start = _NUMBER_START.search(text, match.end())
 
 
 def _worded(text: str) -> list[Quantity]:
@@ -230,8 +244,12 @@ def _word_number(match: re.Match[str]) -> Quantity | None:
 
 
 def _number(match: re.Match[str]) -> Quantity | None:
-    currency, number, decimal, scale, unit_written = match.group(*_PARTS)  # one call, not five
+    currency, number, decimal, scale, unit_written = match.groups()
     digits = number.replace(",", "")
+    if not (currency or decimal or scale or unit_written) and len(digits) <= _EXACT_DIGITS:
+        # Most numbers: a whole number alone, its text the digits as written (below, the same).
+        kind = "year_number" if len(number) == 4 and _YEAR_ONLY.match(number) else ""
+        return Quantity(str(int(digits)), kind, number)
     scale = scale.replace(" ", "")
     value: int | Decimal
     if not decimal and not scale and len(digits) <= _EXACT_DIGITS:
@@ -267,7 +285,6 @@ def _number(match: re.Match[str]) -> Quantity | None:
     return Quantity(normal, kind, text)
 
 
-_PARTS = ("currency", "number", "decimal", "scale", "unit")
 # Digits of a whole number read as an int: Decimal's context (28 digits) rounds a longer one,
 # times the factor of a week, and the value is to be the same either way.
 _EXACT_DIGITS = 20
