@@ -220,6 +220,12 @@ class DocumentUnits(Source):
                 at = self._joined.find(unit, at + 1)
         return found
 
+    def _written(self, numbers: frozenset[str]) -> bool:
+        """Whether each of ``numbers`` is written somewhere in the document's text: a line whose
+        numbers have one has it written in it (``5`` in ``05``), so a number written nowhere is in
+        no window, and no window can hold a sentence that states it."""
+        return all(number in self._joined for number in numbers)
+
     def _units_of(self, index: int) -> frozenset[str]:
         if index not in self._units:
             self._units[index], self._numbers[index] = units_and_numbers(self._lines[index])
@@ -265,8 +271,11 @@ class DocumentUnits(Source):
         # Candidate passages start at a line that has one of the sentence's words (a number is
         # in too many lines to say where to look).
         lines_of = [self._lines_with(word) for word in words]
-        # Not even the whole document has enough of them: no window holds the sentence.
-        held_anywhere = sum(1 for found in lines_of if found) + len(units) - len(words) >= needed
+        # Not even the whole document has enough of them, or all its numbers: no window holds it.
+        held_anywhere = (
+            sum(1 for found in lines_of if found) + len(units) - len(words) >= needed
+            and self._written(stated)
+        )
         holds = False
         best: Passage | None = None
         for start in sorted(set().union(*lines_of)):
@@ -289,6 +298,8 @@ class DocumentUnits(Source):
 
     def _holds(self, units: frozenset[str], words: frozenset[str], stated: frozenset[str]) -> bool:
         """Whether a window starting at a line with one of ``words`` holds the sentence."""
+        if not self._written(stated):
+            return False  # a number no line has: no window holds the sentence
         needed = AGREEMENT * len(units)
         lines_of = {unit: self._lines_with(unit) for unit in words}
         if sum(1 for found in lines_of.values() if found) + len(units - words) < needed:
