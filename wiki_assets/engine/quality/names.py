@@ -16,7 +16,9 @@ from wiki_assets.engine.text.scripts import HANGUL_WORD
 
 __all__ = ["absent_name", "swapped_names"]
 
-_LATIN_NAME = re.compile(r"\b[A-Z][a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*\b|\b[A-Z]{2,}\b")
+# Capitalised words in a row (an acronym among them). It opens with its capital, the word's start
+# told after it (no word character before), so the search skips from capital to capital in C.
+_LATIN_NAME = re.compile(r"[A-Z](?<!\w[A-Z])[a-zA-Z]+(?:\s+[A-Z][a-zA-Z]+)*\b")
 _NOT_NAMES = frozenset(
     "the a an this that these those it its i we our you your they their he she his her "
     "employees employee staff all each every any some no not if when in on at for from to of "

@@ -99,11 +99,13 @@ def _said_words(text: str) -> tuple[set[str], set[str]]:
     latin: set[str] = set()
     korean: set[str] = set()
     for token in normalize(text).split():
-        for hangul in HANGUL_WORD.findall(token):
-            stem = _stem_ko(hangul)
-            if stem not in _META_KO:
-                korean.add(stem)
-        rest = HANGUL_WORD.sub(" ", token).split()
+        rest = [token]  # an ASCII token has no Hangul to take out (most tokens)
+        if not token.isascii():
+            for hangul in HANGUL_WORD.findall(token):
+                stem = _stem_ko(hangul)
+                if stem not in _META_KO:
+                    korean.add(stem)
+            rest = HANGUL_WORD.sub(" ", token).split()
         for word in rest:
             if word.isdigit():
                 latin.add(word.lstrip("0") or "0")
@@ -131,14 +133,15 @@ def claim_words(text: str) -> tuple[str, ...]:
     found: list[str] = []
     figure = False  # the token before was a figure: a short Korean word after it is its unit
     for token in normalize(text).split():
-        if any(letter.isdigit() for letter in token):
+        # (A word of letters alone, most tokens, has no digit: no letter is one.)
+        if not token.isalpha() and any(letter.isdigit() for letter in token):
             figure = True  # a figure ("15일", "2027"): the rules compare quantities on their own
             continue
         unit = figure and len(token) <= 3 and token[0] in _KO_UNITS
         figure = False
         if unit or token in _MONTHS:
             continue  # "6만 원까지", "March 31": part of a quantity or a date
-        hangul = HANGUL_WORD.findall(token)
+        hangul = [] if token.isascii() else HANGUL_WORD.findall(token)
         word = ""
         if hangul:
             stem = _stem_ko("".join(hangul))

@@ -145,9 +145,12 @@ def stated_quantities(sentence: str) -> list[Quantity]:
     found = quantities(sentence)
     if not found:  # (most sentences: no numbering to look for)
         return found
-    items = list(_ITEM.finditer(sentence))
+    # Looked for only where they may be: an item's number needs its ")", and the rest a "(" or
+    # a number at the end (after it a "." and spaces at most).
+    items = list(_ITEM.finditer(sentence)) if ")" in sentence else []
     numbering = [m.group(1) for m in items] if len(items) >= 2 else []
-    for match in _NUMBERING.finditer(sentence):
+    end = sentence.rstrip().removesuffix(".")[-1:]
+    for match in _NUMBERING.finditer(sentence) if "(" in sentence or end.isdigit() else ():
         numbering.append(next(group for group in match.groups() if group))
     for number in numbering:
         listed = next((q for q in found if not q.kind and q.text == number), None)
