@@ -59,10 +59,16 @@ class _Document:
         self.units = units if units is not None else DocumentUnits(text)
         self.raw = self.units.raw_lines
         self.besides = frozenset(sentence_units(normalize(title)))
-        self.title_words = frozenset(claim_words(title))
+        self._title = title
         self._text = text
         self._given: list[Quantity] = []  # the quantities of the lines read so far
         self._unread = iter(self.raw)  # the lines not read yet
+
+    @property
+    def title_words(self) -> frozenset[str]:
+        """The title's claim words: asked only of a sentence whose passage holds its words (most
+        sentences of a page whose prose is not its document's never get there)."""
+        return frozenset(claim_words(self._title))  # claim_words is cached
 
     @functools.cached_property
     def normalized(self) -> str:

@@ -162,7 +162,8 @@ class Source:
         first, last = lines[0], lines[-1]
         if first > last or last > self.line_count or last - first >= MAX_CITED_LINES:
             return None
-        return (first, last) if self.text_of(first, last) else None
+        # Some line of it has words (the kept lines are those with words).
+        return (first, last) if any(n in self._by_number for n in range(first, last + 1)) else None
 
 
 def agrees(point: str, evidence: str) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -224,9 +225,8 @@ class DocumentUnits(Source):
         return found
 
     def _written(self, numbers: frozenset[str]) -> bool:
-        """Whether each of ``numbers`` is written somewhere in the document's text: a line whose
-        numbers have one has it written in it (``5`` in ``05``), so a number written nowhere is in
-        no window, and no window can hold a sentence that states it."""
+        """Whether each of ``numbers`` is written in the document's text (a line's numbers are in
+        it: ``5`` in ``05``): no window holds a sentence that states a number written nowhere."""
         return all(number in self._joined for number in numbers)
 
     def _units_of(self, index: int) -> frozenset[str]:
@@ -276,25 +276,25 @@ class DocumentUnits(Source):
         lines_of = [self._lines_with(word) for word in words]
         # Not even the whole document has enough of them, or all its numbers: no window holds it.
         held_anywhere = (
-            sum(1 for found in lines_of if found) + len(units) - len(words) >= needed
-            and self._written(stated)
+            sum(map(bool, lines_of)) + len(units) - len(words) >= needed and self._written(stated)
         )
         holds = False
         best: Passage | None = None
         for start in sorted(set().union(*lines_of)):
             window = range(start, min(start + MAX_CITED_LINES, len(self._lines)))
+            window_units = [self._units_of(i) for i in window]  # once for the three questions
             if held_anywhere and not holds:
-                holds = len(units & set().union(*(self._units_of(i) for i in window))) >= needed
+                holds = len(units & set().union(*window_units)) >= needed
                 holds = holds and stated <= set().union(*(self._numbers[i] for i in window))
-            held = [i for i in window if words & self._units_of(i)]
+            held = [(i, line) for i, line in enumerate(window_units, start) if words & line]
             if not held:
                 continue  # the word was only part of a longer one
-            share = len(words & set().union(*(self._units_of(i) for i in held))) / len(words)
+            share = len(words & set().union(*(line for _, line in held))) / len(words)
             if best is None or share > best.share:
                 # The lines that hold most of the words: where the sentence's polarity is read.
-                core = max(held, key=lambda i: len(words & self._units_of(i)))
+                core = max(held, key=lambda line: len(words & line[1]))[0]
                 best = Passage(
-                    self.line_numbers[held[0]], self.line_numbers[held[-1]], share,
+                    self.line_numbers[held[0][0]], self.line_numbers[held[-1][0]], share,
                     self.line_numbers[core],
                 )  # fmt: skip
         return best, holds
@@ -305,7 +305,7 @@ class DocumentUnits(Source):
             return False  # a number no line has: no window holds the sentence
         needed = AGREEMENT * len(units)
         lines_of = {unit: self._lines_with(unit) for unit in words}
-        if sum(1 for found in lines_of.values() if found) + len(units - words) < needed:
+        if sum(map(bool, lines_of.values())) + len(units - words) < needed:
             return False  # not even the whole document has enough of them
         for start in sorted(set().union(*lines_of.values())):
             window = range(start, min(start + MAX_CITED_LINES, len(self._lines)))
@@ -325,7 +325,7 @@ def _sought(
     of ``besides``, the words among them (no number), and the numbers it states. Cached: the
     prose's rules (passage) and the grounded check (holds) ask it of the same sentences."""
     units = sentence_units(said) - besides
-    return units, frozenset(unit for unit in units if not unit.isdigit()), frozenset(numbers(said))
+    return units, frozenset(itertools.filterfalse(str.isdigit, units)), frozenset(numbers(said))
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,9 +88,11 @@ def asserts(sentence: str) -> bool:
     if _HEADING.match(sentence):
         return False
     words = HANGUL_WORD.findall(sentence)
+    if not words:
+        return True  # an English sentence
     latin = sum(1 for word in sentence.split() if word.isascii() and word.isalpha())
-    if not words or latin > len(words):
-        return True  # an English sentence (a Korean word or two in it, as a name)
+    if latin > len(words):
+        return True  # an English sentence with a Korean word or two in it, as a name
     return _KOREAN_PREDICATE.search(words[-1]) is not None
 
 
@@ -137,8 +139,10 @@ def _states(words: tuple[str, ...], title_words: frozenset[str], piece: str) -> 
     last = -1
     for word in words:
         places = theirs.get(word, ())
-        # A word said twice: its next place after the last word placed, where it has one.
-        found.append(next((at for at in places if at > last), places[0] if places else None))
+        if len(places) <= 1:  # most words: said once or not at all
+            found.append(places[0] if places else None)
+        else:  # a word said twice: its next place after the last word placed, where it has one
+            found.append(next((at for at in places if at > last), places[0]))
         last = found[-1] if found[-1] is not None else last
     absent = [w for w, at in zip(words, found, strict=True) if at is None]
     if _missing(absent, title_words) > len(words) // _MISSING:

@@ -48,7 +48,8 @@ _normalize_long = functools.lru_cache(maxsize=2)(_normalize)
 
 def numbers(normalized: str) -> set[str]:
     """The numbers in a normalised text, leading zeros dropped (``05`` is ``5``)."""
-    return {found.lstrip("0") or "0" for found in _DIGITS.findall(normalized)}
+    found = _DIGITS.findall(normalized)
+    return {number.lstrip("0") or "0" for number in found} if found else set()
 
 
 def content_units(normalized: str) -> set[str]:
