@@ -247,7 +247,12 @@ def link_without_reason(page: Written) -> bool:
     """A related link whose reason is missing, one word, or only the target's path."""
     for path, reason in page.links:
         said = normalize(reason)
-        if len(said.split()) < 2 or said in (normalize(path), normalize(path.rsplit(".", 1)[0])):
+        if len(said.split()) < 2:
+            return True
+        # An ASCII path normalises to no longer a text: a longer reason is none of its forms.
+        if path.isascii() and len(said) > len(path):
+            continue
+        if said in (normalize(path), normalize(path.rsplit(".", 1)[0])):
             return True
     return False
 

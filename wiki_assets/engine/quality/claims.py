@@ -229,5 +229,7 @@ def _closest(sentence: str, line: str, end: re.Pattern[str]) -> str:
     """The sentence (or clause, split at ``end``) of ``line`` that shares the most words with
     ``sentence`` (a line may hold several; only the one that says it tells its polarity)."""
     words = _words(sentence)
-    candidates = [piece for piece in end.split(line) if _words(piece)] or [line]
-    return max(candidates, key=lambda piece: len(words & _words(piece)))
+    pieces = [(piece, theirs) for piece in end.split(line) if (theirs := _words(piece))]
+    if not pieces:
+        return line
+    return max(pieces, key=lambda piece: len(words & piece[1]))[0]
