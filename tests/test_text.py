@@ -55,6 +55,15 @@ def test_normalised_text_and_the_script_of_a_word() -> None:
     assert [normalize(ch) for ch in ascii] == [ch.lower() if ch.isalnum() else "" for ch in ascii]
     assert normalize("\u212a-Pop_UP\t2.5") == "k pop up 2 5"
     assert normalize("\u212a-Pop_UP\t2.5 휴") == "k pop up 2 5 휴"
+    # ASCII, Hangul and common punctuation are read by patterns, other text by the table: each
+    # the words a character's category gives.
+    def by_category(text: str) -> str:
+        text = unicodedata.normalize("NFKC", text).lower()
+        kept = (c if unicodedata.category(c)[0] in "LMN" else " " for c in text)
+        return " ".join("".join(kept).split())
+    punctuation = "".join(map(chr, (*range(0x2000, 0x2070), *range(0x20A0, 0x20D0), 0xB7, 0xAA)))
+    for text in (punctuation, f"휴가—Leave{punctuation}2일·3", "Note 12 — 서울 “오피스” ½ é"):
+        assert normalize(text) == by_category(text)
     assert [script_of(word) for word in ("휴가", "leave", "休暇", "2026")] == [
         "HANGUL", "LATIN", "CJK", ""
     ]  # fmt: skip

@@ -8,7 +8,10 @@ markup or full-width forms.
 
 from __future__ import annotations
 
+import re
 import unicodedata
+
+from wiki_assets.engine.text.scripts import HANGUL_SYLLABLES
 
 __all__ = ["normalize", "wordless"]
 
@@ -30,6 +33,16 @@ _SEPARATORS = _Separators()
 # Its ASCII half as a bytes table: ``bytes.translate`` maps ASCII text byte by byte by index,
 # where the dict is looked up character by character (most texts compared are ASCII).
 _ASCII_SEPARATORS = bytes(_SEPARATORS[code] if code < 0x80 else 0x20 for code in range(256))
+# The separators most other texts have beside ASCII and Hangul: general punctuation (dashes,
+# quotes, bullets), currency signs and the middle dot. A text of those alone has for words the
+# runs of ASCII letters and digits (lower case by then) and of syllables, found in C.
+_COMMON_SEPARATORS = "".join(
+    chr(code)
+    for code in (*range(0x2000, 0x2070), *range(0x20A0, 0x20D0), 0xB7)
+    if _SEPARATORS[code] == 0x20
+)
+_BEYOND_COMMON = re.compile(f"[^\x00-\x7f{HANGUL_SYLLABLES}{re.escape(_COMMON_SEPARATORS)}]")
+_COMMON_WORD = re.compile(f"[0-9a-z{HANGUL_SYLLABLES}]+")
 
 
 def normalize(text: str) -> str:
@@ -38,6 +51,8 @@ def normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).lower()
     if text.isascii():
         return " ".join(text.encode("ascii").translate(_ASCII_SEPARATORS).decode("ascii").split())
+    if _BEYOND_COMMON.search(text) is None:
+        return " ".join(_COMMON_WORD.findall(text))
     return " ".join(text.translate(_SEPARATORS).split())
 
 
