@@ -9,7 +9,7 @@ from wiki_assets.engine.prompting.page import PageDraft
 from wiki_assets.engine.quality.checks import Written, check_page
 from wiki_assets.engine.quality.claims import check_prose
 from wiki_assets.engine.quality.evidence import PointCheck, verify_points
-from wiki_assets.engine.quality.prose import DocumentUnits
+from wiki_assets.engine.quality.passages import DocumentUnits
 from wiki_assets.engine.quality.sentences import NOTHING_CHECKED, ProseCheck
 from wiki_assets.engine.quality.topics import kept_topics
 from wiki_assets.engine.quality.verdict import Verdict

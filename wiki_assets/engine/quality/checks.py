@@ -17,7 +17,8 @@ from wiki_assets.engine.documents.language import LANGUAGES, detect_language
 from wiki_assets.engine.prompting import prompts
 from wiki_assets.engine.prompting.page import PageDraft
 from wiki_assets.engine.quality.evidence import PointCheck
-from wiki_assets.engine.quality.prose import DocumentUnits, grounded, says_nothing
+from wiki_assets.engine.quality.passages import DocumentUnits, grounded
+from wiki_assets.engine.quality.prose import says_nothing
 from wiki_assets.engine.quality.sentences import NOTHING_CHECKED, ProseCheck, Support
 from wiki_assets.engine.quality.topics import junk_topic, placeholder_topic
 from wiki_assets.engine.quality.units import normalize, units_and_numbers

@@ -32,8 +32,9 @@ from collections.abc import Sequence
 
 from wiki_assets.engine.quality.evidence import AGREEMENT
 from wiki_assets.engine.quality.names import absent_name, swapped_names
+from wiki_assets.engine.quality.passages import DocumentUnits
 from wiki_assets.engine.quality.polarity import CLAUSE, ONLY, negated
-from wiki_assets.engine.quality.prose import DocumentUnits, claim_words, sentence_units
+from wiki_assets.engine.quality.prose import claim_words, sentence_units
 from wiki_assets.engine.quality.quantities import (
     Quantity,
     agrees,

@@ -112,7 +112,7 @@ class PointCheck:
 
 class Source:
     """A document's text, normalised once to check any number of points against it (and, as
-    :class:`~.prose.DocumentUnits`, any number of sentences)."""
+    :class:`~.passages.DocumentUnits`, any number of sentences)."""
 
     def __init__(self, text: str) -> None:
         self.raw_lines = document_lines(text)  # as written (the prose's rules quote them)
