@@ -65,11 +65,11 @@ class _Document:
         self._given: list[Quantity] = []  # the quantities of the lines read so far
         self._unread = iter(self.raw)  # the lines not read yet
 
-    @property
+    @functools.cached_property
     def title_words(self) -> frozenset[str]:
         """The title's claim words: asked only of a sentence whose passage holds its words (most
         sentences of a page whose prose is not its document's never get there)."""
-        return frozenset(claim_words(self._title))  # claim_words is cached
+        return frozenset(claim_words(self._title))
 
     @functools.cached_property
     def normalized(self) -> str:
