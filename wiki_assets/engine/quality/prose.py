@@ -171,9 +171,12 @@ def sentence_units(normalized: str) -> frozenset[str]:
     sentences and its title are read by the prose's rules and by the grounded check alike."""
     # The whole text at once, not token by token: no Hangul word spans a space, and content
     # units read each token on its own, so this is the same set at a fraction of the calls.
-    units = content_units(HANGUL_WORD.sub(" ", normalized))
-    for hangul in HANGUL_WORD.findall(normalized):
-        units |= _korean_units(hangul)
+    if normalized.isascii():  # no Hangul word to take apart (most texts)
+        units = content_units(normalized)
+    else:
+        units = content_units(HANGUL_WORD.sub(" ", normalized))
+        for hangul in HANGUL_WORD.findall(normalized):
+            units |= _korean_units(hangul)
     units.difference_update(_META, _META_BIGRAMS)
     return frozenset(units)
 

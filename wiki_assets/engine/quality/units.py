@@ -48,35 +48,15 @@ _normalize_long = functools.lru_cache(maxsize=2)(_normalize)
 
 def numbers(normalized: str) -> set[str]:
     """The numbers in a normalised text, leading zeros dropped (``05`` is ``5``)."""
+    if normalized.replace(" ", "").isalpha():
+        return set()  # letters alone (most words and many texts): no digit to look for
     found = _DIGITS.findall(normalized)
     return {number.lstrip("0") or "0" for number in found} if found else set()
 
 
 def content_units(normalized: str) -> set[str]:
     """What a normalised text says, as comparable units (see the module docstring)."""
-    # A loop into one set (no generator): the checks ask this of every sentence and line.
-    units: set[str] = set()
-    for token in normalized.split():
-        if token.isascii():
-            if token.isalpha():
-                # Most tokens: a plain Latin word has no number and no Hangul to take out.
-                if len(token) >= 3 and token not in _STOPWORDS:
-                    units.add(token[:_STEM])
-                continue
-            if token.isdigit():
-                units.add(token.lstrip("0") or "0")  # a number alone: no word left beside it
-                continue
-        units.update(numbers(token))
-        for hangul in HANGUL_WORD.findall(token):
-            units.update(
-                bigram
-                for bigram in (hangul[i : i + 2] for i in range(len(hangul) - 1))
-                if bigram not in _STOP_BIGRAMS
-            )
-        word = _DIGITS.sub("", HANGUL_WORD.sub("", token))
-        if len(word) >= 3 and word not in _STOPWORDS:
-            units.add(word[:_STEM])
-    return units
+    return _read(normalized)[0]
 
 
 def units_and_numbers(normalized: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -85,9 +65,51 @@ def units_and_numbers(normalized: str) -> tuple[frozenset[str], frozenset[str]]:
     and each is compared with several sentences and key points."""
     if len(normalized) <= _SHORT:
         return _units_and_numbers(normalized)
-    return frozenset(content_units(normalized)), frozenset(numbers(normalized))
+    units, found = _read(normalized)
+    return frozenset(units), frozenset(found)
 
 
 @functools.lru_cache(maxsize=8192)
 def _units_and_numbers(normalized: str) -> tuple[frozenset[str], frozenset[str]]:
-    return frozenset(content_units(normalized)), frozenset(numbers(normalized))
+    units, found = _read(normalized)
+    return frozenset(units), frozenset(found)
+
+
+def _read(normalized: str) -> tuple[set[str], set[str]]:
+    """(content units, numbers) of a normalised text, in one pass over its words: a number is
+    a unit too, and no run of digits spans a space, so each word's numbers are the text's."""
+    # A loop into two sets (no generator): the checks ask this of every sentence and line.
+    units: set[str] = set()
+    found: set[str] = set()
+    for token in normalized.split():
+        if token.isascii():
+            if token.isalpha():
+                # Most tokens: a plain Latin word has no number and no Hangul to take out.
+                if len(token) >= 3 and token not in _STOPWORDS:
+                    units.add(token[:_STEM])
+                continue
+            if token.isdigit():
+                number = token.lstrip("0") or "0"  # a number alone: no word left beside it
+                units.add(number)
+                found.add(number)
+                continue
+        letters = token.isalpha()  # (a word of letters alone, Hangul or not, has no digit)
+        if not letters:
+            of_token = numbers(token)
+            units.update(of_token)
+            found.update(of_token)
+        hanguls = HANGUL_WORD.findall(token)
+        for hangul in hanguls:
+            units.update(
+                bigram
+                for bigram in (hangul[i : i + 2] for i in range(len(hangul) - 1))
+                if bigram not in _STOP_BIGRAMS
+            )
+        if hanguls and len(hanguls[0]) == len(token):
+            continue  # a Korean word alone (most tokens of a Korean text): nothing besides it
+        word = HANGUL_WORD.sub("", token) if hanguls else token
+        if not letters:
+            word = _DIGITS.sub("", word)
+        if len(word) >= 3 and word not in _STOPWORDS:
+            units.add(word[:_STEM])
+    return units, found
