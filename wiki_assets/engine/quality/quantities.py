@@ -166,20 +166,24 @@ def _read_cached(text: str) -> tuple[Quantity, ...]:
 
 def may_state(text: str) -> bool:
     """Whether ``text`` states a quantity at all: cheaper to ask of every line than quantities."""
-    return _ANY_DIGIT.search(text) is not None or bool(_worded(text))
+    return _ANY_DIGIT.search(text) is not None or bool(_worded(text.lower(), text))
 
 
 def _read(text: str) -> list[Quantity]:
     text = unicodedata.normalize("NFKC", text)
-    worded = _worded(text)
+    lowered = text.lower()  # for the patterns' hints, worked out once
+    worded = _worded(lowered, text)
     if not _ANY_DIGIT.search(text):
         return worded  # every pattern below needs a digit: most sentences state no quantity
     found: list[Quantity] = []
     taken = [False] * len(text)
-    lowered = text.lower()  # for the patterns' hints, worked out once
+    told: dict[object, bool] = {}  # each hint asked once: the three patterns of a month share one
     for pattern, needs in DATES:
-        if needs is not None and not needs(text, lowered):
-            continue
+        if needs is not None:
+            if (holds := told.get(needs)) is None:
+                holds = told[needs] = needs(text, lowered)
+            if not holds:
+                continue
         for match in pattern.finditer(text):
             if any(taken[match.start() : match.end()]):
                 continue
@@ -226,9 +230,10 @@ def _numbers(text: str) -> Iterator[re.Match[str]]:
         start = _NUMBER_START.search(text, match.end())
 
 
-def _worded(text: str) -> list[Quantity]:
-    """The quantities ``text`` states in number words (most texts have none)."""
-    if _WORD_NUMBER_HINT.search(text.lower()) is None:
+def _worded(lowered: str, text: str) -> list[Quantity]:
+    """The quantities ``text`` (``lowered``: it in lower case) states in number words (most
+    texts have none)."""
+    if _WORD_NUMBER_HINT.search(lowered) is None:
         return []
     return [q for match in _WORD_NUMBER.finditer(text) if (q := _word_number(match))]
 
