@@ -3,11 +3,18 @@ they differ, where sentences end, and normalised text."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from wiki_assets.engine.documents.language import detect_language
 from wiki_assets.engine.text.normalize import normalize, wordless
-from wiki_assets.engine.text.scripts import HANGUL, HANGUL_WORD, hangul_letters, script_of
+from wiki_assets.engine.text.scripts import (
+    HANGUL,
+    HANGUL_WORD,
+    hangul_letters,
+    letters,
+    script_of,
+)
 from wiki_assets.engine.text.sentences import SENTENCE_END, SENTENCE_MARKS
 
 KOREAN = "휴가 신청은 팀장이 3영업일 안에 승인합니다."
@@ -43,6 +50,15 @@ def test_sentences_end_after_a_latin_or_a_cjk_mark_and_its_space() -> None:
         "첫 문장입니다.", "둘째。", "Third!", "Fourth?", "Version 2.5 stays whole"
     ]  # fmt: skip
     assert all(piece.endswith(SENTENCE_MARKS) for piece in SENTENCE_END.split(text)[:-1])
+    # Found where the spaces after a mark are, space by space: the same matches.
+    after_a_mark = re.compile(rf"(?<=[{''.join(SENTENCE_MARKS)}])\s+")
+    pieces = [".", "!", "。", "？", " ", "  ", "\t", "\n", "\u3000", "a", "2.5", "다."]
+    for text in ("".join(pieces[(7 * i + j * j) % len(pieces)] for j in range(12))
+                 for i in range(200)):  # fmt: skip
+        assert SENTENCE_END.split(text) == after_a_mark.split(text)
+        assert [m.span() for m in SENTENCE_END.finditer(text)] == [
+            m.span() for m in after_a_mark.finditer(text)
+        ]
 
 
 def test_normalised_text_and_the_script_of_a_word() -> None:
@@ -67,3 +83,13 @@ def test_normalised_text_and_the_script_of_a_word() -> None:
     assert [script_of(word) for word in ("휴가", "leave", "休暇", "2026")] == [
         "HANGUL", "LATIN", "CJK", ""
     ]  # fmt: skip
+
+
+def test_letters_are_counted_as_str_isalpha_counts_them() -> None:
+    """ASCII text is counted by its bytes, other text letter by letter: the same count."""
+    ascii = "".join(map(chr, range(0x80)))
+    punctuation = "".join(map(chr, (*range(0x2000, 0x2070), *range(0x20A0, 0x20D0), 0xB7)))
+    texts = (ascii, punctuation, f"휴가—Leave{punctuation}2일·3", KOREAN, "ㅋㅋ 휴가 é ½ 休暇", "")
+    for text in texts:
+        assert letters(text) == sum(map(str.isalpha, text)), text
+    assert letters("Note 12 — 서울 “오피스”") == 9

@@ -24,6 +24,7 @@ from wiki_assets.engine.quality.topics import junk_topic, placeholder_topic
 from wiki_assets.engine.quality.units import normalize, units_and_numbers
 from wiki_assets.engine.quality.verdict import Reason, Verdict
 from wiki_assets.engine.text.normalize import wordless
+from wiki_assets.engine.text.scripts import letters
 
 __all__ = ["CHECKS", "Written", "check_page"]
 
@@ -108,15 +109,15 @@ def wrong_language(page: Written) -> bool:
     for text in page.sentences():
         if expected == "en" and text.isascii():
             continue  # Latin letters only and no Hangul: English, as far as this check can tell
-        letters = sum(map(str.isalpha, text))  # counted in C: True is 1
-        if letters < _MIN_LETTERS:
+        found = letters(text)
+        if found < _MIN_LETTERS:
             continue
         if detect_language(text) != expected:
             return True
         if expected == "en":
             # The letters past Latin Extended-B, counted in C like the others.
-            other = sum(map(str.isalpha, "".join(_PAST_LATIN.findall(text))))
-            if letters - other < _LATIN_SHARE * letters:
+            other = letters("".join(_PAST_LATIN.findall(text)))
+            if found - other < _LATIN_SHARE * found:
                 return True
     return False
 
@@ -146,29 +147,30 @@ def prompt_echo(page: Written) -> bool:
     document = f" {normalize(page.document)} "
     known = _prompt_shingles()
     for text in texts:
-        for shingle in _shingles(normalize(text)):
-            if shingle in known and f" {shingle} " not in document:
+        for shingle in _shingles(normalize(text).split()):
+            if shingle in known and f" {' '.join(shingle)} " not in document:
                 return True
     return False
 
 
-def _shingles(normalized: str, size: int = _SHINGLE) -> set[str]:
-    words = normalized.split()
-    return {" ".join(words[i : i + size]) for i in range(len(words) - size + 1)}
+def _shingles(words: Sequence[str], size: int = _SHINGLE) -> set[tuple[str, ...]]:
+    """Each run of ``size`` words in a row, as a tuple of them: zip builds them in C, and a word
+    has no space, so its words tell a run as well as its text does."""
+    return set(zip(*(words[i:] for i in range(size)), strict=False))
 
 
 @lru_cache(maxsize=1)
-def _prompt_shingles() -> frozenset[str]:
+def _prompt_shingles() -> frozenset[tuple[str, ...]]:
     texts = [
         value
         for name, value in vars(prompts).items()
         if name.isupper() and isinstance(value, str) and name != "PROMPT_VERSION"
     ]
     texts += _descriptions(PageDraft.model_json_schema())
-    found: set[str] = set()
+    found: set[tuple[str, ...]] = set()
     for text in texts:
         for segment in re.split(r"\{[a-z_]+\}", text):  # a placeholder breaks a run of words
-            found |= _shingles(normalize(segment))
+            found |= _shingles(normalize(segment).split())
     return frozenset(found)
 
 
@@ -187,10 +189,14 @@ _COPY_SHARE = 0.6  # of a text's 4-word runs found in the opening
 
 def copies_opening(page: Written) -> bool:
     """The summary or the description is mostly the document's first lines, copied."""
-    opening = _shingles(" ".join(normalize(page.document).split()[:_OPENING_WORDS]), 4)
+    opening: set[tuple[str, ...]] | None = None  # read once a text has runs enough to compare
     for text in (page.summary, page.description):
-        runs = _shingles(normalize(text), 4)
-        if len(runs) >= 3 and len(runs & opening) >= _COPY_SHARE * len(runs):
+        runs = _shingles(normalize(text).split(), 4)
+        if len(runs) < 3:
+            continue
+        if opening is None:
+            opening = _shingles(normalize(page.document).split()[:_OPENING_WORDS], 4)
+        if len(runs & opening) >= _COPY_SHARE * len(runs):
             return True
     return False
 
@@ -205,7 +211,7 @@ def missing_description(page: Written) -> bool:
 
 def missing_summary(page: Written) -> bool:
     """Fewer letters than a sentence has ("35", a date): no summary to speak of."""
-    return sum(map(str.isalpha, page.summary)) < _MIN_LETTERS  # counted in C: True is 1
+    return letters(page.summary) < _MIN_LETTERS
 
 
 def title_is_description(page: Written) -> bool:

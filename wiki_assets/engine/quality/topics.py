@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Iterable
 
 from wiki_assets.engine.quality.units import normalize
+from wiki_assets.engine.text.scripts import letters
 
 __all__ = ["MAX_TOPIC_WORDS", "junk_topic", "kept_topics", "placeholder_topic"]
 
@@ -41,8 +42,7 @@ def placeholder_topic(topic: str) -> bool:
     """A topic that names no subject: ``tag1``, ``up-to-5-short-tags``, ``string``, a number or
     a timestamp (more digits than letters)."""
     said = normalize(topic)
-    letters = sum(map(str.isalpha, said))  # counted in C: True is 1
-    return bool(_PLACEHOLDER.match(said)) or letters <= sum(map(str.isdigit, said))
+    return bool(_PLACEHOLDER.match(said)) or letters(said) <= sum(map(str.isdigit, said))
 
 
 # Words that do not start a subject: articles, demonstratives, pronouns, auxiliaries and

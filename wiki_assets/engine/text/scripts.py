@@ -26,6 +26,7 @@ __all__ = [
     "HANGUL_WORD",
     "hangul_letters",
     "letter_script",
+    "letters",
     "script_of",
 ]
 
@@ -50,6 +51,17 @@ def hangul_letters(text: str) -> int:
     """How many characters of ``text`` are Hangul letters, syllables or jamo (what is left once
     the rest is taken out: no list of one-letter matches is built)."""
     return len(_NOT_HANGUL_LETTERS.sub("", text))
+
+
+_ASCII_NOT_LETTERS = bytes(code for code in range(0x80) if not chr(code).isalpha())
+
+
+def letters(text: str) -> int:
+    """How many characters of ``text`` are letters (``str.isalpha``): an ASCII text is counted
+    by its bytes without the others, in C, not letter by letter."""
+    if text.isascii():
+        return len(text.encode("ascii").translate(None, _ASCII_NOT_LETTERS))
+    return sum(map(str.isalpha, text))  # counted in C: True is 1
 
 
 def letter_script(letter: str) -> str:
