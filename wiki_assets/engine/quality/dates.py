@@ -45,9 +45,13 @@ def _has(mark: str) -> Callable[[str, str], bool]:
 
 
 Hinted = list[tuple[re.Pattern[str], Callable[[str, str], bool] | None]]
+# A pattern that opens with a digit, its boundary told after it ("\d(?<!\d\d)" is a digit with
+# none before it), is searched from digit to digit in C; one that opens with a lookbehind was
+# tried at every character. The same matches.
+_FIRST_DIGIT = r"\d(?<![\d:]\d)"  # a digit with no digit or colon before it (a time's hour)
 DATES: Hinted = [
     # Digit boundaries, not word ones: a Korean particle may follow (2027-03-31까지).
-    (re.compile(rf"(?<!\d){_YEAR}[-./]\s?(?P<month>\d{{1,2}})[-./]\s?(?P<day>\d{{1,2}})(?!\d)\.?"),
+    (re.compile(r"(?P<year>\d(?<!\d\d)\d{3})[-./]\s?(?P<month>\d{1,2})[-./]\s?(?P<day>\d{1,2})(?!\d)\.?"),
      lambda text, lowered: "-" in text or "." in text or "/" in text),
     (re.compile(rf"(?:{_YEAR}\s*년\s*)?(?P<month>\d{{1,2}})\s*월\s*(?:(?P<day>\d{{1,2}})\s*일)?"),
      _has("월")),
@@ -60,9 +64,9 @@ DATES: Hinted = [
 # number agrees with any (a summary's "10 days" would be found in "오전 10시").
 _DIGIT_THEN_HALF = re.compile(r"\d\s?[ap]", re.IGNORECASE)
 CLOCKS: Hinted = [
-    (re.compile(r"(?<![\d:])(?P<hour>\d{1,2}):(?P<minute>\d{2})(?![\d:])(?:\s?(?P<half>[ap])\.?m\b\.?)?",
+    (re.compile(rf"(?P<hour>{_FIRST_DIGIT}\d?):(?P<minute>\d{{2}})(?![\d:])(?:\s?(?P<half>[ap])\.?m\b\.?)?",
                 re.IGNORECASE), _has(":")),
-    (re.compile(r"(?<![\d:])(?P<hour>\d{1,2})\s?(?P<half>[ap])\.?m\b\.?", re.IGNORECASE),
+    (re.compile(rf"(?P<hour>{_FIRST_DIGIT}\d?)\s?(?P<half>[ap])\.?m\b\.?", re.IGNORECASE),
      lambda text, lowered: _DIGIT_THEN_HALF.search(text) is not None),
     (re.compile(r"(?:(?P<half>오전|오후)\s?)?(?<![\d:])(?P<hour>\d{1,2})시(?!간)"
                 r"(?:\s?(?P<minute>\d{1,2})\s?분|\s?(?P<thirty>반))?"), _has("시")),

@@ -107,13 +107,27 @@ _WORD_NUMBER = re.compile(  # (alternatives longest first: seventeen before seve
     re.IGNORECASE,
 )
 # In a lower-cased text, what _WORD_NUMBER needs: found in a fifth of the time _WORD_NUMBER takes.
-_WORD_NUMBER_HINT = re.compile(rf"(?:{'|'.join(_ONES[1:] + _TEENS + _TENS)})[\s-]")
+# The words grouped by their first letter ("t(?:wo|hree|en|...)"): the same matches, and where a
+# letter starts one, the search tries that letter's words, not all of them.
+_NUMBER_WORDS = _ONES[1:] + _TEENS + _TENS
+_WORD_NUMBER_HINT = re.compile(
+    "(?:"
+    + "|".join(
+        f"{first}(?:{'|'.join(word[1:] for word in _NUMBER_WORDS if word[0] == first)})"
+        for first in sorted({word[0] for word in _NUMBER_WORDS})
+    )
+    + r")[\s-]"
+)
 _KOREAN_UNITS = sorted((unit for unit in _UNITS if not unit.isascii()), key=len, reverse=True)
 # The first of them a word starts with (an alternation tries them in order, longest first).
 _KOREAN_COUNTER = re.compile("|".join(map(re.escape, _KOREAN_UNITS)))
 _ANY_DIGIT = re.compile(r"\d")
 _YEAR_ONLY = re.compile(r"^(?:19|20)\d\d$")
-_VERSION = re.compile(r"\b(?:v|version\s|버전\s?)(?P<version>\d+(?:\.\d+)+|\d+)", re.IGNORECASE)
+# Its word's start told after its first letter (no word character before it), so the search skips
+# from "v" to "v" in C: the same matches as a word boundary first.
+_VERSION = re.compile(
+    r"(?:v(?<!\wv)(?:ersion\s)?|버(?<!\w버)전\s?)(?P<version>\d+(?:\.\d+)+|\d+)", re.IGNORECASE
+)
 
 
 def quantities(text: str) -> list[Quantity]:
