@@ -331,3 +331,11 @@ def test_junk_topics(topic: str) -> None:
 def test_subjects_are_kept(topic: str) -> None:
     assert not junk_topic(topic) and not placeholder_topic(topic)
     assert kept_topics([topic]) == [topic]
+
+
+def test_a_marker_of_the_prompt_is_found_in_one_text_not_across_two() -> None:
+    """The texts are searched together, a NUL between two: a marker half in one topic and half
+    in the next is none ("json" ending one, "schema" opening the next)."""
+    split = dataclasses.replace(GOOD, topics=("annual leave json", "schema of leave"))
+    whole = dataclasses.replace(GOOD, topics=("annual leave json schema", "leave"))
+    assert not CHECKS[Reason.PROMPT_ECHO](split) and CHECKS[Reason.PROMPT_ECHO](whole)

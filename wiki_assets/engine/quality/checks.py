@@ -21,7 +21,7 @@ from wiki_assets.engine.quality.passages import DocumentUnits, grounded
 from wiki_assets.engine.quality.prose import says_nothing
 from wiki_assets.engine.quality.sentences import NOTHING_CHECKED, ProseCheck, Support
 from wiki_assets.engine.quality.topics import junk_topic, placeholder_topic
-from wiki_assets.engine.quality.units import normalize, units_and_numbers
+from wiki_assets.engine.quality.units import normalize, units_and_numbers, units_within
 from wiki_assets.engine.quality.verdict import Reason, Verdict
 from wiki_assets.engine.text.normalize import wordless
 from wiki_assets.engine.text.scripts import letters
@@ -141,8 +141,11 @@ def prompt_echo(page: Written) -> bool:
     """The page repeats the prompt: its markup or field names, or five words in a row of its
     instructions or of the schema's descriptions, where the document does not have them."""
     texts = list(page.everything())
+    # One search a marker over all the texts, a NUL between two: no marker matches a NUL (nor
+    # takes it for a word's character), so it finds what a search of each text finds.
+    written = "\x00".join(texts)
     for marker in _MARKERS:
-        if any(marker.search(text) for text in texts) and not marker.search(page.document):
+        if marker.search(written) and not marker.search(page.document):
             return True
     document = f" {normalize(page.document)} "
     known = _prompt_shingles()
@@ -226,7 +229,7 @@ def _says_no_more(title: str, description: str) -> bool:
         return False
     if description == title:
         return True
-    return units_and_numbers(description)[0] <= units_and_numbers(title)[0]
+    return units_within(description, units_and_numbers(title)[0])
 
 
 def vacuous_description(page: Written) -> bool:

@@ -81,12 +81,13 @@ def _stem_ko(word: str) -> str:
     return word
 
 
-def _said_words(text: str) -> tuple[set[str], set[str]]:
-    """(Latin stems and numbers, Korean stems) of ``text`` that say something: no stopword and
-    no word about the document itself."""
+def _said_words(normalized: str) -> tuple[set[str], set[str]]:
+    """(Latin stems and numbers, Korean stems) of a normalised text that say something: no
+    stopword and no word about the document itself. Each word is read on its own: a text's are
+    its words' together."""
     latin: set[str] = set()
     korean: set[str] = set()
-    for token in normalize(text).split():
+    for token in normalized.split():
         rest = [token]  # an ASCII token has no Hangul to take out (most tokens)
         if not token.isascii():
             for hangul in HANGUL_WORD.findall(token):
@@ -144,14 +145,20 @@ def claim_words(text: str) -> tuple[str, ...]:
 def says_nothing(text: str, title: str) -> bool:
     """``text`` (a description) has words, and none but words about the document and the
     title's (a Korean word counts as the title's where the title has it, spaces aside)."""
-    if not normalize(text):
+    said = normalize(text)
+    if not said:
         return False
-    latin, korean = _said_words(text)
-    title_latin, title_korean = _said_words(title)
+    title_latin, title_korean = _said_words(normalize(title))
     title_hangul = "".join(HANGUL_WORD.findall(normalize(title)))
-    return latin <= title_latin and all(
-        word in title_korean or word in title_hangul for word in korean
-    )
+    # Word by word, to the first that says something the title does not (most descriptions
+    # have one early).
+    for token in said.split():
+        latin, korean = _said_words(token)
+        if not latin <= title_latin or not all(
+            word in title_korean or word in title_hangul for word in korean
+        ):
+            return False
+    return True
 
 
 def sentences(*texts: str) -> list[str]:

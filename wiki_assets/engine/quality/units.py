@@ -17,7 +17,7 @@ import re
 from wiki_assets.engine.text.normalize import normalize as _normalize
 from wiki_assets.engine.text.scripts import HANGUL_WORD
 
-__all__ = ["content_units", "normalize", "numbers", "units_and_numbers"]
+__all__ = ["content_units", "normalize", "numbers", "units_and_numbers", "units_within"]
 
 _STEM = 5  # letters of a Latin word that count: "accrue", "accrues" and "accrued" agree
 _DIGITS = re.compile(r"\d+")
@@ -57,6 +57,13 @@ def numbers(normalized: str) -> set[str]:
 def content_units(normalized: str) -> set[str]:
     """What a normalised text says, as comparable units (see the module docstring)."""
     return _read(normalized)[0]
+
+
+def units_within(normalized: str, allowed: frozenset[str]) -> bool:
+    """Whether each content unit of a normalised text is one of ``allowed``: told word by word
+    (a text's units are its words' together), to the first word with one that is not (most
+    texts compared so have one early, and the rest of their units are never worked out)."""
+    return all(_read(token)[0] <= allowed for token in normalized.split())
 
 
 def units_and_numbers(normalized: str) -> tuple[frozenset[str], frozenset[str]]:
