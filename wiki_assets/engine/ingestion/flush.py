@@ -38,6 +38,7 @@ from wiki_assets.engine.ingestion.progress import Log
 from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.prompting.results import Summary
 from wiki_assets.engine.quality import assess
+from wiki_assets.engine.quality.sentences import SentenceCheck
 from wiki_assets.engine.related import RelatedIndex
 from wiki_assets.engine.state.journal import SUMMARIZED, Entry, Journal
 from wiki_assets.engine.state.journal_writer import JournalWriter
@@ -46,8 +47,11 @@ from wiki_assets.engine.verification.prompt import Judgement
 from wiki_assets.engine.verification.standing import Holds
 from wiki_assets.engine.verification.verdicts import apply_judgement
 from wiki_assets.engine.wiki.files import Wiki
-from wiki_assets.engine.wiki.links import neighbours, page_text, relink
+from wiki_assets.engine.wiki.links import neighbours, page_texts, relink
 from wiki_assets.engine.wiki.writer import PageWriter
+
+# An answer waiting for its page: its job, its entry, its result's JSON text as journaled.
+Unwritten = tuple[Job, Entry, str | None]
 
 UNWRITTEN_LIMIT = 2_000
 """Results held for their pages at most: a flush starts as soon as this many wait, and workers
@@ -88,7 +92,7 @@ class Pages:
         # Documents whose flagged first answer may get a second opinion: how that answer ranks,
         # and why it was flagged.
         self.first_opinions: dict[str, tuple[Rank, tuple[str, ...]]] = {}
-        self.unwritten: list[tuple[Job, Entry]] = []  # recorded in the journal, page not written
+        self.unwritten: list[Unwritten] = []  # recorded in the journal, page not written
         self.failures: list[tuple[SourceDocument, str]] = []  # from the flush thread
         self.owners: dict[str, str] = {}  # page -> document, for the pages of this run
         # Documents whose candidates were asked before every vector was in: their pages are
@@ -155,8 +159,7 @@ class Pages:
             result=fields,
             reason=None,
         )
-        await self.writer.record(entry)
-        self.keep(job, entry)
+        self.keep(job, entry, await self.writer.record(entry))
         self.report.models[lane.order].sentences(assessment.prose)
         judging = None
         if self.judging and prepared.notes is None:
@@ -184,20 +187,20 @@ class Pages:
         if applied is None:
             return ()
         self.report.models[page.writer].rejudged(applied)
-        await self.writer.record(applied.entry)
-        self.unwritten = [(j, e) for j, e in self.unwritten if e.path != page.path]
-        self.keep(page.job, applied.entry)
+        journaled = await self.writer.record(applied.entry)
+        self.unwritten = [item for item in self.unwritten if item[1].path != page.path]
+        self.keep(page.job, applied.entry, journaled)
         if applied.flags_before or not applied.flags_after or self.flagged_pages != "retry":
             return ()
         self.first_opinions[page.path] = (rank_judged(applied), applied.flags_after)
         return applied.flags_after
 
-    def keep(self, job: Job, entry: Entry) -> None:
-        """An answer in the journal (recorded by this run, or by one that died): its page next.
-        A second opinion kept replaces its document's first answer if that is still waiting."""
+    def keep(self, job: Job, entry: Entry, journaled: str | None = None) -> None:
+        """An answer in the journal (recorded by this run: ``journaled``; or by one that died):
+        its page next. A second opinion kept replaces its document's first answer if waiting."""
         if job.second_opinion:
-            self.unwritten = [(other, kept) for other, kept in self.unwritten if other is not job]
-        self.unwritten.append((job, entry))
+            self.unwritten = [item for item in self.unwritten if item[0] is not job]
+        self.unwritten.append((job, entry, journaled))
         if len(self.unwritten) >= UNWRITTEN_LIMIT:
             self.due.set()
 
@@ -252,11 +255,11 @@ class Pages:
             self.report_failures()
             flushed()
 
-    def _take_unwritten(self) -> list[tuple[Job, Entry]]:
+    def _take_unwritten(self) -> list[Unwritten]:
         batch, self.unwritten = self.unwritten, []
         return batch
 
-    def _flush(self, batch: list[tuple[Job, Entry]]) -> None:
+    def _flush(self, batch: list[Unwritten]) -> None:
         """Runs on the flush thread, with :attr:`pages_journal`."""
         self.related.save_answers()
         if not batch:
@@ -264,20 +267,16 @@ class Pages:
         with self.store.page_writes():
             self._write_pages(batch)
 
-    def _write_pages(self, batch: list[tuple[Job, Entry]]) -> None:
+    def _write_pages(self, batch: list[Unwritten]) -> None:
         journal = self.pages_journal
         # The entries are the ones this run recorded (or found recorded): nothing to read back.
-        landing = {entry.path: entry for _, entry in batch}
-        pages = [(job, entry) for job, entry in batch if entry.page and entry.result is not None]
+        landing = {entry.path: entry for _, entry, _ in batch}
+        journaled = {entry.path: text for _, entry, text in batch if text is not None}
+        pages = [(job, entry) for job, entry, _ in batch if entry.page and entry.result is not None]
         links = journal.links_of([entry.path for _, entry in pages])
-        failures = self.wiki.write_many(
-            (
-                (page, page_text(journal, entry, landing, links))
-                for _, entry in pages
-                if (page := entry.page)
-            ),
-            writer=self.page_writer,
-        )
+        prose: dict[str, tuple[SentenceCheck, ...]] = {}  # as each page shows it: for its history
+        texts = page_texts(journal, [entry for _, entry in pages], landing, links, prose)
+        failures = self.wiki.write_many(texts, writer=self.page_writer)
         written = []
         for job, entry in pages:
             error = failures.get(entry.page or "")
@@ -297,8 +296,9 @@ class Pages:
         journal.by_meaning.mark_due(path for path in written if path in self.provisional)
         # A second opinion journaled while its first page was being written keeps its document
         # unwritten: its own page is in the next batch.
+        results = {path: landing[path].result for path in written}
         journal.mark_written(
-            written, at=self.clock(), results={path: landing[path].result for path in written}
+            written, self.clock(), results=results, journaled=journaled, prose=prose
         )
         # Links render only to pages that exist: the pages the new ones link to (new backlinks)
         # and the pages linking to them (a link that can now be shown) are rendered again where

@@ -40,6 +40,7 @@ class Entry:
 _FIELDS = tuple(f.name for f in fields(Entry))
 _JSON = frozenset(f.name for f in fields(Entry) if f.metadata.get(_STORED_AS) == "json")
 _KEY = _FIELDS[0]
+RESULT_AT = _FIELDS.index("result")  # where a row of :func:`to_row` holds the result's JSON text
 _UPDATED = "updated"  # epoch seconds of the row's last write: the table's, not the entry's
 
 COLUMNS = ", ".join(_FIELDS)
@@ -79,8 +80,14 @@ def to_row(entry: Entry, updated: float) -> tuple[Any, ...]:
 
 def _stored(name: str, value: Any) -> Any:
     if name in _JSON and value is not None:
-        return json.dumps(value, ensure_ascii=False)
+        return stored_json(value)
     return value
+
+
+def stored_json(value: Any) -> str:
+    """A field stored as JSON (``stored_as``), as its column holds it: the journal compares a
+    result with its row by this text."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def from_row(row: tuple[Any, ...]) -> Entry:

@@ -8,23 +8,25 @@ commit costs well under a millisecond), or PostgreSQL when several machines shar
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from wiki_assets.engine.quality.sentences import SentenceCheck
 from wiki_assets.engine.state import meaning_links, page_events
 from wiki_assets.engine.state.entries import (
     COLUMNS,
     FAILED,
     NO_TEXT,
+    RESULT_AT,
     SUMMARIZED,
     TABLE_COLUMNS,
     UPSERT,
     WRITTEN,
     Entry,
     from_row,
+    stored_json,
     to_row,
 )
 from wiki_assets.engine.state.meaning_links import MEANING, MODEL, MeaningLinks
@@ -148,12 +150,13 @@ class Journal:
         entry = Entry(path, collection, content_hash, fingerprint, SUMMARIZED, page, model, result)
         self.record_summaries([entry])
 
-    def record_summaries(self, entries: Sequence[Entry]) -> None:
-        """Several results and their links in one transaction (one commit for all)."""
+    def record_summaries(self, entries: Sequence[Entry]) -> list[str]:
+        """Several results and their links in one transaction (one commit for all); each
+        result's JSON text as journaled, in order (for :meth:`mark_written`'s ``journaled``)."""
         assert all(entry.result is not None for entry in entries)
         now = time.time()
         # Encoded before the transaction: the write lock is held for the statements alone.
-        rows = [to_row(replace(entry, status=SUMMARIZED, reason=None), now) for entry in entries]
+        rows = [to_row(_summarized(entry), now) for entry in entries]
         with self._db.transaction():
             self._db.executemany(UPSERT, rows)
             paths = [(entry.path,) for entry in entries]
@@ -167,6 +170,7 @@ class Journal:
                     for link in (entry.result or {}).get("related", [])
                 ],
             )
+        return [row[RESULT_AT] for row in rows]
 
     def links_from(self, path: str) -> list[tuple[str, str]]:
         """(target, reason) of a document's related links, in the order the model gave them
@@ -267,27 +271,35 @@ class Journal:
         at: float | None = None,
         *,
         results: Mapping[str, dict[str, Any] | None] | None = None,
+        journaled: Mapping[str, str] | None = None,
+        prose: Mapping[str, Sequence[SentenceCheck]] | None = None,
     ) -> list[str]:
         """The pages of ``paths`` are on disk (at ``at``, epoch seconds, default now): their
         history's added and changed events in the same transaction. With ``results`` (the
         result each page was rendered from), a document whose journaled result is another one
         by now (a second opinion recorded while its first page was being written) stays
-        unwritten, so its own page is written next, also after a crash. The paths marked."""
+        unwritten, so its own page is written next, also after a crash. ``journaled``: a
+        result's JSON text as :meth:`record_summaries` returned it, where the caller has it (no
+        second encoding); ``prose``: a result's prose as decoded for its page (see
+        :meth:`PageHistory.record_written`). The paths marked."""
         now = time.time() if at is None else at
         paths = list(paths)
         with self._db.transaction():
             if results is not None:
-                paths = self._still_recorded(paths, results)
+                paths = self._still_recorded(paths, results, journaled or {})
             self._db.executemany(
                 "UPDATE documents SET status = ?, updated = ? WHERE path = ?",
                 [(WRITTEN, now, path) for path in paths],
             )
             # The results kept are the journaled ones: the history need not read them back.
-            self.history.record_written(paths, now, results=results)
+            self.history.record_written(paths, now, results=results, prose=prose)
         return paths
 
     def _still_recorded(
-        self, paths: list[str], results: Mapping[str, dict[str, Any] | None]
+        self,
+        paths: list[str],
+        results: Mapping[str, dict[str, Any] | None],
+        journaled: Mapping[str, str],
     ) -> list[str]:
         kept = []
         for start in range(0, len(paths), _IN_CHUNK):
@@ -299,7 +311,9 @@ class Journal:
             stored = dict(rows)
             for path in chunk:
                 result = results.get(path)
-                text = None if result is None else json.dumps(result, ensure_ascii=False)
+                text = journaled.get(path)
+                if text is None and result is not None:
+                    text = stored_json(result)
                 if path in stored and stored[path] == text:
                     kept.append(path)
         return kept
@@ -312,3 +326,11 @@ class Journal:
             self.history.record_removed(paths, time.time() if at is None else at)
             self._db.executemany("DELETE FROM documents WHERE path = ?", rows)
             self._db.executemany("DELETE FROM links WHERE source = ?", rows)
+
+
+def _summarized(entry: Entry) -> Entry:
+    """``entry`` as a recorded summary: its status summarized, without a failure's reason (a
+    run's entries are made so: no copy for them)."""
+    if entry.status == SUMMARIZED and entry.reason is None:
+        return entry
+    return replace(entry, status=SUMMARIZED, reason=None)

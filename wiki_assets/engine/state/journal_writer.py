@@ -27,20 +27,22 @@ class JournalWriter:
 
     def __init__(self, store: StateStore) -> None:
         self._journal = Journal(store)  # its own connection, used by the writer thread alone
-        self._queued: list[tuple[Entry, asyncio.Future[None]]] = []
+        self._queued: list[tuple[Entry, asyncio.Future[str]]] = []
         self._changed = threading.Condition()
         self._closed = False
         self._thread = threading.Thread(target=self._commit_forever, name="journal", daemon=True)
         self._thread.start()
 
-    async def record(self, entry: Entry) -> None:
-        done = asyncio.get_running_loop().create_future()
+    async def record(self, entry: Entry) -> str:
+        """``entry`` committed: its result's JSON text as journaled (see
+        :meth:`~wiki_assets.engine.state.journal.Journal.record_summaries`)."""
+        done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         with self._changed:
             if self._closed:
                 raise RuntimeError("journal writer is closed")
             self._queued.append((entry, done))
             self._changed.notify()
-        await done
+        return await done
 
     def close(self) -> None:
         """Commits what is queued, then stops the thread and closes its connection."""
@@ -58,26 +60,29 @@ class JournalWriter:
                 if not batch and self._closed:
                     return
             try:
-                self._journal.record_summaries([entry for entry, _ in batch])
+                texts = self._journal.record_summaries([entry for entry, _ in batch])
             except Exception as error:  # each waiting worker sees the reason, none hangs
-                _settle(batch, error)
+                _settle(batch, [""] * len(batch), error)
             else:
-                _settle(batch, None)
+                _settle(batch, texts, None)
 
 
-def _settle(batch: list[tuple[Entry, asyncio.Future[None]]], error: Exception | None) -> None:
-    """Resolve the batch's futures on their loop, in one call: each call from another thread
-    wakes the loop through its self-pipe, and a group commit holds many results."""
-    by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
-    for _, done in batch:
-        by_loop.setdefault(done.get_loop(), []).append(done)
+def _settle(
+    batch: list[tuple[Entry, asyncio.Future[str]]], texts: list[str], error: Exception | None
+) -> None:
+    """Resolve the batch's futures on their loop (with ``texts``, in order, or ``error``), in
+    one call: each call from another thread wakes the loop through its self-pipe, and a group
+    commit holds many results."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[str], str]]] = {}
+    for (_, done), text in zip(batch, texts, strict=True):
+        by_loop.setdefault(done.get_loop(), []).append((done, text))
 
-    def resolve(futures: list[asyncio.Future[None]]) -> None:
-        for done in futures:
+    def resolve(futures: list[tuple[asyncio.Future[str], str]]) -> None:
+        for done, text in futures:
             if done.cancelled():
                 continue  # the worker was cancelled; its result is committed all the same
             if error is None:
-                done.set_result(None)
+                done.set_result(text)
             else:
                 done.set_exception(error)
 

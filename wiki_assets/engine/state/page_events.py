@@ -23,7 +23,12 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from wiki_assets.engine.documents.language import language_code
-from wiki_assets.engine.quality.sentences import ProseCheck, opening_line, page_line
+from wiki_assets.engine.quality.sentences import (
+    ProseCheck,
+    SentenceCheck,
+    opening_line,
+    page_line,
+)
 from wiki_assets.engine.state.store import Db
 
 EventKind = Literal["added", "changed", "removed", "existing"]
@@ -98,10 +103,14 @@ def page_event(
     page: str,
     content_hash: str,
     result: dict[str, Any],
+    prose: Sequence[SentenceCheck] | None = None,
 ) -> PageEvent:
     """The event of a page written from ``result`` (a journal entry's), its verdict as the page's
-    front matter says it (the journaled flags are the verdict's reasons, in order)."""
+    front matter says it (the journaled flags are the verdict's reasons, in order). ``prose``:
+    the result's, where the caller has decoded it already."""
     flags = result.get("flags")
+    if prose is None:
+        prose = ProseCheck.from_json(result.get("prose")).sentences
     verdict = "unchecked" if flags is None else "flagged" if flags else "ok"
     return PageEvent(
         at,
@@ -111,11 +120,7 @@ def page_event(
         page,
         content_hash,
         result.get("title", ""),
-        page_line(
-            result.get("description", ""),
-            ProseCheck.from_json(result.get("prose")).sentences,
-            result.get("opening", ""),
-        )
+        page_line(result.get("description", ""), prose, result.get("opening", ""))
         if result.get("summarized", True)
         else opening_line(result.get("summary", "")),
         verdict,
@@ -136,10 +141,13 @@ class PageHistory:
         at: float,
         *,
         results: Mapping[str, dict[str, Any] | None] | None = None,
+        prose: Mapping[str, Sequence[SentenceCheck]] | None = None,
     ) -> list[PageEvent]:
         """Events for the pages of ``paths`` just written: ``added`` for a page that had none (or
         was removed), ``changed`` where it says something else than at its last event.
-        ``results``: each path's journaled result, where the caller has it."""
+        ``results``: each path's journaled result, where the caller has it; ``prose``: that
+        result's prose, where the caller decoded it (to render the page)."""
+        decoded = prose or {}
         last = self.last_events(paths)
         events: list[PageEvent] = []
         for path, collection, page, content_hash, result in self._documents(paths, results):
@@ -153,6 +161,7 @@ class PageHistory:
                 page=page,
                 content_hash=content_hash,
                 result=result,
+                prose=decoded.get(path),
             )
             if kind == "changed" and before is not None and before.says() == event.says():
                 continue  # the same page written again (a resumed run, a repeated answer)
@@ -234,15 +243,17 @@ class PageHistory:
         known = results or {}
         for chunk in _chunks(paths):
             marks = ",".join("?" * len(chunk))
+            # A result at hand is not read back (a flush has every one of its pages').
+            read = "" if all(known.get(path) for path in chunk) else ", result"
             rows = self._db.execute(
-                "SELECT path, collection, page, content_hash, result FROM documents"
+                f"SELECT path, collection, page, content_hash{read} FROM documents"
                 f" WHERE path IN ({marks}) AND status = 'written' AND page IS NOT NULL"
                 " AND result IS NOT NULL ORDER BY path",
                 chunk,
             ).fetchall()
-            for path, collection, page, content_hash, result in rows:
+            for path, collection, page, content_hash, *stored in rows:
                 given = known.get(path)
-                yield path, collection, page, content_hash, given or json.loads(result)
+                yield path, collection, page, content_hash, given or json.loads(stored[0])
 
     def _insert(self, events: Iterable[PageEvent]) -> None:
         self._db.executemany(

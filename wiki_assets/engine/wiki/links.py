@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from urllib.parse import unquote
 
+from wiki_assets.engine.quality.sentences import SentenceCheck
 from wiki_assets.engine.state.journal import WRITTEN, Entry, Journal
 from wiki_assets.engine.wiki.files import DIGEST_DIR, STATE_DIR, Wiki
 from wiki_assets.engine.wiki.record import Link, Page
@@ -72,6 +73,23 @@ def page_text(
 ) -> str:
     """The rendered :func:`page_of` ``entry``."""
     return render_page(page_of(journal, entry, landing, links))
+
+
+def page_texts(
+    journal: Journal,
+    entries: Iterable[Entry],
+    landing: Mapping[str, Entry],
+    links: Links,
+    prose: dict[str, tuple[SentenceCheck, ...]],
+) -> Iterator[tuple[str, str]]:
+    """(page, text) of each of ``entries`` that has a page, as :func:`page_text` renders it (a
+    flush's batch: ``landing`` and ``links`` as there); ``prose`` gets each one's prose as the
+    page shows it, decoded once for the page and its history event."""
+    for entry in entries:
+        if entry.page:
+            page = page_of(journal, entry, landing, links)
+            prose[entry.path] = page.prose
+            yield entry.page, render_page(page)
 
 
 def neighbours(journal: Journal, paths: Iterable[str], links: Links | None = None) -> set[str]:
