@@ -113,7 +113,8 @@ class RunPlan:
         def note(doc: SourceDocument, entry: Entry | None, read: Read, ready: bool) -> bool:
             return plan._note(doc, entry, current, force, read, ready)
 
-        scan = TreePass(corpus, reader, journal, related, note, helper_wanted)
+        # A forced run summarizes each document whatever its result says (see standing()).
+        scan = TreePass(corpus, reader, journal, related, note, helper_wanted, results=not force)
         plan.indexed = related.update_many(scan.stale_in_related_index(stopped))
         plan.interrupted = scan.interrupted
         plan.deferred = [] if plan.interrupted else scan.deferred

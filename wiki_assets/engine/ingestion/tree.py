@@ -42,6 +42,8 @@ class TreePass:
     related: RelatedIndex
     note: Note
     helper_wanted: Callable[[], None] | None  # called once, then None
+    # Whether ``note`` reads the journaled results (a forced run's plan does not: none decoded).
+    results: bool = True
     present: set[str] = field(default_factory=set)  # every document seen, of any collection
     hashes: set[str] = field(default_factory=set)  # their content hashes
     extracted: dict[str, SourceDocument] = field(default_factory=dict)  # those extracted, by path
@@ -63,7 +65,8 @@ class TreePass:
                 self.interrupted = True
                 return
             # The journal and the index are asked about a group of documents at once.
-            entries = self.journal.get_many([d.path for d, _ in group if d.collection in wanted])
+            paths = [d.path for d, _ in group if d.collection in wanted]
+            entries = self.journal.get_many(paths, results=self.results)
             indexed = self.related.current_among({d.path: d.content_hash for d, _ in group})
             for doc, data in group:
                 self.present.add(doc.path)

@@ -45,6 +45,9 @@ _UPDATED = "updated"  # epoch seconds of the row's last write: the table's, not 
 
 COLUMNS = ", ".join(_FIELDS)
 """The columns a query reads an :class:`Entry` from (:func:`from_row`), in its fields' order."""
+BARE_COLUMNS = ", ".join("NULL" if name in _JSON else name for name in _FIELDS)
+""":data:`COLUMNS` but the fields stored as JSON, read as None: an entry without its result, for
+a reader that needs none (no JSON decoded)."""
 
 
 def _table_columns() -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from wiki_assets.engine.quality.sentences import SentenceCheck
 from wiki_assets.engine.state import meaning_links, page_events
 from wiki_assets.engine.state.entries import (
+    BARE_COLUMNS,
     COLUMNS,
     FAILED,
     NO_TEXT,
@@ -97,14 +98,16 @@ class Journal:
         ).fetchone()
         return from_row(row) if row else None
 
-    def get_many(self, paths: Sequence[str]) -> dict[str, Entry]:
-        """:meth:`get` of each of ``paths`` that has an entry, in a few queries."""
+    def get_many(self, paths: Sequence[str], *, results: bool = True) -> dict[str, Entry]:
+        """:meth:`get` of each of ``paths`` that has an entry, in a few queries; with
+        ``results`` False, each without its result (None: for a caller that reads none)."""
         found: dict[str, Entry] = {}
+        columns = COLUMNS if results else BARE_COLUMNS
         for start in range(0, len(paths), _IN_CHUNK):
             chunk = list(paths[start : start + _IN_CHUNK])
             marks = ",".join("?" * len(chunk))
             for row in self._db.execute(
-                f"SELECT {COLUMNS} FROM documents WHERE path IN ({marks})", chunk
+                f"SELECT {columns} FROM documents WHERE path IN ({marks})", chunk
             ):
                 found[row[0]] = from_row(row)
         return found
