@@ -19,6 +19,7 @@ from wiki_assets.engine.documents.corpus import SourceDocument, title_of
 from wiki_assets.engine.ingestion.figures import report_json
 from wiki_assets.engine.ingestion.report import IngestReport
 from wiki_assets.engine.quality.extractive_page import extract
+from wiki_assets.engine.quality.extractive_page import opening as opening_alone
 from wiki_assets.engine.quality.sentences import opening_line
 from wiki_assets.engine.wiki.audit import front_matter, pages_of
 from wiki_assets.engine.wiki.index import index_wiki
@@ -250,6 +251,12 @@ def test_an_extract_is_the_documents_headings_and_opening_sentences() -> None:
     korean = extract("휴가 정책\n\n직원은 20일을 받는다. 먼저 요청한다. 셋째. 넷째.\n", "휴가 정책")
     assert korean.headings == ()
     assert korean.opening == "직원은 20일을 받는다. 먼저 요청한다. 셋째."
+    # The opening alone, read only as far as it goes, is the same: in a long document too.
+    long = text + "".join(
+        f"\n## Part {n}\n\nA paragraph of sentences, number {n}.\n" for n in range(99)
+    )
+    for document, title in ((text, "Leave Policy"), (long, "Leave Policy"), (long, "")):
+        assert opening_alone(document, title) == extract(document, title).opening
 
 
 def test_an_extract_of_a_spreadsheet_reads_its_rows_as_sentences() -> None:
@@ -318,6 +325,7 @@ def test_an_extract_opens_with_sentences_not_bylines_labels_or_fragments(
 ) -> None:
     title = text.splitlines()[0].lstrip("# ")
     assert extract(text, title).opening == opening
+    assert opening_alone(text, title) == opening
 
 
 def test_a_document_without_markdown_headings_has_its_short_lines_as_headings() -> None:

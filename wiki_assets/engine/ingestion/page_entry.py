@@ -13,7 +13,7 @@ from wiki_assets.engine.documents.reader import DocumentText
 from wiki_assets.engine.prompting.prompts import PROMPT_VERSION
 from wiki_assets.engine.prompting.results import Summary
 from wiki_assets.engine.quality import Assessment
-from wiki_assets.engine.quality.extractive_page import extract
+from wiki_assets.engine.quality.extractive_page import extract, opening
 from wiki_assets.engine.quality.sentences import ProseCheck, opening_line, quotable
 from wiki_assets.engine.verification.verdicts import JudgedPage
 from wiki_assets.engine.wiki.record import now_iso
@@ -94,7 +94,7 @@ def with_opening(fields: dict[str, Any], prose: ProseCheck, text: str, title: st
     be quoted (:func:`~wiki_assets.engine.quality.sentences.quotable`; ``prose``: its sentences
     as checked): the index and the digest list the page by it, saying so."""
     if not quotable(str(fields.get("description") or ""), prose.sentences):
-        fields["opening"] = opening_line(extract(text, title).opening)
+        fields["opening"] = opening_line(opening(text, title))
 
 
 def from_source(fields: dict[str, Any], source: DocumentText | None, original: str) -> None:

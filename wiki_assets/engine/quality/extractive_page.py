@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from wiki_assets.engine.documents.markdown import FIELD, row_said
 from wiki_assets.engine.text.sentences import SENTENCE_END, SENTENCE_MARKS
 
-__all__ = ["OPENING_SENTENCES", "Extract", "extract"]
+__all__ = ["OPENING_SENTENCES", "Extract", "extract", "opening"]
 
 OPENING_SENTENCES = 3  # sentences of the document's opening the page shows
 OPENING_CHARS = 600  # at most this much of them (a "sentence" without a stop can be a page long)
@@ -47,24 +47,54 @@ def extract(text: str, title: str) -> Extract:
     Updated …", "담당: … / 최종 수정: …"); only a document with nothing else opens with them."""
     headings: list[str] = []
     plain: list[str] = []  # the headings of a document without Markdown ones ("Scope", "SEV1")
-    sentences: list[str] = []  # pieces that end as a sentence does
-    others: list[str] = []  # pieces that do not: the opening only of a document without sentences
-    gathered = 0  # characters of the opening so far: enough, whatever its pieces
+    opening = _Opening()
     pieces = _pieces(_without_front_matter(text.splitlines()), title)
     for index, (kind, piece) in enumerate(pieces):
         if kind in ("heading", "label"):
             found = headings if kind == "heading" else plain
             if len(found) < MAX_HEADINGS:
                 found.append(piece)
-            continue
-        if gathered >= OPENING_CHARS or (kind == "byline" and index == 0):
-            continue
+        else:
+            opening.take(index, kind, piece)
+    return Extract(tuple(headings or plain), opening.text())
+
+
+def opening(text: str, title: str) -> str:
+    """:func:`extract`'s opening alone: the document is read only as far as its opening goes (the
+    line a page is listed by needs no headings)."""
+    taken = _Opening()
+    for index, (kind, piece) in enumerate(_pieces(_without_front_matter(text.splitlines()), title)):
+        if taken.gathered >= OPENING_CHARS:
+            break  # no later piece is taken
+        if kind not in ("heading", "label"):
+            taken.take(index, kind, piece)
+    return taken.text()
+
+
+class _Opening:
+    """The opening's pieces as the document's pieces come: enough once it holds
+    :data:`OPENING_CHARS`, whatever they are."""
+
+    __slots__ = ("gathered", "others", "sentences")
+
+    def __init__(self) -> None:
+        self.sentences: list[str] = []  # pieces that end as a sentence does
+        # Pieces that do not: the opening only of a document without sentences.
+        self.others: list[str] = []
+        self.gathered = 0  # characters of the sentences so far
+
+    def take(self, index: int, kind: str, piece: str) -> None:
+        """A piece of prose (``index``: its place among the document's pieces)."""
+        if self.gathered >= OPENING_CHARS or (kind == "byline" and index == 0):
+            return
         if piece.endswith(SENTENCE_MARKS):
-            sentences.append(piece)
-            gathered += len(piece) + 1
-        elif len(others) < OPENING_SENTENCES:
-            others.append(piece)
-    return Extract(tuple(headings or plain), _opening(" ".join(sentences or others)))
+            self.sentences.append(piece)
+            self.gathered += len(piece) + 1
+        elif len(self.others) < OPENING_SENTENCES:
+            self.others.append(piece)
+
+    def text(self) -> str:
+        return _opening(" ".join(self.sentences or self.others))
 
 
 def _pieces(lines: list[str], title: str) -> Iterator[tuple[str, str]]:
