@@ -134,7 +134,8 @@ class Wiki:
     def check(page: str) -> None:
         """Refuse a page name that could never be written (absolute, ``..``, the state folder);
         where its folder leads on disk is checked when it is written."""
-        Wiki._relative(page)
+        if not _plain(page):  # a plain one is none of those (the state folder is hidden)
+            Wiki._relative(page)
 
     @staticmethod
     def _relative(page: str) -> PurePosixPath:
@@ -206,6 +207,11 @@ class Wiki:
     def _target(self, page: str, folders: dict[str, Path]) -> Path:
         """Where ``page`` is written: its folder resolved (symlinks followed), checked to be in
         the root and outside the state folder, and created; ``folders`` caches that per folder."""
+        if _plain(page):  # its folder and name split at the last "/", no path object for them
+            parent, _, name = page.rpartition("/")
+            folder = folders.get(parent or ".")
+            if folder is not None:
+                return folder / name
         relative = self._relative(page)
         key = str(relative.parent)
         folder = folders.get(key)
