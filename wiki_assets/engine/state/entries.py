@@ -11,6 +11,7 @@ text says so in its metadata (``stored_as``), and :func:`to_row` and :func:`from
 from __future__ import annotations
 
 import json
+import operator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -75,16 +76,18 @@ UPSERT = (
 """A document's row, new or replacing the one it had: the parameters of :func:`to_row`."""
 
 
+_VALUES = operator.attrgetter(*_FIELDS)  # an entry's fields in their order, in one call
+# (dataclasses.astuple would deep-copy the result on the way)
+_JSON_AT = tuple(at for at, name in enumerate(_FIELDS) if name in _JSON)
+
+
 def to_row(entry: Entry, updated: float) -> tuple[Any, ...]:
     """The parameters of :data:`UPSERT` (``updated``: epoch seconds)."""
-    # Field by field (dataclasses.astuple would deep-copy the result on the way).
-    return (*(_stored(name, getattr(entry, name)) for name in _FIELDS), updated)
-
-
-def _stored(name: str, value: Any) -> Any:
-    if name in _JSON and value is not None:
-        return stored_json(value)
-    return value
+    row = [*_VALUES(entry), updated]
+    for at in _JSON_AT:
+        if row[at] is not None:
+            row[at] = stored_json(row[at])
+    return tuple(row)
 
 
 def stored_json(value: Any) -> str:
@@ -95,8 +98,10 @@ def stored_json(value: Any) -> str:
 
 def from_row(row: tuple[Any, ...]) -> Entry:
     """The entry a row of :data:`COLUMNS` holds."""
-    values = dict(zip(_FIELDS, row, strict=True))
-    for name in _JSON:
-        if values[name] is not None:
-            values[name] = json.loads(values[name])
-    return Entry(**values)
+    if len(row) != len(_FIELDS):
+        raise ValueError(f"a row of {len(row)} columns is no entry of {len(_FIELDS)} fields")
+    values = list(row)
+    for at in _JSON_AT:
+        if values[at] is not None:
+            values[at] = json.loads(values[at])
+    return Entry(*values)
