@@ -125,9 +125,11 @@ def verify(
         judged = asyncio.run(_judge_all(pages, judges, connect, report, log)) if pages else []
         if judged:
             entries = [found.entry for found in judged]
-            journal.record_summaries(entries)
+            journaled = journal.record_summaries(entries)
             journal.mark_written(
-                [e.path for e in entries], results={e.path: e.result for e in entries}
+                [e.path for e in entries],
+                results={e.path: e.result for e in entries},
+                journaled={e.path: text for e, text in zip(entries, journaled, strict=True)},
             )
         _count_statuses(journal, set(collections), report)
     if judged:
