@@ -116,19 +116,23 @@ class Source:
 
     def __init__(self, text: str) -> None:
         self.raw_lines = document_lines(text)  # as written (the prose's rules quote them)
-        kept = [(n, normalize(line)) for n, line in enumerate(self.raw_lines, start=1)]
-        kept = [(number, line) for number, line in kept if line]  # blank lines part no passage
         self.line_count = len(self.raw_lines)
-        self.line_numbers = [number for number, _ in kept]  # each kept line's number
-        self._lines = [line for _, line in kept]  # each kept line, normalised
-        self._by_number = dict(kept)
+        self.line_numbers: list[int] = []  # each kept line's number
+        self._lines: list[str] = []  # each kept line, normalised
+        self._by_number: dict[int, str] = {}
         # One string, lines joined by a space, so a quote may run across a line break; each
         # line's offset in it maps a match back to line numbers.
         self._starts: list[int] = []
         offset = 1
-        for line in self._lines:
+        for number, line in enumerate(self.raw_lines, start=1):
+            said = normalize(line)
+            if not said:
+                continue  # blank lines part no passage
+            self.line_numbers.append(number)
+            self._lines.append(said)
+            self._by_number[number] = said
             self._starts.append(offset)
-            offset += len(line) + 1
+            offset += len(said) + 1
         self._joined = " " + " ".join(self._lines) + " "
 
     def find(self, quote: str, near: tuple[int, int] | None = None) -> tuple[int, int] | None:
@@ -150,6 +154,8 @@ class Source:
 
     def text_of(self, first: int, last: int) -> str:
         """The normalised text of lines ``first`` to ``last``."""
+        if first == last:  # (most citations: one line, a normalised one or none)
+            return self._by_number.get(first, "")
         return " ".join(self._by_number.get(n, "") for n in range(first, last + 1)).strip()
 
     def _line_at(self, offset: int) -> int:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from wiki_assets.engine.quality.evidence import AGREEMENT, MAX_CITED_LINES, Source
 from wiki_assets.engine.quality.prose import sentence_units, sentences
-from wiki_assets.engine.quality.units import normalize, numbers, units_and_numbers
+from wiki_assets.engine.quality.units import normalize, units_and_numbers
 
 __all__ = ["DocumentUnits", "Passage", "grounded"]
 
@@ -91,23 +91,28 @@ class DocumentUnits(Source):
         needed = AGREEMENT * len(units)
         # Candidate passages start at a line that has one of the sentence's words (a number is
         # in too many lines to say where to look).
-        lines_of = [self._lines_with(word) for word in words]
+        seen = self._found  # (the words looked for so far: a page's sentences share many)
+        lines_of = [seen[word] if word in seen else self._lines_with(word) for word in words]
         # Not even the whole document has enough of them, or all its numbers: no window holds it.
         held_anywhere = sum(map(bool, lines_of)) + len(units) - len(
             words
         ) >= needed and self._written(stated)
         holds = False
         best: Passage | None = None
+        known = self._units  # (the lines' units worked out so far)
         for start in sorted(set().union(*lines_of)):
             window = range(start, min(start + MAX_CITED_LINES, len(self._lines)))
-            window_units = [self._units_of(i) for i in window]  # once for the three questions
+            # Once for the three questions.
+            window_units = [known[i] if i in known else self._units_of(i) for i in window]
+            in_window = set().union(*window_units)
             if held_anywhere and not holds:
-                holds = len(units & set().union(*window_units)) >= needed
+                holds = len(units & in_window) >= needed
                 holds = holds and stated <= set().union(*(self._numbers[i] for i in window))
             held = [(i, line) for i, line in enumerate(window_units, start) if words & line]
             if not held:
                 continue  # the word was only part of a longer one
-            share = len(words & set().union(*(line for _, line in held))) / len(words)
+            # (The words a window holds are those of its lines that hold any.)
+            share = len(words & in_window) / len(words)
             if best is None or share > best.share:
                 # The lines that hold most of the words: where the sentence's polarity is read.
                 core = max(held, key=lambda line: len(words & line[1]))[0]
@@ -142,8 +147,12 @@ def _sought(
     """What a passage is looked for by, of a normalised sentence: its content units but those
     of ``besides``, the words among them (no number), and the numbers it states. Cached: the
     prose's rules (passage) and the grounded check (holds) ask it of the same sentences."""
-    units = sentence_units(said) - besides
-    return units, frozenset(itertools.filterfalse(str.isdigit, units)), frozenset(numbers(said))
+    said_units = sentence_units(said)
+    units = said_units - besides
+    # Its numbers are its units of digits: a sentence's units keep every number it states, and
+    # no other unit is one (a word's stem has its digits taken out).
+    stated = frozenset(filter(str.isdecimal, said_units))
+    return units, frozenset(itertools.filterfalse(str.isdigit, units)), stated
 
 
 @dataclass(frozen=True, slots=True)
