@@ -229,8 +229,11 @@ def _words(text: str) -> frozenset[str]:
 def _closest(sentence: str, line: str, end: re.Pattern[str]) -> str:
     """The sentence (or clause, split at ``end``) of ``line`` that shares the most words with
     ``sentence`` (a line may hold several; only the one that says it tells its polarity)."""
+    parts = end.split(line)
+    if len(parts) == 1:
+        return line  # one sentence (or clause): the closest, whatever its words
     words = _words(sentence)
-    pieces = [(piece, theirs) for piece in end.split(line) if (theirs := _words(piece))]
+    pieces = [(piece, theirs) for piece in parts if (theirs := _words(piece))]
     if not pieces:
         return line
     return max(pieces, key=lambda piece: len(words & piece[1]))[0]

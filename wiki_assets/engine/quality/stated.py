@@ -144,12 +144,13 @@ def _states(words: tuple[str, ...], title_words: frozenset[str], piece: str) -> 
         else:  # a word said twice: its next place after the last word placed, where it has one
             found.append(next((at for at in places if at > last), places[0]))
         last = found[-1] if found[-1] is not None else last
-    absent = [w for w, at in zip(words, found, strict=True) if at is None]
-    if _missing(absent, title_words) > len(words) // _MISSING:
-        return False
-    lacking = [at is None and w not in title_words for w, at in zip(words, found, strict=True)]
-    if any(a and b for a, b in zip(lacking, lacking[1:], strict=False)):
-        return False  # two words in a row the sentence lacks: a thing it never names
+    if None in found:  # (where it holds every word, as a quote does, none is missing)
+        absent = [w for w, at in zip(words, found, strict=True) if at is None]
+        if _missing(absent, title_words) > len(words) // _MISSING:
+            return False
+        lacking = [at is None and w not in title_words for w, at in zip(words, found, strict=True)]
+        if any(a and b for a, b in zip(lacking, lacking[1:], strict=False)):
+            return False  # two words in a row the sentence lacks: a thing it never names
     placed = [at for at in found if at is not None]
     if len(placed) < MIN_CLAIM:
         return False
