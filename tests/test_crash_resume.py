@@ -12,9 +12,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
-from wiki_assets.engine.state.journal import Journal
+from wiki_assets.engine.state.journal import Entry, Journal
 from wiki_assets.engine.state.store import JOURNAL_FILE, StateStore
 from wiki_assets.simulator import SimModel, SimServer
 
@@ -116,6 +117,21 @@ def test_a_page_overtaken_by_a_newer_answer_stays_unwritten(
         assert journal.mark_written(["c/d.md"], results={"c/d.md": second}) == ["c/d.md"]
         entry = journal.get("c/d.md")
         assert entry is not None and entry.status == "written"
+        # The same, compared by the JSON text each result was journaled as (a run's flush).
+        one = Entry("c/e.md", status="summarized", model="a", result=first, **fields)
+        [first_text] = journal.record_summaries([one])
+        [second_text] = journal.record_summaries([replace(one, model="b", result=second)])
+        assert first_text != second_text
+        marked = journal.mark_written(
+            ["c/e.md"], results={"c/e.md": first}, journaled={"c/e.md": first_text}
+        )
+        entry = journal.get("c/e.md")
+        assert marked == [] and entry is not None and entry.status != "written"
+        marked = journal.mark_written(
+            ["c/e.md"], results={"c/e.md": second}, journaled={"c/e.md": second_text}
+        )
+        entry = journal.get("c/e.md")
+        assert marked == ["c/e.md"] and entry is not None and entry.status == "written"
 
 
 def test_a_run_sweeps_only_what_no_other_run_is_writing(tmp_path: Path) -> None:

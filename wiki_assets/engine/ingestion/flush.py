@@ -271,7 +271,7 @@ class Pages:
         journal = self.pages_journal
         # The entries are the ones this run recorded (or found recorded): nothing to read back.
         landing = {entry.path: entry for _, entry, _ in batch}
-        journaled = {entry.path: text for _, entry, text in batch if text is not None}
+        journaled = {entry.path: text for _, entry, text in batch}  # (the last, as landing)
         pages = [(job, entry) for job, entry, _ in batch if entry.page and entry.result is not None]
         links = journal.links_of([entry.path for _, entry in pages])
         prose: dict[str, tuple[SentenceCheck, ...]] = {}  # as each page shows it: for its history

@@ -274,7 +274,7 @@ class Journal:
         at: float | None = None,
         *,
         results: Mapping[str, dict[str, Any] | None] | None = None,
-        journaled: Mapping[str, str] | None = None,
+        journaled: Mapping[str, str | None] | None = None,
         prose: Mapping[str, Sequence[SentenceCheck]] | None = None,
     ) -> list[str]:
         """The pages of ``paths`` are on disk (at ``at``, epoch seconds, default now): their
@@ -283,8 +283,8 @@ class Journal:
         by now (a second opinion recorded while its first page was being written) stays
         unwritten, so its own page is written next, also after a crash. ``journaled``: a
         result's JSON text as :meth:`record_summaries` returned it, where the caller has it (no
-        second encoding); ``prose``: a result's prose as decoded for its page (see
-        :meth:`PageHistory.record_written`). The paths marked."""
+        second encoding; None: not at hand); ``prose``: a result's prose as decoded for its
+        page (see :meth:`PageHistory.record_written`). The paths marked."""
         now = time.time() if at is None else at
         paths = list(paths)
         with self._db.transaction():
@@ -302,7 +302,7 @@ class Journal:
         self,
         paths: list[str],
         results: Mapping[str, dict[str, Any] | None],
-        journaled: Mapping[str, str],
+        journaled: Mapping[str, str | None],
     ) -> list[str]:
         kept = []
         for start in range(0, len(paths), _IN_CHUNK):
