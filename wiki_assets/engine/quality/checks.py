@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import islice
 from typing import Any
 
 from wiki_assets.engine.documents.language import LANGUAGES, detect_language
@@ -107,18 +108,23 @@ def wrong_language(page: Written) -> bool:
     if expected is None:
         return False
     for text in page.sentences():
-        if expected == "en" and text.isascii():
+        if expected != "en":
+            # Letters counted as far as it takes: only English is asked its share of them.
+            enough = len(list(islice(filter(str.isalpha, text), _MIN_LETTERS))) == _MIN_LETTERS
+            if enough and detect_language(text) != expected:
+                return True
+            continue
+        if text.isascii():
             continue  # Latin letters only and no Hangul: English, as far as this check can tell
         found = letters(text)
         if found < _MIN_LETTERS:
             continue
         if detect_language(text) != expected:
             return True
-        if expected == "en":
-            # The letters past Latin Extended-B, counted in C like the others.
-            other = letters("".join(_PAST_LATIN.findall(text)))
-            if found - other < _LATIN_SHARE * found:
-                return True
+        # The letters past Latin Extended-B, counted in C like the others.
+        other = letters("".join(_PAST_LATIN.findall(text)))
+        if found - other < _LATIN_SHARE * found:
+            return True
     return False
 
 

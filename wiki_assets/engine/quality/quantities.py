@@ -191,11 +191,12 @@ def _read(text: str) -> list[Quantity]:
         return worded  # every pattern below needs a digit: most sentences state no quantity
     found: list[Quantity] = []
     taken = [False] * len(text)
-    told: dict[object, bool] = {}  # each hint asked once: the three patterns of a month share one
+    asked: object = None  # the hint asked last, and its answer: a month's three patterns share one
+    holds = True
     for pattern, needs in DATES:
         if needs is not None:
-            if (holds := told.get(needs)) is None:
-                holds = told[needs] = needs(text, lowered)
+            if needs is not asked:
+                asked, holds = needs, needs(text, lowered)
             if not holds:
                 continue
         for match in pattern.finditer(text):
