@@ -50,7 +50,7 @@ def _names(text: str) -> tuple[tuple[str, str, str], ...]:
         before = text[: match.start()].split()[-1:] or [""]
         after = text[match.end() :].split()[:1] or [""]
         found.append((name, normalize(before[0]), normalize(after[0])))
-    korean = HANGUL_WORD.findall(text)
+    korean = [] if text.isascii() else HANGUL_WORD.findall(text)
     for i, word in enumerate(korean):
         stem = _PARTICLE.sub("", word) if len(word) > 2 else word
         next_word = korean[i + 1] if i + 1 < len(korean) else ""
@@ -99,6 +99,8 @@ def absent_name(sentence: str, document: str) -> str:
             f" {normalize(word)} " not in document for word in words
         ):
             return " ".join(words)
+    if text.isascii():
+        return ""  # no Korean name in it
     # A full name is three syllables as written: 이지은 keeps its 은, which is no particle here.
     words = HANGUL_WORD.findall(text)
     korean = (word for word, after in zip(words, words[1:], strict=False)

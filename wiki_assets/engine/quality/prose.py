@@ -123,7 +123,7 @@ def claim_words(text: str) -> tuple[str, ...]:
     figure = False  # the token before was a figure: a short Korean word after it is its unit
     for token in normalize(text).split():
         # (A word of letters alone, most tokens, has no digit: no letter is one.)
-        if not token.isalpha() and any(letter.isdigit() for letter in token):
+        if not token.isalpha() and any(map(str.isdigit, token)):
             figure = True  # a figure ("15일", "2027"): the rules compare quantities on their own
             continue
         unit = figure and len(token) <= 3 and token[0] in _KO_UNITS

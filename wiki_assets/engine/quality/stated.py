@@ -87,6 +87,8 @@ def asserts(sentence: str) -> bool:
     short of a tagger finds it: English sentences are taken to assert."""
     if _HEADING.match(sentence):
         return False
+    if sentence.isascii():
+        return True  # an English sentence (no Hangul word in it)
     words = HANGUL_WORD.findall(sentence)
     if not words:
         return True  # an English sentence
