@@ -169,6 +169,8 @@ class Source:
         if first > last or last > self.line_count or last - first >= MAX_CITED_LINES:
             return None
         # Some line of it has words (the kept lines are those with words).
+        if first == last:  # (most citations: one line)
+            return (first, last) if first in self._by_number else None
         return (first, last) if any(n in self._by_number for n in range(first, last + 1)) else None
 
 

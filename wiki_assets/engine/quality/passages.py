@@ -45,7 +45,7 @@ class DocumentUnits(Source):
     def _written(self, numbers: frozenset[str]) -> bool:
         """Whether each of ``numbers`` is written in the document's text (a line's numbers are in
         it: ``5`` in ``05``): no window holds a sentence that states a number written nowhere."""
-        return all(number in self._joined for number in numbers)
+        return all(map(self._joined.__contains__, numbers))
 
     def _units_of(self, index: int) -> frozenset[str]:
         if index not in self._units:
@@ -115,7 +115,9 @@ class DocumentUnits(Source):
             share = len(words & in_window) / len(words)
             if best is None or share > best.share:
                 # The lines that hold most of the words: where the sentence's polarity is read.
-                core = max(held, key=lambda line: len(words & line[1]))[0]
+                core = held[0][0]  # (one line, most often)
+                if len(held) > 1:
+                    core = max(held, key=lambda line: len(words & line[1]))[0]
                 best = Passage(
                     self.line_numbers[held[0][0]], self.line_numbers[held[-1][0]], share,
                     self.line_numbers[core],
