@@ -194,14 +194,18 @@ def _descriptions(schema: Any) -> list[str]:
 
 _OPENING_WORDS = 50  # the document's opening: its first words, title included (about 3 lines)
 _COPY_SHARE = 0.6  # of a text's 4-word runs found in the opening
+_COPY_RUNS = 3  # 4-word runs a text needs (fewer say too little to call copied)
 
 
 def copies_opening(page: Written) -> bool:
     """The summary or the description is mostly the document's first lines, copied."""
     opening: set[tuple[str, ...]] | None = None  # read once a text has runs enough to compare
     for text in (page.summary, page.description):
-        runs = _shingles(normalize(text).split(), 4)
-        if len(runs) < 3:
+        words = normalize(text).split()
+        if len(words) < _COPY_RUNS + 3:
+            continue  # fewer words than make that many runs of four
+        runs = _shingles(words, 4)
+        if len(runs) < _COPY_RUNS:
             continue
         if opening is None:
             opening = _shingles(normalize(page.document).split()[:_OPENING_WORDS], 4)

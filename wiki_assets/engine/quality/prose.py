@@ -148,8 +148,9 @@ def says_nothing(text: str, title: str) -> bool:
     said = normalize(text)
     if not said:
         return False
-    title_latin, title_korean = _said_words(normalize(title))
-    title_hangul = "".join(HANGUL_WORD.findall(normalize(title)))
+    title_said = normalize(title)
+    title_latin, title_korean = _said_words(title_said)
+    title_hangul = "" if title_said.isascii() else "".join(HANGUL_WORD.findall(title_said))
     # Word by word, to the first that says something the title does not (most descriptions
     # have one early).
     for token in said.split():
